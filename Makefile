@@ -1,0 +1,45 @@
+# svc: run `make help` for the list of targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPM_BIN := node_modules/.bin
+
+.PHONY: help install build generate verify lint typecheck test ci dev bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.package-lock.json ## install dependencies (npm ci)
+
+build: install ## compile TypeScript to dist/
+	$(NPM_BIN)/tsc -p tsconfig.build.json
+
+lint: install ## eslint, including the import fences of DESIGN.md §5
+	$(NPM_BIN)/eslint .
+
+typecheck: install ## tsc --noEmit over sources, tests and benchmarks
+	$(NPM_BIN)/tsc -p tsconfig.json --noEmit
+
+test: build ## run every test; ends with "N passed, N failed"
+	node scripts/test.mjs
+
+generate: install ## regenerate CRDs (crds/, charts/svc/crds/) from the zod schemas
+	$(NPM_BIN)/tsx src/crdgen/main.ts
+
+verify: generate ## fail when generated files are stale
+	@git diff --exit-code -- crds charts/svc/crds || { echo "generated CRDs are stale: run 'make generate' and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- crds charts/svc/crds)" || { echo "untracked generated CRDs: commit them" >&2; exit 1; }
+
+ci: lint typecheck test ## what CI runs: lint, typecheck, tests
+
+dev: ## run the whole system on this machine
+	@echo "make dev: not available yet: the local cluster and 'svc dev' arrive with issue #3." >&2; exit 1
+
+bench: build ## run the benchmarks in bench/ and update docs/benchmarks.md
+	@for b in bench/*/main.ts; do echo "== $$b"; $(NPM_BIN)/tsx $$b || exit 1; done
+
+clean: ## remove build output
+	rm -rf dist
