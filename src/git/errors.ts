@@ -1,0 +1,108 @@
+// Typed errors of the git engine. Every message is safe to show to a caller: URLs are
+// redacted and credential values never appear (see redact.ts).
+
+export type GitErrorCode =
+  | 'REF_NOT_FOUND'
+  | 'INVALID_REF'
+  | 'CONFLICT'
+  | 'BASE_MOVED'
+  | 'HEAD_MOVED'
+  | 'NOTHING_TO_MERGE'
+  | 'BRANCH_EXISTS'
+  | 'PUSH_REJECTED'
+  | 'UNREACHABLE'
+  | 'INVALID_REMOTE'
+  | 'TIMEOUT'
+  | 'GIT_ERROR';
+
+/** Base class of every error the engine throws. */
+export class GitEngineError extends Error {
+  constructor(readonly code: GitErrorCode, message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A branch or commit that does not exist in the mirror. */
+export class RefNotFoundError extends GitEngineError {
+  constructor(readonly ref: string) {
+    super('REF_NOT_FOUND', `ref '${ref}' not found`);
+  }
+}
+
+/** A name that is not a valid branch name or a full commit id. */
+export class InvalidRefError extends GitEngineError {
+  constructor(readonly ref: string, reason: string) {
+    super('INVALID_REF', `invalid ref '${ref}': ${reason}`);
+  }
+}
+
+/** A three-way merge that cannot be done without resolving conflicts. */
+export class ConflictError extends GitEngineError {
+  constructor(readonly paths: string[]) {
+    super('CONFLICT', `merge has conflicts in ${paths.length} file(s): ${paths.join(', ')}; resolve the conflicts first`);
+  }
+}
+
+/** The base branch moved on the host between reading it and pushing (lease failed). */
+export class BaseMovedError extends GitEngineError {
+  constructor(readonly branch: string, readonly expectedSha: string) {
+    super('BASE_MOVED', `branch '${branch}' moved on the host since ${expectedSha.slice(0, 12)}; nothing was merged, retry`);
+  }
+}
+
+/** The head branch is not at the sha the caller expected. */
+export class HeadMovedError extends GitEngineError {
+  constructor(readonly branch: string, readonly expectedSha: string, readonly actualSha: string) {
+    super('HEAD_MOVED', `head '${branch}' is at ${actualSha.slice(0, 12)}, not the expected ${expectedSha.slice(0, 12)}`);
+  }
+}
+
+/** Merge asked for a head that is already contained in the base. */
+export class NothingToMergeError extends GitEngineError {
+  constructor(readonly base: string, readonly head: string) {
+    super('NOTHING_TO_MERGE', `'${head}' is already merged into '${base}'`);
+  }
+}
+
+/** Create-only branch push found the branch already there at another commit. */
+export class BranchExistsError extends GitEngineError {
+  constructor(readonly branch: string) {
+    super('BRANCH_EXISTS', `branch '${branch}' already exists on the host`);
+  }
+}
+
+/** The host refused a push for a reason other than a moved ref (hook, protection, ...). */
+export class PushRejectedError extends GitEngineError {
+  constructor(readonly ref: string, readonly reason: string) {
+    super('PUSH_REJECTED', `the host rejected the push to '${ref}': ${reason}`);
+  }
+}
+
+/** The remote could not be reached, was not found, or refused the credentials. */
+export class UnreachableError extends GitEngineError {
+  constructor(readonly url: string, detail: string) {
+    super('UNREACHABLE', `repository ${url} is unreachable: ${detail}`);
+  }
+}
+
+/** A remote URL or credentials the engine cannot use (message redacted). */
+export class InvalidRemoteError extends GitEngineError {
+  constructor(readonly displayUrl: string, reason: string) {
+    super('INVALID_REMOTE', `invalid repository URL ${displayUrl}: ${reason}`);
+  }
+}
+
+/** A git call ran past its timeout and was killed. */
+export class TimeoutError extends GitEngineError {
+  constructor(readonly command: string, readonly timeoutMs: number) {
+    super('TIMEOUT', `git ${command} timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** Any other git failure; `stderr` is redacted. */
+export class GitError extends GitEngineError {
+  constructor(readonly command: string, readonly exitCode: number | null, readonly stderr: string) {
+    super('GIT_ERROR', `git ${command} failed (exit ${exitCode ?? 'signal'}): ${stderr.trim() || 'no message'}`);
+  }
+}

@@ -1,0 +1,92 @@
+// The one place that runs the git binary: isolated configuration, a scrubbed
+// environment, a timeout that kills the whole process group, redacted errors.
+import { spawn } from 'node:child_process';
+import { GitError, TimeoutError } from './errors.js';
+import { redact } from './redact.js';
+
+export interface RunOptions {
+  /** Repository (GIT_DIR) the command runs in. */
+  gitDir?: string;
+  /** Extra environment (credentials, identities, quarantine); never logged. */
+  env?: Record<string, string>;
+  input?: string | Buffer;
+  timeoutMs: number;
+  /** Values to scrub from any error text, besides URL userinfo. */
+  secrets?: readonly string[];
+  /** Exit codes that are answers, not failures (default: only 0). */
+  okExitCodes?: readonly number[];
+}
+
+export interface RunResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+// Inherited variables that only tune TLS; every other GIT_* (GIT_DIR, GIT_INDEX_FILE,
+// tracing that would print Authorization headers, ...) is dropped.
+const INHERITED_GIT_VARS = new Set(['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'GIT_SSL_NO_VERIFY', 'GIT_EXEC_PATH']);
+
+function childEnv(extra: Record<string, string> | undefined, gitDir: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (key.startsWith('GIT_') && !INHERITED_GIT_VARS.has(key)) continue;
+    if (key === 'SSH_ASKPASS' || key.startsWith('SVC_GIT_')) continue;
+    env[key] = value;
+  }
+  Object.assign(env, {
+    // The mirror must not depend on the machine's or the user's git configuration
+    // (a global credential.helper=store would write the password to disk).
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+  });
+  if (gitDir) env.GIT_DIR = gitDir;
+  return Object.assign(env, extra);
+}
+
+/** The subcommand, for messages: the first argument that is not a `-c k=v` option. */
+function commandName(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c') { i++; continue; }
+    if (!args[i]!.startsWith('-')) return args[i]!;
+  }
+  return 'git';
+}
+
+export function runGit(args: readonly string[], options: RunOptions): Promise<RunResult> {
+  const name = commandName(args);
+  const okExitCodes = options.okExitCodes ?? [0];
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      env: childEnv(options.env, options.gitDir),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Own process group, so a timeout also kills git's helpers (remote-http, index-pack).
+      detached: true,
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    }, options.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new GitError(name, null, redact(error.message, options.secrets)));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const errText = redact(Buffer.concat(stderr).toString('utf8'), options.secrets);
+      if (timedOut) return reject(new TimeoutError(name, options.timeoutMs));
+      if (code === null || !okExitCodes.includes(code)) return reject(new GitError(name, code, errText));
+      resolve({ exitCode: code, stdout: Buffer.concat(stdout), stderr: errText });
+    });
+    child.stdin.on('error', () => { /* git exited before reading its input: the exit code tells */ });
+    child.stdin.end(options.input ?? '');
+  });
+}

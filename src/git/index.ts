@@ -1,0 +1,13 @@
+// Public API of the git engine (docs/git.md). No Kubernetes here: callers pass values.
+export { openMirror, Mirror, DEFAULT_MERGE_IDENTITY } from './mirror.js';
+export type { MirrorOptions, GitIdentity, DiffMode, DiffResult, MergePreview, MergeRequest, MergeResult } from './mirror.js';
+export type { DiffFile, FileStatus } from './diffparse.js';
+export type { GitCredentials } from './remote.js';
+export { branchNameProblem, isFullSha } from './refs.js';
+export { redact } from './redact.js';
+export {
+  GitEngineError, RefNotFoundError, InvalidRefError, ConflictError, BaseMovedError, HeadMovedError,
+  NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError,
+  TimeoutError, GitError,
+} from './errors.js';
+export type { GitErrorCode } from './errors.js';

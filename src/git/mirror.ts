@@ -1,0 +1,512 @@
+// One bare mirror per project: fetch with an explicit refspec, reads with plumbing,
+// previews and merges without a working tree, pushes with a lease.
+import { access, mkdir, mkdtemp, readdir, rename, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  BaseMovedError, BranchExistsError, ConflictError, GitError, HeadMovedError, InvalidRefError,
+  InvalidRemoteError, NothingToMergeError, PushRejectedError, RefNotFoundError,
+} from './errors.js';
+import { runGit, type RunOptions, type RunResult } from './exec.js';
+import { parseRawNumstat, type DiffFile } from './diffparse.js';
+import { KeyedMutex } from './lock.js';
+import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
+import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
+
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+/** The merge author and committer when the service configures none. */
+export const DEFAULT_MERGE_IDENTITY: GitIdentity = { name: 'svc', email: 'noreply@svc.dev' };
+
+export interface MirrorOptions {
+  /** Directory holding every project's mirror (`<cacheDir>/<projectId>.git`). */
+  cacheDir: string;
+  projectId: string;
+  /** Absolute path, file://, http(s):// (userinfo is moved into the credentials) or ssh. */
+  url: string;
+  /** Values, e.g. from the Project's Secret; passed to git through the environment only. */
+  credentials?: GitCredentials | null;
+  /** Timeout of every local git call (default 30 s). */
+  timeoutMs?: number;
+  /** Timeout of fetch and push (default 120 s). */
+  remoteTimeoutMs?: number;
+  /** `fetch()` without `force` skips the network when the last fetch is younger (default 2 s). */
+  maxAgeMs?: number;
+  /** Author and committer of merge commits (default `svc <noreply@svc.dev>`). */
+  mergeIdentity?: GitIdentity;
+  /** Clock for merge commit dates. */
+  clock?: () => Date;
+}
+
+export type DiffMode = 'three-dot' | 'two-dot';
+
+export interface DiffResult {
+  base_sha: string;
+  head_sha: string;
+  /** The commit the diff starts from in three-dot mode; null for unrelated histories (diff from the empty tree) and in two-dot mode. */
+  merge_base: string | null;
+  patch: string;
+  files: DiffFile[];
+  additions: number;
+  deletions: number;
+}
+
+/** SPEC §4.1 merge preview. */
+export interface MergePreview {
+  base_sha: string;
+  head_sha: string;
+  merge_base: string | null;
+  is_up_to_date: boolean;
+  can_merge: boolean;
+  can_fast_forward: boolean;
+  conflicts: string[];
+}
+
+export interface MergeRequest {
+  base: string;
+  head: string;
+  /** Commit message of a three-way merge (e.g. `Merge CR #3: Title`). */
+  message: string;
+  /** Refuse with HeadMovedError unless the head is at this sha. */
+  expectedHeadSha?: string;
+}
+
+export interface MergeResult {
+  merge_commit_sha: string;
+  base_commit_sha: string;
+  head_commit_sha: string;
+  fast_forward: boolean;
+}
+
+const writeLocks = new KeyedMutex();
+/** Mirror dir -> time of the last successful fetch (0 = invalidated). Shared by every handle on a dir. */
+const lastFetch = new Map<string, number>();
+
+const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+// Applied to every call: auto-gc runs inside the (locked, timed) fetch rather than detached.
+const BASE_CONFIG = ['-c', 'gc.autoDetach=false', '-c', 'core.quotePath=false'];
+
+export function openMirror(options: MirrorOptions): Mirror {
+  return new Mirror(options);
+}
+
+export class Mirror {
+  /** The bare repository directory. */
+  readonly dir: string;
+  private readonly remote: Remote;
+  private readonly timeoutMs: number;
+  private readonly remoteTimeoutMs: number;
+  private readonly maxAgeMs: number;
+  private readonly identity: GitIdentity;
+  private readonly clock: () => Date;
+  private emptyTree: Promise<string> | null = null;
+
+  constructor(options: MirrorOptions) {
+    if (!PROJECT_ID.test(options.projectId)) throw new InvalidRemoteError(options.projectId, 'project id must be 1-128 of [A-Za-z0-9._-]');
+    if (!path.isAbsolute(options.cacheDir)) throw new InvalidRemoteError(options.cacheDir, 'cacheDir must be absolute');
+    this.dir = path.join(options.cacheDir, `${options.projectId}.git`);
+    this.remote = parseRemote(options.url, options.credentials);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.remoteTimeoutMs = options.remoteTimeoutMs ?? 120_000;
+    this.maxAgeMs = options.maxAgeMs ?? 2_000;
+    this.identity = options.mergeIdentity ?? DEFAULT_MERGE_IDENTITY;
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  /** The remote URL as messages show it (userinfo redacted). */
+  get displayUrl(): string {
+    return this.remote.displayUrl;
+  }
+
+  // ---------------------------------------------------------------- fetch
+
+  /**
+   * Brings the mirror up to date with the host (creating it on first use). Without
+   * `force` a fetch younger than `maxAgeMs` is reused; with `force` a new fetch always
+   * starts after the call (SPEC §4.1 rule 7).
+   */
+  async fetch(options: { force?: boolean } = {}): Promise<void> {
+    if (!options.force && this.isFresh()) return;
+    await this.locked(async () => {
+      if (!options.force && this.isFresh()) return; // another caller fetched while we waited
+      await this.fetchLocked();
+    });
+  }
+
+  /** Marks the mirror stale: the next `fetch()` goes to the host. */
+  invalidate(): void {
+    lastFetch.set(this.dir, 0);
+  }
+
+  /** Deletes the mirror (e.g. when the project is deleted). */
+  async destroy(): Promise<void> {
+    await this.locked(async () => {
+      await rm(this.dir, { recursive: true, force: true });
+      lastFetch.delete(this.dir);
+    });
+  }
+
+  private isFresh(): boolean {
+    const at = lastFetch.get(this.dir) ?? 0;
+    return at > 0 && Date.now() - at < this.maxAgeMs;
+  }
+
+  private async fetchLocked(): Promise<void> {
+    await this.initLocked();
+    // Only refs/heads/* is fetched and pruned: refs/svc/keep/* stays.
+    await this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*']);
+    lastFetch.set(this.dir, Date.now());
+  }
+
+  private async initLocked(): Promise<void> {
+    if (await exists(path.join(this.dir, 'HEAD'))) return;
+    const parent = path.dirname(this.dir);
+    await mkdir(parent, { recursive: true });
+    await rm(this.dir, { recursive: true, force: true }); // a half-made dir from a crash
+    const staging = await mkdtemp(path.join(parent, `.init-${path.basename(this.dir)}-`));
+    try {
+      await runGit(['init', '--bare', '--quiet', '--template=', staging], { timeoutMs: this.timeoutMs });
+      await rename(staging, this.dir);
+    } catch (error) {
+      await rm(staging, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Reads need a mirror: the first one creates it with a fetch. */
+  private async ready(): Promise<void> {
+    if (!(await exists(path.join(this.dir, 'HEAD')))) await this.fetch();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The tip of branch `name`, or null when there is no such branch. */
+  async resolveBranch(name: string): Promise<string | null> {
+    assertBranchName(name);
+    await this.ready();
+    const [sha] = await this.resolveAll([`refs/heads/${name}`]);
+    return sha ?? null;
+  }
+
+  /** A branch name or full commit id -> the commit sha; RefNotFoundError otherwise. */
+  async resolveCommit(rev: string): Promise<string> {
+    const [sha] = await this.resolveRevisions([rev]);
+    return sha!;
+  }
+
+  /** Every branch of the mirror with its tip. */
+  async branches(): Promise<Record<string, string>> {
+    await this.ready();
+    const { stdout } = await this.git(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/']);
+    const out: Record<string, string> = {};
+    for (const line of stdout.toString('utf8').split('\n')) {
+      const space = line.indexOf(' ');
+      if (space > 0) out[line.slice(space + 1).replace(/^refs\/heads\//, '')] = line.slice(0, space);
+    }
+    return out;
+  }
+
+  /** File content (UTF-8) at `rev`:`filePath`, or null when there is no such file. */
+  async readFile(rev: string, filePath: string): Promise<string | null> {
+    const problem = treePathProblem(filePath);
+    if (problem) throw new InvalidRefError(filePath, `path ${problem}`);
+    const [sha] = await this.resolveRevisions([rev]);
+    const { stdout } = await this.git(['cat-file', '--batch'], { input: `${sha}:${filePath}\n` });
+    const newline = stdout.indexOf(10);
+    const header = /^[0-9a-f]+ (\w+) (\d+)$/.exec(stdout.subarray(0, newline).toString('utf8'));
+    if (!header || header[1] !== 'blob') return null;
+    return stdout.subarray(newline + 1, newline + 1 + Number(header[2])).toString('utf8');
+  }
+
+  /** True when `ancestor` is reachable from `descendant` (also when equal). */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    const [a, d] = await this.resolveRevisions([ancestor, descendant]);
+    const { exitCode } = await this.git(['merge-base', '--is-ancestor', a!, d!], { okExitCodes: [0, 1] });
+    return exitCode === 0;
+  }
+
+  /** Commits on `head` that are not on `base` (`git rev-list --count base..head`). */
+  async countAhead(base: string, head: string): Promise<number> {
+    const [b, h] = await this.resolveRevisions([base, head]);
+    const { stdout } = await this.git(['rev-list', '--count', `${b}..${h}`]);
+    return Number(stdout.toString('utf8').trim());
+  }
+
+  /** Best common ancestor, or null for unrelated histories. */
+  async mergeBase(a: string, b: string): Promise<string | null> {
+    const [x, y] = await this.resolveRevisions([a, b]);
+    return this.mergeBaseOf(x!, y!);
+  }
+
+  /**
+   * Diff of `head` against `base`. `three-dot` (default, open and closed CRs): from the
+   * merge base, or from the empty tree for unrelated histories. `two-dot`: from `base` itself.
+   * Renames are reported as a deletion plus an addition (SPEC statuses only).
+   */
+  async diff(base: string, head: string, options: { mode?: DiffMode } = {}): Promise<DiffResult> {
+    const [baseSha, headSha] = await this.resolveRevisions([base, head]);
+    let from = baseSha!;
+    let mergeBase: string | null = null;
+    if ((options.mode ?? 'three-dot') === 'three-dot') {
+      mergeBase = await this.mergeBaseOf(baseSha!, headSha!);
+      from = mergeBase ?? await this.emptyTreeSha();
+    }
+    const common = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames'];
+    const [stats, patch] = await Promise.all([
+      this.git([...common, '--raw', '--numstat', '-z', from, headSha!]),
+      this.git([...common, '--patch', from, headSha!]),
+    ]);
+    const files = parseRawNumstat(stats.stdout.toString('utf8'));
+    return {
+      base_sha: baseSha!,
+      head_sha: headSha!,
+      merge_base: mergeBase,
+      patch: patch.stdout.toString('utf8'),
+      files,
+      additions: files.reduce((sum, f) => sum + f.additions, 0),
+      deletions: files.reduce((sum, f) => sum + f.deletions, 0),
+    };
+  }
+
+  /** SPEC §4.1 merge preview of `head` into `base`; writes nothing to the mirror. */
+  async preview(base: string, head: string): Promise<MergePreview> {
+    const [baseSha, headSha] = await this.resolveRevisions([base, head]);
+    return this.withQuarantine(async (env) => (await this.analyze(baseSha!, headSha!, env)).preview);
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Merges `head` into `base` on the host: fast-forward when head is strictly ahead, else
+   * a merge commit (parents base, head). Pushed with a lease on the base tip; the mirror
+   * ref moves only after the host accepted. Throws RefNotFoundError, HeadMovedError,
+   * NothingToMergeError, ConflictError, BaseMovedError, PushRejectedError, UnreachableError.
+   */
+  async merge(request: MergeRequest): Promise<MergeResult> {
+    if (request.message.trim() === '') throw new GitError('commit-tree', null, 'empty merge message');
+    if (request.expectedHeadSha !== undefined && !isFullSha(request.expectedHeadSha)) {
+      throw new InvalidRefError(request.expectedHeadSha, 'expected head sha must be a full commit id');
+    }
+    assertBranchName(request.base);
+    return this.locked(async () => {
+      await this.fetchLocked();
+      const [baseSha, headSha] = await this.resolveExisting([request.base, request.head]);
+      if (request.expectedHeadSha && request.expectedHeadSha !== headSha) {
+        throw new HeadMovedError(request.head, request.expectedHeadSha, headSha!);
+      }
+      const baseRef = `refs/heads/${request.base}`;
+      const result = await this.withQuarantine(async (env, quarantine) => {
+        const { preview, tree } = await this.analyze(baseSha!, headSha!, env);
+        if (preview.is_up_to_date) throw new NothingToMergeError(request.base, request.head);
+        if (preview.conflicts.length > 0) throw new ConflictError(preview.conflicts);
+        const mergeSha = preview.can_fast_forward ? headSha! : await this.commitMerge(tree!, baseSha!, headSha!, request.message, env);
+        if ((await this.pushRef(baseRef, mergeSha, baseSha!, env)) === 'stale') throw new BaseMovedError(request.base, baseSha!);
+        await migrateObjects(quarantine, path.join(this.dir, 'objects'));
+        return { merge_commit_sha: mergeSha, base_commit_sha: baseSha!, head_commit_sha: headSha!, fast_forward: preview.can_fast_forward };
+      });
+      // Compare-and-swap: if the mirror ref moved meanwhile, the next fetch repairs it.
+      await this.git(['update-ref', baseRef, result.merge_commit_sha, baseSha!], { okExitCodes: [0, 128] });
+      await this.keepLocked([result.base_commit_sha, result.head_commit_sha, result.merge_commit_sha]);
+      this.invalidate();
+      return result;
+    });
+  }
+
+  /**
+   * Creates branch `name` at `sha` on the host, create-only. Pushing a branch that already
+   * exists at `sha` is a no-op (`created: false`); at another commit, BranchExistsError.
+   */
+  async pushBranch(name: string, sha: string): Promise<{ created: boolean }> {
+    assertBranchName(name);
+    if (!isFullSha(sha)) throw new InvalidRefError(sha, 'must be a full commit id');
+    return this.locked(async () => {
+      await this.initLocked();
+      if ((await this.resolveAll([sha]))[0] === null) await this.fetchLocked(); // a commit pushed since the last fetch
+      await this.resolveExisting([sha]);
+      const ref = `refs/heads/${name}`;
+      const pushed = await this.pushRef(ref, sha, null);
+      if (pushed === 'stale') {
+        await this.fetchLocked();
+        if ((await this.resolveAll([ref]))[0] === sha) return { created: false };
+        throw new BranchExistsError(name);
+      }
+      if (pushed === 'unchanged') return { created: false };
+      await this.git(['update-ref', ref, sha]);
+      return { created: true };
+    });
+  }
+
+  /** Keeps commits reachable in the mirror (`refs/svc/keep/<sha>`, never pushed or pruned). */
+  async keepAround(shas: string[]): Promise<void> {
+    await this.locked(async () => {
+      await this.initLocked();
+      await this.keepLocked(shas);
+    });
+  }
+
+  private async keepLocked(shas: string[]): Promise<void> {
+    const unique = [...new Set(shas)];
+    if (!unique.every(isFullSha)) throw new InvalidRefError(unique.find((sha) => !isFullSha(sha))!, 'must be a full commit id');
+    await this.resolveExisting(unique);
+    const input = unique.map((sha) => `update refs/svc/keep/${sha} ${sha}\n`).join('');
+    await this.git(['update-ref', '--stdin'], { input });
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    return writeLocks.run(this.dir, fn);
+  }
+
+  private git(args: string[], options: Partial<RunOptions> = {}): Promise<RunResult> {
+    return runGit([...BASE_CONFIG, ...args], { gitDir: this.dir, timeoutMs: this.timeoutMs, ...options });
+  }
+
+  /** A fetch or push: credentials through the environment, failures classified. */
+  private async remoteGit(args: string[], options: Partial<RunOptions> = {}): Promise<RunResult> {
+    const { configArgs, env, secrets } = remoteInvocation(this.remote);
+    try {
+      return await this.git([...configArgs, ...args], {
+        timeoutMs: this.remoteTimeoutMs,
+        secrets,
+        ...options,
+        env: { ...options.env, ...env },
+      });
+    } catch (error) {
+      if (error instanceof GitError) throw unreachableFrom(error.stderr, this.remote) ?? error;
+      throw error;
+    }
+  }
+
+  /** Pushes `sha` to `ref` with a lease (`expected` null: the ref must not exist). */
+  private async pushRef(ref: string, sha: string, expected: string | null, env?: Record<string, string>): Promise<'ok' | 'unchanged' | 'stale'> {
+    const lease = `--force-with-lease=${ref}:${expected ?? ''}`;
+    const result = await this.remoteGit(['push', '--porcelain', '--no-verify', lease, this.remote.url, `${sha}:${ref}`], { env, okExitCodes: [0, 1] });
+    const status = result.stdout.toString('utf8').split('\n').find((line) => line.includes(`\t${sha}:${ref}\t`) || line.includes(`:${ref}\t`));
+    if (result.exitCode === 0 && status?.startsWith('=')) return 'unchanged'; // the host already has it
+    if (result.exitCode === 0 && status && !status.startsWith('!')) return 'ok';
+    if (status?.startsWith('!')) {
+      const summary = status.split('\t')[2] ?? '';
+      if (summary.startsWith('[rejected]') && /stale info|fetch first|non-fast-forward|already exists/.test(summary)) return 'stale';
+      throw new PushRejectedError(ref, summary.replace(/^\[[^\]]*\]\s*/, '').replace(/^\((.*)\)$/, '$1') || 'rejected');
+    }
+    throw unreachableFrom(result.stderr, this.remote) ?? new GitError('push', result.exitCode, result.stderr);
+  }
+
+  /** Resolves refs to commit shas with one `cat-file --batch-check`; null where missing. */
+  private async resolveAll(refs: string[]): Promise<(string | null)[]> {
+    const input = refs.map((ref) => `${ref}^{commit}\n`).join('');
+    const { stdout } = await this.git(['cat-file', '--batch-check'], { input });
+    const lines = stdout.toString('utf8').split('\n');
+    return refs.map((_, i) => /^([0-9a-f]{40,64}) commit \d+$/.exec(lines[i] ?? '')?.[1] ?? null);
+  }
+
+  /** For reads: creates the mirror on first use, then resolves. */
+  private async resolveRevisions(revs: string[]): Promise<string[]> {
+    const refs = revs.map(revisionToRef);
+    await this.ready();
+    return this.resolveExisting(revs, refs);
+  }
+
+  /** Branch names or full shas -> commit shas; RefNotFoundError for the first missing one. Safe under the lock. */
+  private async resolveExisting(revs: string[], refs = revs.map(revisionToRef)): Promise<string[]> {
+    const shas = await this.resolveAll(refs);
+    const missing = shas.findIndex((sha) => sha === null);
+    if (missing >= 0) throw new RefNotFoundError(revs[missing]!);
+    return shas as string[];
+  }
+
+  private async mergeBaseOf(a: string, b: string): Promise<string | null> {
+    const { exitCode, stdout } = await this.git(['merge-base', a, b], { okExitCodes: [0, 1] });
+    return exitCode === 0 ? stdout.toString('utf8').trim() : null;
+  }
+
+  private emptyTreeSha(): Promise<string> {
+    this.emptyTree ??= this.git(['hash-object', '-t', 'tree', '--stdin']).then((r) => r.stdout.toString('utf8').trim());
+    return this.emptyTree;
+  }
+
+  /** The preview, plus the merged tree when a three-way merge is clean. */
+  private async analyze(baseSha: string, headSha: string, env: Record<string, string>): Promise<{ preview: MergePreview; tree: string | null }> {
+    const mergeBase = await this.mergeBaseOf(baseSha, headSha);
+    const isUpToDate = mergeBase === headSha;
+    const canFastForward = mergeBase === baseSha && baseSha !== headSha;
+    let conflicts: string[] = [];
+    let tree: string | null = null;
+    if (!isUpToDate && !canFastForward) {
+      const args = ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages'];
+      // Unrelated histories merge like `git merge --allow-unrelated-histories` (empty base).
+      if (mergeBase === null) args.push('--allow-unrelated-histories');
+      const { exitCode, stdout } = await this.git([...args, baseSha, headSha], { env, okExitCodes: [0, 1] });
+      const [treeSha, ...paths] = stdout.toString('utf8').split('\0').filter((token) => token !== '');
+      tree = treeSha ?? null;
+      if (exitCode === 1) conflicts = [...new Set(paths)];
+    }
+    const preview: MergePreview = {
+      base_sha: baseSha,
+      head_sha: headSha,
+      merge_base: mergeBase,
+      is_up_to_date: isUpToDate,
+      can_merge: conflicts.length === 0,
+      can_fast_forward: canFastForward,
+      conflicts,
+    };
+    return { preview, tree };
+  }
+
+  private async commitMerge(tree: string, baseSha: string, headSha: string, message: string, env: Record<string, string>): Promise<string> {
+    const date = `${Math.floor(this.clock().getTime() / 1000)} +0000`;
+    const { name, email } = this.identity;
+    const { stdout } = await this.git(['commit-tree', tree, '-p', baseSha, '-p', headSha], {
+      input: message.endsWith('\n') ? message : `${message}\n`,
+      env: {
+        ...env,
+        GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email, GIT_COMMITTER_DATE: date,
+      },
+    });
+    return stdout.toString('utf8').trim();
+  }
+
+  /**
+   * Runs `fn` with new objects going to a temporary object directory (the real one is an
+   * alternate for reading), removed afterwards; a merge migrates what it keeps.
+   */
+  private async withQuarantine<T>(fn: (env: Record<string, string>, quarantine: string) => Promise<T>): Promise<T> {
+    const root = path.join(this.dir, 'svc-quarantine');
+    await mkdir(root, { recursive: true });
+    const quarantine = await mkdtemp(path.join(root, 'q-'));
+    try {
+      return await fn({ GIT_OBJECT_DIRECTORY: quarantine, GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(this.dir, 'objects') }, quarantine);
+    } finally {
+      await rm(quarantine, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Moves loose objects (and any packs) from a quarantine into the object directory. */
+async function migrateObjects(from: string, to: string): Promise<void> {
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    await mkdir(target, { recursive: true });
+    // Packs before their indexes, so a reader never sees an index without its pack.
+    const files = (await readdir(source)).sort((a, b) => Number(b.endsWith('.pack')) - Number(a.endsWith('.pack')));
+    for (const file of files) {
+      if (await exists(path.join(target, file))) await unlink(path.join(source, file));
+      else await rename(path.join(source, file), path.join(target, file));
+    }
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
