@@ -390,9 +390,18 @@ export class Mirror {
     if (status?.startsWith('!')) {
       const summary = status.split('\t')[2] ?? '';
       if (summary.startsWith('[rejected]') && /stale info|fetch first|non-fast-forward|already exists/.test(summary)) return 'stale';
+      // A host that lost a race reports a generic "[remote rejected] (failed to update ref)": look.
+      if ((await this.remoteTip(ref)) !== expected) return 'stale';
       throw new PushRejectedError(ref, summary.replace(/^\[[^\]]*\]\s*/, '').replace(/^\((.*)\)$/, '$1') || 'rejected');
     }
     throw unreachableFrom(result.stderr, this.remote) ?? new GitError('push', result.exitCode, result.stderr);
+  }
+
+  /** The host's current value of `ref` (`git ls-remote`), or null when it does not exist. */
+  private async remoteTip(ref: string): Promise<string | null> {
+    const { stdout } = await this.remoteGit(['ls-remote', '--refs', this.remote.url, ref]);
+    const line = stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
+    return line ? line.split('\t')[0]! : null;
   }
 
   /** Resolves refs to commit shas with one `cat-file --batch-check`; null where missing. */

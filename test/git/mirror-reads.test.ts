@@ -1,0 +1,175 @@
+// Mirror fetch and reads against a real host repository: refs, files, ancestry, diffs.
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidRefError, openMirror, RefNotFoundError, type Mirror } from '../../src/git/index.js';
+import type { HostRepo} from './fixtures.js';
+import { git, lines, seededHost, type WorkClone } from './fixtures.js';
+
+let host: HostRepo;
+afterEach(() => host?.cleanup());
+
+function mirrorOf(h: HostRepo, extra: { maxAgeMs?: number } = {}): Mirror {
+  return openMirror({ cacheDir: h.cacheDir, projectId: 'proj-1', url: h.hostDir, ...extra });
+}
+
+describe('mirror fetch and reads', () => {
+  it('creates a bare mirror with branch refs, reads tips and files', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.write('svc.yaml', 'version: 1\n').commit('manifest');
+    work.push('main');
+    const mirror = mirrorOf(host);
+    await mirror.fetch();
+
+    expect(mirror.dir).toBe(path.join(host.cacheDir, 'proj-1.git'));
+    expect(git(mirror.dir, 'rev-parse', '--is-bare-repository')).toBe('true');
+    expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
+    expect(await mirror.resolveBranch('nope')).toBeNull();
+    expect(await mirror.branches()).toEqual({ main: host.tip('main') });
+    expect(await mirror.readFile('main', 'svc.yaml')).toBe('version: 1\n');
+    expect(await mirror.readFile(host.tip('main')!, 'src/app.txt')).toBe(lines(1, 10));
+    expect(await mirror.readFile('main', 'svc.toml')).toBeNull();
+    expect(await mirror.readFile('main', 'src')).toBeNull(); // a directory is not a file
+  });
+
+  it('answers ancestry and commits ahead', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const base = work.sha();
+    work.checkout('feature', {}).write('a.txt', 'a\n').commit('a');
+    work.write('b.txt', 'b\n').commit('b');
+    work.push('feature');
+    const mirror = mirrorOf(host);
+
+    expect(await mirror.countAhead('main', 'feature')).toBe(2);
+    expect(await mirror.countAhead('feature', 'main')).toBe(0);
+    expect(await mirror.isAncestor('main', 'feature')).toBe(true);
+    expect(await mirror.isAncestor('feature', 'main')).toBe(false);
+    expect(await mirror.mergeBase('main', 'feature')).toBe(base);
+  });
+
+  it('reuses a fresh fetch, and a forced fetch sees a push that just landed', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const mirror = mirrorOf(host, { maxAgeMs: 60_000 });
+    await mirror.fetch();
+    const before = host.tip('main');
+    work.write('late.txt', 'late\n').commit('late');
+    work.push('main');
+
+    await mirror.fetch(); // younger than maxAgeMs: no network
+    expect(await mirror.resolveBranch('main')).toBe(before);
+    await mirror.fetch({ force: true });
+    expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
+
+    work.write('later.txt', 'later\n').commit('later');
+    work.push('main');
+    mirror.invalidate();
+    await mirror.fetch();
+    expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
+  });
+
+  it('prunes branches deleted on the host but keeps keep-around refs', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const sha = work.checkout('topic', {}).write('t.txt', 't\n').commit('t');
+    work.push('topic');
+    const mirror = mirrorOf(host);
+    await mirror.fetch({ force: true });
+    await mirror.keepAround([sha]);
+    git(work.dir, 'push', '-q', 'origin', ':refs/heads/topic');
+
+    await mirror.fetch({ force: true });
+    expect(await mirror.resolveBranch('topic')).toBeNull();
+    expect(git(mirror.dir, 'rev-parse', `refs/svc/keep/${sha}`)).toBe(sha);
+    expect(await mirror.readFile(sha, 't.txt')).toBe('t\n');
+    expect(git(host.hostDir, 'for-each-ref', 'refs/svc')).toBe(''); // never pushed
+  });
+
+  it('rejects bad refs and paths with errors, not answers', async () => {
+    ({ host } = seededHost());
+    const mirror = mirrorOf(host);
+    await expect(mirror.readFile('nope', 'README.md')).rejects.toBeInstanceOf(RefNotFoundError);
+    await expect(mirror.diff('main', 'nope')).rejects.toMatchObject({ code: 'REF_NOT_FOUND', ref: 'nope' });
+    await expect(mirror.preview('nope', 'main')).rejects.toBeInstanceOf(RefNotFoundError);
+    await expect(mirror.resolveCommit('0'.repeat(40))).rejects.toBeInstanceOf(RefNotFoundError);
+    for (const bad of ['main~1', 'a..b', '--upload-pack=x', 'x y', 'HEAD^{tree}', '']) {
+      await expect(mirror.resolveBranch(bad)).rejects.toBeInstanceOf(InvalidRefError);
+    }
+    await expect(mirror.readFile('main', '../etc/passwd')).rejects.toBeInstanceOf(InvalidRefError);
+  });
+
+  it('first read on an empty cache creates the mirror', async () => {
+    ({ host } = seededHost());
+    const mirror = mirrorOf(host);
+    expect(existsSync(mirror.dir)).toBe(false);
+    expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
+  });
+});
+
+describe('diff', () => {
+  it('reports statuses, per-file and total counts, binaries, and renames as delete + add', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.write('old-name.txt', lines(1, 3)).write('bin.dat', Buffer.from([0, 1, 2, 3])).commit('more');
+    work.push('main');
+    work.checkout('feature', {});
+    work.write('src/app.txt', lines(1, 8) + 'changed 9\nchanged 10\nline 11\n'); // 3 added, 2 deleted
+    work.write('new.txt', lines(1, 4)); // added, 4 lines
+    work.remove('README.md'); // deleted, 1 line
+    work.remove('old-name.txt').write('new-name.txt', lines(1, 3)); // rename
+    work.write('bin.dat', Buffer.from([0, 9, 9, 9])); // binary modified
+    work.commit('feature work');
+    work.push('feature');
+
+    const diff = await mirrorOf(host).diff('main', 'feature');
+    const byPath = Object.fromEntries(diff.files.map((f) => [f.path, f]));
+    expect(byPath).toEqual({
+      'src/app.txt': { path: 'src/app.txt', status: 'modified', additions: 3, deletions: 2, binary: false },
+      'new.txt': { path: 'new.txt', status: 'added', additions: 4, deletions: 0, binary: false },
+      'README.md': { path: 'README.md', status: 'deleted', additions: 0, deletions: 1, binary: false },
+      'old-name.txt': { path: 'old-name.txt', status: 'deleted', additions: 0, deletions: 3, binary: false },
+      'new-name.txt': { path: 'new-name.txt', status: 'added', additions: 3, deletions: 0, binary: false },
+      'bin.dat': { path: 'bin.dat', status: 'modified', additions: 0, deletions: 0, binary: true },
+    });
+    expect(diff.additions).toBe(10);
+    expect(diff.deletions).toBe(6);
+    expect(diff.patch).toContain('diff --git a/src/app.txt b/src/app.txt');
+    expect(diff.patch).toContain('+changed 10');
+    expect(diff.patch).toContain('Binary files a/bin.dat and b/bin.dat differ');
+    expect(diff.head_sha).toBe(host.tip('feature'));
+    expect(diff.base_sha).toBe(host.tip('main'));
+  });
+
+  it('three-dot leaves out base changes; two-dot between stored shas does not', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const fork = work.sha();
+    work.checkout('feature', {}).write('feature.txt', 'f\n').commit('feature');
+    work.push('feature');
+    work.checkout('main').write('base-only.txt', 'b\n').commit('base moves on');
+    work.push('main');
+    const mirror = mirrorOf(host);
+
+    const threeDot = await mirror.diff('main', 'feature');
+    expect(threeDot.merge_base).toBe(fork);
+    expect(threeDot.files.map((f) => [f.path, f.status])).toEqual([['feature.txt', 'added']]);
+
+    const twoDot = await mirror.diff(host.tip('main')!, host.tip('feature')!, { mode: 'two-dot' });
+    expect(twoDot.merge_base).toBeNull();
+    expect(twoDot.files.map((f) => [f.path, f.status])).toEqual([['base-only.txt', 'deleted'], ['feature.txt', 'added']]);
+  });
+
+  it('diffs unrelated histories against the empty tree', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.checkout('orphan', { orphan: true }).write('other.txt', 'x\ny\n').commit('unrelated root');
+    work.push('orphan');
+
+    const diff = await mirrorOf(host).diff('main', 'orphan');
+    expect(diff.merge_base).toBeNull();
+    expect(diff.files).toEqual([{ path: 'other.txt', status: 'added', additions: 2, deletions: 0, binary: false }]);
+    expect(diff.patch).toContain('new file mode 100644');
+  });
+});
