@@ -1,0 +1,173 @@
+// Credentials reach git only through the environment; remote failures are typed and redacted.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  InvalidRemoteError, openMirror, PushRejectedError, TimeoutError, UnreachableError,
+} from '../../src/git/index.js';
+import { git, type HostRepo, seededHost, type WorkClone } from './fixtures.js';
+
+const PASSWORD = 'pw-7f3a9c1e-not-in-argv';
+const USERNAME = 'agent-user';
+
+// Every git the engine starts goes through this wrapper, which logs its argv.
+let wrapperDir: string;
+let argvLog: string;
+const originalPath = process.env.PATH;
+beforeAll(() => {
+  wrapperDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-wrapper-'));
+  argvLog = path.join(wrapperDir, 'argv.log');
+  const realGit = git(os.tmpdir(), '--exec-path') + '/git';
+  writeFileSync(path.join(wrapperDir, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${argvLog}'\nexec '${realGit}' "$@"\n`);
+  chmodSync(path.join(wrapperDir, 'git'), 0o755);
+  process.env.PATH = `${wrapperDir}:${originalPath}`;
+});
+afterAll(() => {
+  process.env.PATH = originalPath;
+  rmSync(wrapperDir, { recursive: true, force: true });
+});
+
+let host: HostRepo | undefined;
+let server: http.Server | undefined;
+afterEach(async () => {
+  host?.cleanup();
+  host = undefined;
+  if (server) await new Promise((resolve) => server!.close(resolve));
+  server = undefined;
+});
+
+/** A loopback HTTP server that asks for Basic credentials and records what it gets. */
+async function authServer(onRequest?: (req: http.IncomingMessage) => boolean): Promise<{ url: string; authorizations: string[]; sockets: Socket[] }> {
+  const authorizations: string[] = [];
+  const sockets: Socket[] = [];
+  server = http.createServer((req, res) => {
+    if (req.headers.authorization) authorizations.push(req.headers.authorization);
+    if (onRequest && !onRequest(req)) return; // leave the request hanging
+    res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end();
+  });
+  server.on('connection', (socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/repo.git`, authorizations, sockets };
+}
+
+function filesContaining(dir: string, needle: string): string[] {
+  const hits: string[] = [];
+  for (const entry of readdirSync(dir, { recursive: true }) as string[]) {
+    const file = path.join(dir, entry);
+    if (statSync(file).isFile() && readFileSync(file).includes(needle)) hits.push(file);
+  }
+  return hits;
+}
+
+describe('credentials', () => {
+  it('are sent to an http remote through the helper, never in argv, on disk or in the error', async () => {
+    const { url, authorizations } = await authServer();
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
+    try {
+      writeFileSync(argvLog, '');
+      const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
+      const error = await mirror.fetch().catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(UnreachableError);
+      expect(String((error as Error).message)).toMatch(/Authentication failed/);
+      expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
+      expect(String((error as Error).message)).not.toContain(PASSWORD);
+      const argv = readFileSync(argvLog, 'utf8');
+      expect(argv).toContain('fetch');
+      expect(argv).not.toContain(PASSWORD);
+      expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  it('userinfo in the URL is moved into the credentials and redacted from messages', async () => {
+    const { url, authorizations } = await authServer();
+    const withUserinfo = url.replace('http://', `http://${USERNAME}:${PASSWORD}@`);
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
+    try {
+      writeFileSync(argvLog, '');
+      const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
+      expect(mirror.displayUrl).toBe(url);
+      const error = await mirror.fetch().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnreachableError);
+      expect((error as Error).message).not.toContain(PASSWORD);
+      expect(authorizations.length).toBeGreaterThan(0);
+      expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a local host with credentials works and keeps them out of argv and the mirror', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
+    work.push('feature');
+    writeFileSync(argvLog, '');
+    const mirror = openMirror({ cacheDir: host.cacheDir, projectId: 'p', url: host.hostDir, credentials: { username: USERNAME, password: PASSWORD } });
+    await mirror.merge({ base: 'main', head: 'feature', message: 'm' });
+    expect(host.tip('main')).toBe(host.tip('feature'));
+    expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
+    expect(filesContaining(mirror.dir, PASSWORD)).toEqual([]);
+  });
+
+  it('rejects credentials that would inject credential-protocol lines', () => {
+    expect(() => openMirror({ cacheDir: '/tmp/x', projectId: 'p', url: 'https://example.invalid/r.git', credentials: { username: 'u', password: 'a\nhost=evil' } }))
+      .toThrow(InvalidRemoteError);
+  });
+});
+
+describe('remote failures', () => {
+  it('an unreachable remote is UnreachableError', async () => {
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
+    try {
+      const mirror = openMirror({ cacheDir, projectId: 'p', url: path.join(cacheDir, 'no-such-repo.git') });
+      await expect(mirror.fetch()).rejects.toBeInstanceOf(UnreachableError);
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a remote that never answers times out and the git process is killed', async () => {
+    const { url, sockets } = await authServer(() => false);
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
+    try {
+      const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
+      const error = await mirror.fetch().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect((error as TimeoutError).message).toBe('git fetch timed out after 500 ms');
+      // The helper that held the connection (git-remote-http) died with the process group.
+      expect(sockets.length).toBeGreaterThan(0);
+      await Promise.all(sockets.map((socket) => (socket.closed ? null : once(socket, 'close'))));
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a push the host refuses (hook) is PushRejectedError and moves nothing', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
+    work.push('feature');
+    const hook = path.join(host.hostDir, 'hooks', 'pre-receive');
+    writeFileSync(hook, '#!/bin/sh\necho "main is protected" >&2\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const base = host.tip('main');
+    const mirror = openMirror({ cacheDir: host.cacheDir, projectId: 'p', url: host.hostDir });
+
+    const error = await mirror.merge({ base: 'main', head: 'feature', message: 'm' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PushRejectedError);
+    expect((error as Error).message).toMatch(/pre-receive hook declined/);
+    expect(host.tip('main')).toBe(base);
+    expect(await mirror.resolveBranch('main')).toBe(base);
+  });
+
+  it.each(['relative/repo.git', '-oProxyCommand=x', 'ftp://example.invalid/r.git'])('refuses the URL %s', (url) => {
+    expect(() => openMirror({ cacheDir: '/tmp/x', projectId: 'p', url })).toThrow(InvalidRemoteError);
+  });
+});
