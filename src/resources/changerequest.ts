@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { localRef, statusBase, timestamp } from './common.js';
+import type { Resource } from './meta.js';
+
+/** SPEC §3.1 change-request states. */
+export const CHANGE_REQUEST_STATUSES = ['open', 'merged', 'closed'] as const;
+export const ChangeRequestStatusValueSchema = z.enum(CHANGE_REQUEST_STATUSES);
+export type ChangeRequestStatusValue = z.infer<typeof ChangeRequestStatusValueSchema>;
+
+/**
+ * SPEC §2.2 fields that never change after create. cr_id = metadata.uid, account_id = the
+ * namespace uid, project_id = the Project uid, created_at = metadata.creationTimestamp.
+ */
+export const ChangeRequestSpecSchema = z
+  .object({
+    projectRef: localRef('The owning Project; the change request is removed with it.'),
+    number: z.number().int().min(1).describe('Per-project display number; unique, never reused.'),
+    title: z.string().min(1).describe('Title.'),
+    description: z.string().default('').describe('Description.'),
+    baseRef: z.string().min(1).describe('Branch merged into.'),
+    headRef: z.string().min(1).describe('Branch merged from.'),
+    originSessionId: z.string().nullable().default(null).describe('Session that opened it; null once that session is deleted.'),
+    createdBy: z.string().min(1).describe('User id (UUID) of the creator.'),
+  })
+  .describe('A change request (SPEC §2.2).');
+export type ChangeRequestSpec = z.infer<typeof ChangeRequestSpecSchema>;
+
+export const RequestedChangeSchema = z
+  .object({
+    text: z.string().describe('The note.'),
+    by: z.string().describe('User id (UUID) of the author.'),
+    at: timestamp().describe('When it was written.'),
+  })
+  .describe('A change-request note (REST metadata.requested_changes).');
+export type RequestedChange = z.infer<typeof RequestedChangeSchema>;
+
+export const ChangeRequestStatusSchema = z
+  .object({
+    ...statusBase,
+    status: ChangeRequestStatusValueSchema.describe('open, merged or closed (SPEC §3.1).'),
+    headCommitSha: z.string().nullable().default(null).describe('Head tip (at merge time once merged).'),
+    baseCommitSha: z.string().nullable().default(null).describe('Base tip (before the merge once merged).'),
+    mergedAt: timestamp().nullable().default(null).describe('When merge ran.'),
+    mergedBy: z.string().nullable().default(null).describe('Who merged.'),
+    mergeCommitSha: z.string().nullable().default(null).describe('Merge commit, or the fast-forward target.'),
+    closedAt: timestamp().nullable().default(null).describe('When closed without merging.'),
+    closedBy: z.string().nullable().default(null).describe('Who closed it.'),
+    requestedChanges: z.array(RequestedChangeSchema).default([]).describe('Log of change-request notes.'),
+    updatedAt: timestamp().optional().describe('Updated on every status change or SHA refresh.'),
+  })
+  .describe('State of a change request, written by the API.');
+export type ChangeRequestStatus = z.infer<typeof ChangeRequestStatusSchema>;
+
+export type ChangeRequest = Resource<ChangeRequestSpec, ChangeRequestStatus>;

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { ENV_NAME_PATTERN, localRef, statusBase, timestamp } from './common.js';
+import type { Resource } from './meta.js';
+import { SandboxTemplateSchema } from './project.js';
+import { DesiredStateSchema } from './session.js';
+
+/** SPEC §3.3 sandbox states. */
+export const SANDBOX_STATES = ['provisioning', 'active', 'stopped', 'error', 'archived'] as const;
+export const SandboxStateSchema = z.enum(SANDBOX_STATES);
+export type SandboxState = z.infer<typeof SandboxStateSchema>;
+
+export const SANDBOX_PROVIDERS = ['kubernetes', 'process'] as const;
+export const SandboxProviderSchema = z.enum(SANDBOX_PROVIDERS);
+export type SandboxProvider = z.infer<typeof SandboxProviderSchema>;
+
+export const EnvVarSchema = z
+  .object({
+    name: z.string().regex(ENV_NAME_PATTERN).describe('Variable name.'),
+    value: z.string().describe('Plain value; never a secret (secrets come from Secrets).'),
+  })
+  .describe('A plain environment variable.');
+export type EnvVar = z.infer<typeof EnvVarSchema>;
+
+export const SandboxSpecSchema = z
+  .object({
+    sessionRef: localRef('The Session this sandbox runs.'),
+    provider: SandboxProviderSchema.describe('kubernetes (a Pod) or process (a local child process).'),
+    template: SandboxTemplateSchema.default({}),
+    env: z.array(EnvVarSchema).default([]).describe('Non-secret environment of the sandbox (SPEC §2.6).'),
+    desiredState: DesiredStateSchema.default('running').describe('running or stopped.'),
+  })
+  .describe('Desired state of a Sandbox. Named after its Session.');
+export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
+
+export const SandboxStatusSchema = z
+  .object({
+    ...statusBase,
+    state: SandboxStateSchema.optional().describe('SPEC §3.3 state.'),
+    podName: z.string().optional().describe('The Pod (kubernetes provider).'),
+    address: z.string().optional().describe('host:port of the daemon (SPEC §4.5).'),
+    lastActivityTime: timestamp().optional().describe('Last activity seen, for the idle sweep.'),
+    engineRestarts: z.number().int().min(0).optional().describe('How often the daemon restarted the engine.'),
+    reason: z.string().optional().describe('Why the sandbox is in error or stopped.'),
+  })
+  .describe('Observed state of a Sandbox.');
+export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
+
+export type Sandbox = Resource<SandboxSpec, SandboxStatus>;

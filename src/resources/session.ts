@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { localRef, statusBase } from './common.js';
+import type { Resource } from './meta.js';
+
+/** SPEC §3.2: the whole enum; only provisioning, running, stopped and failed are written. */
+export const SESSION_STATUSES = ['queued', 'branching', 'provisioning', 'running', 'stopped', 'failed', 'completed'] as const;
+export const SessionStatusValueSchema = z.enum(SESSION_STATUSES);
+export type SessionStatusValue = z.infer<typeof SessionStatusValueSchema>;
+
+export const DESIRED_STATES = ['running', 'stopped'] as const;
+export const DesiredStateSchema = z.enum(DESIRED_STATES);
+export type DesiredState = z.infer<typeof DesiredStateSchema>;
+
+export const SessionSpecSchema = z
+  .object({
+    projectRef: localRef('The Project the session works on.'),
+    agent: z.string().min(1).default('default').describe('Agent the session was created with.'),
+    baseRef: z.string().min(1).describe('Ref the session branch is cut from.'),
+    model: z.string().min(1).optional().describe('Model override <provider>/<model>.'),
+    initialPrompt: z.string().optional().describe('First prompt sent to the agent.'),
+    desiredState: DesiredStateSchema.default('running').describe('running or stopped.'),
+    triggerRef: localRef('The Trigger whose fire created this session.').optional(),
+    createdBy: z.string().optional().describe('User id (UUID) of the person or token that created the session.'),
+  })
+  .describe('Desired state of a Session. metadata.name is the session id (UUID) and the branch name.');
+export type SessionSpec = z.infer<typeof SessionSpecSchema>;
+
+export const SessionStatusSchema = z
+  .object({
+    ...statusBase,
+    status: SessionStatusValueSchema.optional().describe('SPEC §3.2 status, for people and the REST API.'),
+    branch: z.string().optional().describe('The session branch (the session id).'),
+    baseSha: z.string().optional().describe('Commit the session branch was cut from.'),
+    sandboxName: z.string().optional().describe('The Sandbox of this session.'),
+    reason: z.string().optional().describe('Why the session failed or stopped.'),
+  })
+  .describe('Observed state of a Session.');
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+
+export type Session = Resource<SessionSpec, SessionStatus>;
