@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { openMirror, type Mirror, type MirrorOptions } from '../../src/git/index.js';
 
 const IDENTITY_ENV = {
   GIT_AUTHOR_NAME: 'Dev', GIT_AUTHOR_EMAIL: 'dev@example.com',
@@ -52,6 +53,15 @@ export class WorkClone {
     return this;
   }
 
+  /** A new branch with one commit writing `files`, pushed; returns its sha. */
+  branch(name: string, files: Record<string, string | Buffer>, create: { from?: string; orphan?: boolean } = {}): string {
+    this.checkout(name, create);
+    for (const [file, content] of Object.entries(files)) this.write(file, content);
+    const sha = this.commit(`${name} work`);
+    this.push(name);
+    return sha;
+  }
+
   push(branch: string, options: { force?: boolean } = {}): this {
     git(this.dir, 'push', '-q', ...(options.force ? ['--force'] : []), 'origin', `${branch}:refs/heads/${branch}`);
     return this;
@@ -69,6 +79,11 @@ export class HostRepo {
   readonly hostDir: string;
   readonly cacheDir: string;
   private clones = 0;
+
+  /** A mirror of this host in its cache dir (project id `proj-1`). */
+  mirror(extra: Partial<MirrorOptions> = {}): Mirror {
+    return openMirror({ cacheDir: this.cacheDir, projectId: 'proj-1', url: this.hostDir, ...extra });
+  }
 
   constructor() {
     this.root = mkdtempSync(path.join(os.tmpdir(), 'svc-git-test-'));

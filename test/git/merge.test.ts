@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import {
-  BaseMovedError, BranchExistsError, ConflictError, HeadMovedError, NothingToMergeError, openMirror,
+  BaseMovedError, BranchExistsError, ConflictError, HeadMovedError, NothingToMergeError,
   RefNotFoundError, type Mirror, type MirrorOptions,
 } from '../../src/git/index.js';
 import type { HostRepo} from './fixtures.js';
@@ -15,7 +15,7 @@ afterEach(() => host?.cleanup());
 const FIXED_DATE = new Date('2026-01-02T03:04:05Z');
 
 function mirrorOf(h: HostRepo, extra: Partial<MirrorOptions> = {}): Mirror {
-  return openMirror({ cacheDir: h.cacheDir, projectId: 'proj-1', url: h.hostDir, clock: () => FIXED_DATE, ...extra });
+  return h.mirror({ clock: () => FIXED_DATE, ...extra });
 }
 
 /** main and `feature` both change; `edit` decides what the feature branch does. */
@@ -38,8 +38,7 @@ describe('merge preview', () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
     const base = work.sha();
-    work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
-    work.push('feature');
+    work.branch('feature', { 'f.txt': 'f\n' });
 
     expect(await mirrorOf(host).preview('main', 'feature')).toEqual({
       base_sha: base, head_sha: host.tip('feature'), merge_base: base,
@@ -97,10 +96,8 @@ describe('merge preview', () => {
   it('unrelated histories: merge_base null; disjoint files merge, same path conflicts', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    work.checkout('orphan', { orphan: true }).write('other.txt', 'o\n').commit('root 2');
-    work.push('orphan');
-    work.checkout('orphan-clash', { orphan: true }).write('README.md', 'different\n').commit('root 3');
-    work.push('orphan-clash');
+    work.branch('orphan', { 'other.txt': 'o\n' }, { orphan: true });
+    work.branch('orphan-clash', { 'README.md': 'different\n' }, { orphan: true });
     const mirror = mirrorOf(host);
 
     expect(await mirror.preview('main', 'orphan')).toMatchObject({
@@ -121,8 +118,7 @@ describe('merge', () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
     const base = work.sha();
-    const head = work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
-    work.push('feature');
+    const head = work.branch('feature', { 'f.txt': 'f\n' });
     const mirror = mirrorOf(host);
 
     const result = await mirror.merge({ base: 'main', head: 'feature', message: 'unused' });
@@ -210,10 +206,8 @@ describe('merge', () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
     const start = work.sha();
-    work.checkout('a', {}).write('a.txt', 'a\n').commit('a');
-    work.push('a');
-    work.checkout('b', { from: 'main' }).write('b.txt', 'b\n').commit('b');
-    work.push('b');
+    work.branch('a', { 'a.txt': 'a\n' });
+    work.branch('b', { 'b.txt': 'b\n' }, { from: 'main' });
     const replica1 = mirrorOf(host, { cacheDir: path.join(host.root, 'cache-1') });
     const replica2 = mirrorOf(host, { cacheDir: path.join(host.root, 'cache-2') });
 
@@ -234,10 +228,8 @@ describe('merge', () => {
   it('two concurrent merges on one mirror are serialized and both land', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    work.checkout('a', {}).write('a.txt', 'a\n').commit('a');
-    work.push('a');
-    work.checkout('b', { from: 'main' }).write('b.txt', 'b\n').commit('b');
-    work.push('b');
+    work.branch('a', { 'a.txt': 'a\n' });
+    work.branch('b', { 'b.txt': 'b\n' }, { from: 'main' });
     const mirror = mirrorOf(host);
     const twin = mirrorOf(host); // another handle on the same directory shares the lock
 

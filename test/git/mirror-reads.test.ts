@@ -2,16 +2,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidRefError, openMirror, RefNotFoundError, type Mirror } from '../../src/git/index.js';
+import { InvalidRefError, RefNotFoundError } from '../../src/git/index.js';
 import type { HostRepo} from './fixtures.js';
 import { git, lines, seededHost, type WorkClone } from './fixtures.js';
 
 let host: HostRepo;
 afterEach(() => host?.cleanup());
 
-function mirrorOf(h: HostRepo, extra: { maxAgeMs?: number } = {}): Mirror {
-  return openMirror({ cacheDir: h.cacheDir, projectId: 'proj-1', url: h.hostDir, ...extra });
-}
 
 describe('mirror fetch and reads', () => {
   it('creates a bare mirror with branch refs, reads tips and files', async () => {
@@ -19,7 +16,7 @@ describe('mirror fetch and reads', () => {
     ({ host, work } = seededHost());
     work.write('svc.yaml', 'version: 1\n').commit('manifest');
     work.push('main');
-    const mirror = mirrorOf(host);
+    const mirror = host.mirror();
     await mirror.fetch();
 
     expect(mirror.dir).toBe(path.join(host.cacheDir, 'proj-1.git'));
@@ -40,7 +37,7 @@ describe('mirror fetch and reads', () => {
     work.checkout('feature', {}).write('a.txt', 'a\n').commit('a');
     work.write('b.txt', 'b\n').commit('b');
     work.push('feature');
-    const mirror = mirrorOf(host);
+    const mirror = host.mirror();
 
     expect(await mirror.countAhead('main', 'feature')).toBe(2);
     expect(await mirror.countAhead('feature', 'main')).toBe(0);
@@ -52,7 +49,7 @@ describe('mirror fetch and reads', () => {
   it('reuses a fresh fetch, and a forced fetch sees a push that just landed', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    const mirror = mirrorOf(host, { maxAgeMs: 60_000 });
+    const mirror = host.mirror({ maxAgeMs: 60_000 });
     await mirror.fetch();
     const before = host.tip('main');
     work.write('late.txt', 'late\n').commit('late');
@@ -73,9 +70,8 @@ describe('mirror fetch and reads', () => {
   it('prunes branches deleted on the host but keeps keep-around refs', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    const sha = work.checkout('topic', {}).write('t.txt', 't\n').commit('t');
-    work.push('topic');
-    const mirror = mirrorOf(host);
+    const sha = work.branch('topic', { 't.txt': 't\n' });
+    const mirror = host.mirror();
     await mirror.fetch({ force: true });
     await mirror.keepAround([sha]);
     git(work.dir, 'push', '-q', 'origin', ':refs/heads/topic');
@@ -89,7 +85,7 @@ describe('mirror fetch and reads', () => {
 
   it('rejects bad refs and paths with errors, not answers', async () => {
     ({ host } = seededHost());
-    const mirror = mirrorOf(host);
+    const mirror = host.mirror();
     await expect(mirror.readFile('nope', 'README.md')).rejects.toBeInstanceOf(RefNotFoundError);
     await expect(mirror.diff('main', 'nope')).rejects.toMatchObject({ code: 'REF_NOT_FOUND', ref: 'nope' });
     await expect(mirror.preview('nope', 'main')).rejects.toBeInstanceOf(RefNotFoundError);
@@ -102,7 +98,7 @@ describe('mirror fetch and reads', () => {
 
   it('first read on an empty cache creates the mirror', async () => {
     ({ host } = seededHost());
-    const mirror = mirrorOf(host);
+    const mirror = host.mirror();
     expect(existsSync(mirror.dir)).toBe(false);
     expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
   });
@@ -123,7 +119,7 @@ describe('diff', () => {
     work.commit('feature work');
     work.push('feature');
 
-    const diff = await mirrorOf(host).diff('main', 'feature');
+    const diff = await host.mirror().diff('main', 'feature');
     const byPath = Object.fromEntries(diff.files.map((f) => [f.path, f]));
     expect(byPath).toEqual({
       'src/app.txt': { path: 'src/app.txt', status: 'modified', additions: 3, deletions: 2, binary: false },
@@ -146,11 +142,10 @@ describe('diff', () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
     const fork = work.sha();
-    work.checkout('feature', {}).write('feature.txt', 'f\n').commit('feature');
-    work.push('feature');
+    work.branch('feature', { 'feature.txt': 'f\n' });
     work.checkout('main').write('base-only.txt', 'b\n').commit('base moves on');
     work.push('main');
-    const mirror = mirrorOf(host);
+    const mirror = host.mirror();
 
     const threeDot = await mirror.diff('main', 'feature');
     expect(threeDot.merge_base).toBe(fork);
@@ -164,10 +159,9 @@ describe('diff', () => {
   it('diffs unrelated histories against the empty tree', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    work.checkout('orphan', { orphan: true }).write('other.txt', 'x\ny\n').commit('unrelated root');
-    work.push('orphan');
+    work.branch('orphan', { 'other.txt': 'x\ny\n' }, { orphan: true });
 
-    const diff = await mirrorOf(host).diff('main', 'orphan');
+    const diff = await host.mirror().diff('main', 'orphan');
     expect(diff.merge_base).toBeNull();
     expect(diff.files).toEqual([{ path: 'other.txt', status: 'added', additions: 2, deletions: 0, binary: false }]);
     expect(diff.patch).toContain('new file mode 100644');

@@ -54,6 +54,16 @@ async function authServer(onRequest?: (req: http.IncomingMessage) => boolean): P
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/repo.git`, authorizations, sockets };
 }
 
+/** Runs `fn` with a fresh cache dir, removed afterwards. */
+async function withCacheDir(fn: (cacheDir: string) => Promise<void>): Promise<void> {
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
+  try {
+    await fn(cacheDir);
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
+}
+
 function filesContaining(dir: string, needle: string): string[] {
   const hits: string[] = [];
   for (const entry of readdirSync(dir, { recursive: true }) as string[]) {
@@ -66,48 +76,41 @@ function filesContaining(dir: string, needle: string): string[] {
 describe('credentials', () => {
   it('are sent to an http remote through the helper, never in argv, on disk or in the error', async () => {
     const { url, authorizations } = await authServer();
-    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
-    try {
-      writeFileSync(argvLog, '');
-      const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
-      const error = await mirror.fetch().catch((e: unknown) => e);
+    await withCacheDir(async (cacheDir) => {
+    writeFileSync(argvLog, '');
+    const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
+    const error = await mirror.fetch().catch((e: unknown) => e);
 
-      expect(error).toBeInstanceOf(UnreachableError);
-      expect(String((error as Error).message)).toMatch(/Authentication failed/);
-      expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
-      expect(String((error as Error).message)).not.toContain(PASSWORD);
-      const argv = readFileSync(argvLog, 'utf8');
-      expect(argv).toContain('fetch');
-      expect(argv).not.toContain(PASSWORD);
-      expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
-    } finally {
-      rmSync(cacheDir, { recursive: true, force: true });
-    }
+    expect(error).toBeInstanceOf(UnreachableError);
+    expect(String((error as Error).message)).toMatch(/Authentication failed/);
+    expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
+    expect(String((error as Error).message)).not.toContain(PASSWORD);
+    const argv = readFileSync(argvLog, 'utf8');
+    expect(argv).toContain('fetch');
+    expect(argv).not.toContain(PASSWORD);
+    expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
+    });
   });
 
   it('userinfo in the URL is moved into the credentials and redacted from messages', async () => {
     const { url, authorizations } = await authServer();
     const withUserinfo = url.replace('http://', `http://${USERNAME}:${PASSWORD}@`);
-    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
-    try {
-      writeFileSync(argvLog, '');
-      const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
-      expect(mirror.displayUrl).toBe(url);
-      const error = await mirror.fetch().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(UnreachableError);
-      expect((error as Error).message).not.toContain(PASSWORD);
-      expect(authorizations.length).toBeGreaterThan(0);
-      expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
-    } finally {
-      rmSync(cacheDir, { recursive: true, force: true });
-    }
+    await withCacheDir(async (cacheDir) => {
+    writeFileSync(argvLog, '');
+    const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
+    expect(mirror.displayUrl).toBe(url);
+    const error = await mirror.fetch().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnreachableError);
+    expect((error as Error).message).not.toContain(PASSWORD);
+    expect(authorizations.length).toBeGreaterThan(0);
+    expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
+    });
   });
 
   it('a local host with credentials works and keeps them out of argv and the mirror', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
-    work.push('feature');
+    work.branch('feature', { 'f.txt': 'f\n' });
     writeFileSync(argvLog, '');
     const mirror = openMirror({ cacheDir: host.cacheDir, projectId: 'p', url: host.hostDir, credentials: { username: USERNAME, password: PASSWORD } });
     await mirror.merge({ base: 'main', head: 'feature', message: 'm' });
@@ -124,36 +127,29 @@ describe('credentials', () => {
 
 describe('remote failures', () => {
   it('an unreachable remote is UnreachableError', async () => {
-    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
-    try {
-      const mirror = openMirror({ cacheDir, projectId: 'p', url: path.join(cacheDir, 'no-such-repo.git') });
-      await expect(mirror.fetch()).rejects.toBeInstanceOf(UnreachableError);
-    } finally {
-      rmSync(cacheDir, { recursive: true, force: true });
-    }
+    await withCacheDir(async (cacheDir) => {
+    const mirror = openMirror({ cacheDir, projectId: 'p', url: path.join(cacheDir, 'no-such-repo.git') });
+    await expect(mirror.fetch()).rejects.toBeInstanceOf(UnreachableError);
+    });
   });
 
   it('a remote that never answers times out and the git process is killed', async () => {
     const { url, sockets } = await authServer(() => false);
-    const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'svc-git-cache-'));
-    try {
-      const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
-      const error = await mirror.fetch().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(TimeoutError);
-      expect((error as TimeoutError).message).toBe('git fetch timed out after 500 ms');
-      // The helper that held the connection (git-remote-http) died with the process group.
-      expect(sockets.length).toBeGreaterThan(0);
-      await Promise.all(sockets.map((socket) => (socket.closed ? null : once(socket, 'close'))));
-    } finally {
-      rmSync(cacheDir, { recursive: true, force: true });
-    }
+    await withCacheDir(async (cacheDir) => {
+    const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
+    const error = await mirror.fetch().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).message).toBe('git fetch timed out after 500 ms');
+    // The helper that held the connection (git-remote-http) died with the process group.
+    expect(sockets.length).toBeGreaterThan(0);
+    await Promise.all(sockets.map((socket) => (socket.closed ? null : once(socket, 'close'))));
+    });
   });
 
   it('a push the host refuses (hook) is PushRejectedError and moves nothing', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
-    work.checkout('feature', {}).write('f.txt', 'f\n').commit('f');
-    work.push('feature');
+    work.branch('feature', { 'f.txt': 'f\n' });
     const hook = path.join(host.hostDir, 'hooks', 'pre-receive');
     writeFileSync(hook, '#!/bin/sh\necho "main is protected" >&2\nexit 1\n');
     chmodSync(hook, 0o755);
