@@ -1,0 +1,47 @@
+// The express app factory: everything the API talks to comes in as arguments, so the
+// composition roots (src/main) decide what is real and tests can pass a local cluster.
+import express, { type Express } from 'express';
+import { authenticate } from './auth.js';
+import { errorHandler, unknownRoute } from './errors.js';
+import { projectRoutes, type ProjectStore } from './projects.js';
+import type { TokenVerifier } from './tokens.js';
+
+export interface ApiConfig {
+  /** Namespace (account) of the projects served by this API. */
+  projectNamespace: string;
+  /** Largest accepted JSON body. */
+  bodyLimit?: string;
+}
+
+export interface ApiDependencies {
+  projects: ProjectStore;
+  verifyToken: TokenVerifier;
+  /** True once the informers the routes read from have synced. */
+  isReady: () => boolean;
+  config: ApiConfig;
+  log?: (message: string) => void;
+}
+
+export function createApp(deps: ApiDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
+  app.get('/readyz', (_req, res) => {
+    if (deps.isReady()) res.json({ status: 'ready' });
+    else res.status(503).json({ error: 'not ready: informers have not synced yet' });
+  });
+
+  const v1 = express.Router();
+  // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
+  v1.use(authenticate(deps.verifyToken));
+  v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
+  v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
+  app.use('/v1', v1);
+
+  app.use(unknownRoute);
+  app.use(errorHandler({ log: deps.log }));
+  return app;
+}

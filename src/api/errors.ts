@@ -1,0 +1,56 @@
+// The API's one error type and its one error handler: every failure leaves as
+// `{ "error": message, "code"?: CODE, ...extra }` with the status the SPEC names.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const badRequest = (message: string, extra?: Record<string, unknown>) => new ApiError(400, message, undefined, extra);
+export const notFound = (message: string) => new ApiError(404, message);
+
+export interface ErrorBody { error: string; code?: string; [key: string]: unknown }
+
+export function errorBody(error: ApiError): ErrorBody {
+  return { ...error.extra, error: error.message, ...(error.code ? { code: error.code } : {}) };
+}
+
+/** Express's own errors (bad JSON, body too large) keep their 4xx status; anything else is a 500. */
+function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const e = error as { status?: unknown; type?: unknown; expose?: unknown } | null;
+  if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    if (e.type === 'entity.parse.failed') return new ApiError(400, 'request body is not valid JSON');
+    if (e.type === 'entity.too.large') return new ApiError(413, 'request body is too large');
+    return new ApiError(e.status, (error as Error).message);
+  }
+  return new ApiError(500, 'internal error');
+}
+
+export interface ErrorHandlerOptions {
+  /** Where unexpected (5xx) errors are reported; never sent to the client. */
+  log?: (message: string) => void;
+}
+
+export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHandler {
+  const log = options.log ?? ((message: string) => console.error(message));
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) log(`${req.method} ${req.path}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    res.status(apiError.status).json(errorBody(apiError));
+  };
+}
+
+/** The last route: anything unmatched is a JSON 404. */
+export const unknownRoute: RequestHandler = (req, _res, next) => {
+  next(new ApiError(404, `no route for ${req.method} ${req.path}`));
+};

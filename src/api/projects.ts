@@ -1,0 +1,149 @@
+// Project REST routes (thin) and the pure parts behind them: request validation and the
+// serialized project shape (docs/api.md).
+import { Router } from 'express';
+import { branchNameProblem } from '../git/index.js';
+import { API_VERSION, PROJECT } from '../resources/constants.js';
+import type { Condition } from '../resources/conditions.js';
+import type { Project, ManifestIssue, TriggerError } from '../resources/project.js';
+import { requireAccess } from './auth.js';
+import { canSeeProject } from './authz.js';
+import { badRequest, notFound } from './errors.js';
+
+/** What the project routes need from the cluster (an adapter over the kube client). */
+export interface ProjectStore {
+  /** Projects of one namespace (account). */
+  listProjects(namespace: string): Promise<Project[]>;
+  /** Creates the Project; throws ApiError 409 when the name is taken. */
+  createProject(project: Project): Promise<Project>;
+  /** Normalized trigger entries of the Trigger resources owned by a project, by project uid. */
+  listTriggers(namespace: string): Promise<Map<string, SerializedTrigger[]>>;
+}
+
+export interface ProjectRoutesConfig {
+  /** The namespace (account) where projects are created and listed. */
+  namespace: string;
+}
+
+export type SerializedTrigger = Record<string, unknown> & { slug: string };
+
+export interface SerializedProject {
+  id: string;
+  name: string;
+  namespace: string;
+  repo_url: string;
+  default_branch: string;
+  description: string | null;
+  default_branch_sha: string | null;
+  manifest: { file: string | null; version: number | null; valid: boolean; issues: ManifestIssue[] } | null;
+  triggers: SerializedTrigger[];
+  trigger_errors: TriggerError[];
+  conditions: Condition[];
+  created_at: string | null;
+}
+
+export interface CreateProjectRequest {
+  name: string;
+  repo_url: string;
+  default_branch: string;
+  description?: string;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CREATE_FIELDS = new Set(['name', 'repo_url', 'default_branch', 'description']);
+// Trigger resources are named `<project>-<slug>`; keeping project names short leaves room for slugs.
+const MAX_NAME = 63;
+const MAX_DESCRIPTION = 4096;
+
+/** Validates a create body; throws 400 with every problem named. */
+export function parseCreateProject(body: unknown): CreateProjectRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('request body must be a JSON object with name and repo_url');
+  }
+  const input = body as Record<string, unknown>;
+  const problems: string[] = [];
+  const unknown = Object.keys(input).filter((k) => !CREATE_FIELDS.has(k));
+  if (unknown.length) problems.push(`unknown field(s): ${unknown.join(', ')} (allowed: ${[...CREATE_FIELDS].join(', ')})`);
+  const { name, repo_url: repoUrl, default_branch: branch = 'main', description } = input;
+  if (typeof name !== 'string' || name === '') problems.push('name is required');
+  else if (name.length > MAX_NAME || !DNS_LABEL.test(name)) {
+    problems.push(`name ${JSON.stringify(name)} must be a DNS-1123 label: at most ${MAX_NAME} lower-case letters, digits and '-', starting and ending with a letter or digit`);
+  }
+  if (typeof repoUrl !== 'string' || repoUrl.trim() === '') problems.push('repo_url is required (a git clone URL or an absolute path)');
+  else if (/[\0\r\n]/.test(repoUrl)) problems.push('repo_url must not contain control characters');
+  if (typeof branch !== 'string') problems.push('default_branch must be a string');
+  else {
+    const problem = branchNameProblem(branch);
+    if (problem) problems.push(`default_branch ${JSON.stringify(branch)} is not a valid branch name: ${problem}`);
+  }
+  if (description !== undefined && typeof description !== 'string') problems.push('description must be a string');
+  else if (typeof description === 'string' && description.length > MAX_DESCRIPTION) problems.push(`description is longer than ${MAX_DESCRIPTION} characters`);
+  if (problems.length) throw badRequest(problems.join('; '), { problems });
+  return { name: name as string, repo_url: (repoUrl as string).trim(), default_branch: branch as string, ...(description !== undefined ? { description: description as string } : {}) };
+}
+
+export function projectResource(request: CreateProjectRequest, namespace: string): Project {
+  return {
+    apiVersion: API_VERSION,
+    kind: PROJECT.kind,
+    metadata: { name: request.name, namespace },
+    spec: {
+      repoUrl: request.repo_url,
+      defaultBranch: request.default_branch,
+      ...(request.description !== undefined ? { description: request.description } : {}),
+    },
+  };
+}
+
+export function serializeProject(project: Project, triggers: SerializedTrigger[] = []): SerializedProject {
+  const status = project.status ?? {};
+  const manifest = status.manifest;
+  return {
+    id: project.metadata.uid ?? '',
+    name: project.metadata.name ?? '',
+    namespace: project.metadata.namespace ?? '',
+    repo_url: project.spec.repoUrl,
+    default_branch: project.spec.defaultBranch ?? 'main',
+    description: project.spec.description ?? null,
+    default_branch_sha: status.defaultBranchSha ?? null,
+    manifest: manifest
+      ? { file: manifest.file ?? null, version: manifest.version ?? null, valid: manifest.valid, issues: manifest.issues ?? [] }
+      : null,
+    triggers: [...triggers].sort((a, b) => a.slug.localeCompare(b.slug)),
+    trigger_errors: status.triggerErrors ?? [],
+    conditions: status.conditions ?? [],
+    created_at: project.metadata.creationTimestamp ?? null,
+  };
+}
+
+export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    requireAccess(res, { access: 'write', projectUid: null, unscopedOnly: true });
+    const request = parseCreateProject(req.body);
+    const created = await store.createProject(projectResource(request, config.namespace));
+    res.status(201).json({ project: serializeProject(created) });
+  });
+
+  router.get('/', async (_req, res) => {
+    const principal = requireAccess(res, { access: 'read', projectUid: null });
+    const [projects, triggers] = await Promise.all([store.listProjects(config.namespace), store.listTriggers(config.namespace)]);
+    const visible = projects.filter((p) => canSeeProject(principal, p.metadata.uid ?? ''));
+    visible.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+    res.json({ projects: visible.map((p) => serializeProject(p, triggers.get(p.metadata.uid ?? ''))) });
+  });
+
+  router.get('/:projectId', async (req, res) => {
+    const id = req.params.projectId;
+    if (!UUID.test(id)) throw badRequest(`project id ${JSON.stringify(id)} is not a UUID`);
+    requireAccess(res, { access: 'read', projectUid: id.toLowerCase() });
+    const [projects, triggers] = await Promise.all([store.listProjects(config.namespace), store.listTriggers(config.namespace)]);
+    const project = projects.find((p) => p.metadata.uid?.toLowerCase() === id.toLowerCase());
+    if (!project) throw notFound(`project ${id} not found`);
+    res.json({ project: serializeProject(project, triggers.get(project.metadata.uid ?? '')) });
+  });
+
+  return router;
+}
+
