@@ -26,7 +26,9 @@ export type Condition = z.infer<typeof ConditionSchema>;
 
 export const ConditionsSchema = z
   .array(ConditionSchema)
-  .describe('Observations of the current state; one entry per type, a top-level Ready among them.');
+  .describe('Observations of the current state; one entry per type, a top-level Ready among them.')
+  // A list keyed by type, so that server-side apply and merges treat entries by type.
+  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
 
 /** A condition to set: lastTransitionTime is managed by setCondition. */
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
