@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import type { Project, TriggerEntry } from '../../src/resources/index.js';
+import { desiredTriggers, eventsFor, nextStatus, planTriggers, statusChanged, triggerEntryFromManifest, type Observation } from './desired.js';
+
+const SHA1 = '1'.repeat(40);
+const SHA2 = '2'.repeat(40);
+const T0 = new Date('2026-01-01T00:00:00Z');
+const T1 = new Date('2026-01-01T00:05:00Z');
+
+function project(status?: Project['status'], annotations?: Record<string, string>): Project {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Project',
+    metadata: { name: 'web', namespace: 'default', uid: 'u-1', generation: 1, ...(annotations ? { annotations } : {}) },
+    spec: { repoUrl: '/srv/web.git', defaultBranch: 'main' },
+    ...(status ? { status } : {}),
+  };
+}
+
+const nightly = triggerEntryFromManifest({ slug: 'nightly', type: 'cron', prompt: 'p', cron: '0 0 3 * * *', session_mode: 'REUSE' });
+const hook = triggerEntryFromManifest({ slug: 'on_push', type: 'webhook', prompt_template: 'q', secret_env: 'HOOK', agent_name: 'coder' });
+
+function read(triggers: TriggerEntry[], sha = SHA1, valid = true): Observation {
+  return {
+    kind: 'read', sha, triggers,
+    manifest: { file: 'svc.yaml', version: 2, valid, issues: valid ? [] : [{ path: 'default_agent', message: 'required' }], parsed: true },
+    triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
+  };
+}
+
+describe('triggerEntryFromManifest', () => {
+  it('maps snake_case and aliases to the Trigger spec entry with defaults', () => {
+    expect(nightly).toEqual({ slug: 'nightly', type: 'cron', prompt: 'p', name: 'nightly', agent: 'default', sessionMode: 'reuse', enabled: true, timezone: 'UTC', cron: '0 0 3 * * *' });
+    expect(hook).toMatchObject({ prompt: 'q', secretEnv: 'HOOK', agent: 'coder', sessionMode: 'fresh' });
+  });
+});
+
+describe('desiredTriggers and planTriggers', () => {
+  const desired = desiredTriggers(project(), [nightly, hook]);
+  it('names each trigger <project>-<slug>, owned by the project', () => {
+    expect(desired.map((t) => t.metadata.name)).toEqual(['web-nightly', expect.stringMatching(/^web-on-push-[0-9a-f]{10}$/)]);
+    expect(desired[0]!.metadata.ownerReferences).toEqual([{ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', name: 'web', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(desired[0]!.spec.projectRef).toEqual({ name: 'web' });
+  });
+  it('creates the missing, updates the changed, deletes the extra, and then plans nothing', () => {
+    const stale = { ...desired[0]!, spec: { ...desired[0]!.spec, prompt: 'old' } };
+    const extra = desiredTriggers(project(), [{ ...nightly, slug: 'gone' }])[0]!;
+    const plan = planTriggers([stale, extra], desired);
+    expect(plan.create.map((t) => t.metadata.name)).toEqual([desired[1]!.metadata.name]);
+    expect(plan.update.map((t) => t.metadata.name)).toEqual(['web-nightly']);
+    expect(plan.delete.map((t) => t.metadata.name)).toEqual(['web-gone']);
+    // What the API server returns has other metadata; only spec and the label count.
+    const stored = desired.map((t) => ({ ...t, metadata: { ...t.metadata, uid: 'x', resourceVersion: '9' } }));
+    expect(planTriggers(stored, desired)).toEqual({ create: [], update: [], delete: [] });
+  });
+});
+
+describe('nextStatus', () => {
+  it('records tip, manifest, trigger slugs and errors with Ready True', () => {
+    const status = nextStatus(project(undefined, { 'svc.dev/refresh': 'r1' }), read([nightly, hook]), T0);
+    expect(status).toMatchObject({
+      defaultBranchSha: SHA1, observedGeneration: 1, lastRefreshToken: 'r1', lastRefreshTime: '2026-01-01T00:00:00Z',
+      manifest: { file: 'svc.yaml', version: 2, valid: true, issues: [] },
+      triggers: ['nightly', 'on_push'],
+      triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
+    });
+    const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c]));
+    expect(byType.Ready).toMatchObject({ status: 'True', reason: 'Synced' });
+    expect(byType.RepositoryReachable).toMatchObject({ status: 'True', reason: 'Fetched' });
+    expect(byType.ManifestValid!.message).toContain('1 trigger entry is invalid');
+  });
+
+  it('is idempotent: the same observation later changes nothing', () => {
+    const first = nextStatus(project(), read([nightly]), T0);
+    const second = nextStatus(project(first), read([nightly]), T1);
+    expect(statusChanged(first, second)).toBe(false);
+    expect(eventsFor(first, second, planTriggers([], []))).toEqual([]);
+  });
+
+  it('keeps the last good status when the repository becomes unreachable, and says why', () => {
+    const good = nextStatus(project(), read([nightly]), T0);
+    const bad = nextStatus(project(good), { kind: 'unreachable', reason: 'FetchFailed', message: 'could not fetch /srv/web.git: not found' }, T1);
+    expect(bad).toMatchObject({ defaultBranchSha: SHA1, triggers: ['nightly'], manifest: good.manifest, lastRefreshTime: good.lastRefreshTime });
+    const ready = bad.conditions!.find((c) => c.type === 'Ready')!;
+    expect(ready).toMatchObject({ status: 'False', reason: 'RepositoryUnreachable', lastTransitionTime: '2026-01-01T00:05:00Z' });
+    expect(ready.message).toContain('could not fetch');
+    expect(eventsFor(good, bad, null)).toEqual([{ type: 'Warning', reason: 'RepositoryUnreachable', message: 'could not fetch /srv/web.git: not found' }]);
+  });
+
+  it('says what is wrong with an invalid manifest and a missing one', () => {
+    const invalid = nextStatus(project(), read([], SHA2, false), T0);
+    expect(invalid.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ManifestInvalid' });
+    expect(invalid.conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('default_agent: required');
+    const missing = nextStatus(project(), { kind: 'read', sha: SHA2, manifest: null, triggers: [], triggerErrors: [] }, T0);
+    expect(missing.conditions!.find((c) => c.type === 'ManifestValid')).toMatchObject({ status: 'False', reason: 'ManifestMissing' });
+  });
+});
+
+describe('eventsFor', () => {
+  it('reports the first read, invalid entries and the trigger sync', () => {
+    const after = nextStatus(project(), read([nightly]), T0);
+    const plan = planTriggers([], desiredTriggers(project(), [nightly]));
+    expect(eventsFor(undefined, after, plan).map((e) => `${e.type}/${e.reason}`)).toEqual(['Normal/DefaultBranchRead', 'Warning/InvalidTriggers', 'Normal/TriggersSynced']);
+    expect(eventsFor(undefined, after, plan).at(-1)!.message).toBe('created web-nightly');
+  });
+});

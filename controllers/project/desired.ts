@@ -1,0 +1,206 @@
+// Pure desired-state code of the Project controller: what the Triggers should be, what the
+// status and conditions say, and which Events a change deserves. No I/O here.
+import {
+  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, setCondition, triggerName,
+  type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
+  type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
+} from '../../src/resources/index.js';
+
+/** What one read of the repository found (the reconciler's I/O result). */
+export type Observation =
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' }
+  | { kind: 'branch-missing'; sha: null }
+  | {
+    kind: 'read';
+    sha: string;
+    /** null when the branch has neither svc.yaml nor svc.toml. */
+    manifest: { file: string; version: number | null; valid: boolean; issues: ManifestIssue[]; parsed: boolean } | null;
+    triggers: TriggerEntry[];
+    triggerErrors: TriggerError[];
+  };
+
+export interface ProjectEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
+
+const short = (sha: string) => sha.slice(0, 12);
+
+/** The normalized trigger entry (snake_case, from src/manifest) as a Trigger spec entry. */
+export function triggerEntryFromManifest(entry: Record<string, unknown>): TriggerEntry {
+  const pick = (...keys: string[]) => keys.map((k) => entry[k]).find((v) => v !== undefined && v !== null);
+  const out: Record<string, unknown> = {
+    slug: entry.slug,
+    type: entry.type,
+    prompt: pick('prompt', 'prompt_template'),
+    name: pick('name') ?? entry.slug,
+    agent: pick('agent', 'agent_name') ?? 'default',
+    sessionMode: String(pick('session_mode', 'sessionMode') ?? 'fresh').toLowerCase(),
+    enabled: pick('enabled') ?? true,
+    timezone: pick('timezone') ?? 'UTC',
+  };
+  const optional: [string, unknown][] = [
+    ['model', pick('model')],
+    ['cron', pick('cron', 'schedule')],
+    ['runAt', pick('run_at', 'runAt')],
+    ['secretEnv', pick('secret_env', 'secretEnv')],
+  ];
+  for (const [key, value] of optional) if (value !== undefined) out[key] = value;
+  return out as TriggerEntry;
+}
+
+/** The Trigger resources a project should own for `entries` (one per valid manifest entry). */
+export function desiredTriggers(project: Project, entries: readonly TriggerEntry[]): Trigger[] {
+  const projectName = project.metadata.name!;
+  return entries.map((entry) => ({
+    apiVersion: API_VERSION,
+    kind: TRIGGER.kind,
+    metadata: {
+      name: triggerName(projectName, entry.slug),
+      namespace: project.metadata.namespace,
+      labels: { [LABEL_PROJECT]: projectName },
+      ownerReferences: [controllerReference(project)],
+    },
+    spec: { ...entry, projectRef: { name: projectName } } as TriggerSpec,
+  }));
+}
+
+export interface TriggerPlan {
+  create: Trigger[];
+  /** Existing name -> the spec it should have. */
+  update: Trigger[];
+  delete: Trigger[];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)]));
+  }
+  return value;
+}
+
+/** Makes `existing` (the Triggers the project owns) match `desired` exactly. */
+export function planTriggers(existing: readonly Trigger[], desired: readonly Trigger[]): TriggerPlan {
+  const byName = new Map(existing.map((t) => [t.metadata.name!, t]));
+  const wanted = new Set(desired.map((t) => t.metadata.name!));
+  const plan: TriggerPlan = { create: [], update: [], delete: [] };
+  for (const want of desired) {
+    const have = byName.get(want.metadata.name!);
+    if (!have) plan.create.push(want);
+    else if (!sameJson(have.spec, want.spec) || have.metadata.labels?.[LABEL_PROJECT] !== want.metadata.labels?.[LABEL_PROJECT]) plan.update.push(want);
+  }
+  for (const have of existing) if (!wanted.has(have.metadata.name!)) plan.delete.push(have);
+  return plan;
+}
+
+export function planIsEmpty(plan: TriggerPlan): boolean {
+  return plan.create.length + plan.update.length + plan.delete.length === 0;
+}
+
+/** Whether the reconcile may change the Triggers: only after a successful read of a parsable manifest (or none). */
+export function triggersAreKnown(observation: Observation): boolean {
+  return observation.kind === 'read' && (observation.manifest === null || observation.manifest.parsed);
+}
+
+function condition(type: string, status: Condition['status'], reason: string, message: string, generation?: number): ConditionInput {
+  return { type, status, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+}
+
+function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, branch: string, generation?: number): ConditionInput {
+  const m = observation.manifest;
+  if (!m) {
+    return condition('ManifestValid', 'False', 'ManifestMissing', `branch ${branch} has neither svc.yaml nor svc.toml at ${short(observation.sha)}; add one to declare agents and triggers`, generation);
+  }
+  if (!m.valid) {
+    const first = m.issues.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ');
+    return condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${short(observation.sha)} has ${m.issues.length} issue(s): ${first}; fix them on ${branch}`, generation);
+  }
+  const errors = observation.triggerErrors.length;
+  const note = errors ? `; ${errors} trigger entr${errors === 1 ? 'y is' : 'ies are'} invalid and skipped (see status.triggerErrors)` : '';
+  return condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${short(observation.sha)} is valid${note}`, generation);
+}
+
+/**
+ * The next status for `observation`. An unreachable repository or a missing branch keeps the
+ * last good manifest, triggers and SHA and only says why in the conditions.
+ */
+export function nextStatus(project: Project, observation: Observation, now: Date = new Date()): ProjectStatus {
+  const previous: ProjectStatus = project.status ?? {};
+  const generation = project.metadata.generation;
+  const branch = project.spec.defaultBranch ?? 'main';
+  const refresh = project.metadata.annotations?.['svc.dev/refresh'];
+  let conditions = previous.conditions ?? [];
+  const set = (input: ConditionInput) => { conditions = setCondition(conditions, input, now); };
+  const next: ProjectStatus = { ...previous };
+  if (observation.kind === 'unreachable') {
+    set(condition('RepositoryReachable', 'False', observation.reason, observation.message, generation));
+    if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', 'the repository has not been read yet', generation));
+    set(condition('Ready', 'False', 'RepositoryUnreachable', `${observation.message}; the last known manifest and triggers are kept`, generation));
+  } else if (observation.kind === 'branch-missing') {
+    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${project.spec.repoUrl}`, generation));
+    if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', `branch ${branch} does not exist yet`, generation));
+    set(condition('Ready', 'False', 'DefaultBranchNotFound', `the repository has no branch ${branch}; push it or change spec.defaultBranch (triggers are kept)`, generation));
+  } else {
+    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${project.spec.repoUrl}`, generation));
+    const manifest = manifestCondition(observation, branch, generation);
+    set(manifest);
+    next.defaultBranchSha = observation.sha;
+    const m = observation.manifest;
+    next.manifest = m ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues } as ManifestStatus : { valid: false, issues: [] };
+    if (triggersAreKnown(observation)) {
+      next.triggers = observation.triggers.map((t) => t.slug).sort();
+      next.triggerErrors = observation.triggerErrors;
+    }
+    const count = next.triggers?.length ?? 0;
+    if (manifest.status === 'True') {
+      set(condition('Ready', 'True', 'Synced', `${count} trigger(s) synced from ${m!.file} at ${short(observation.sha)} of ${branch}`, generation));
+    } else {
+      set(condition('Ready', 'False', manifest.reason, manifest.message, generation));
+    }
+  }
+  next.conditions = conditions;
+  if (generation !== undefined) next.observedGeneration = generation;
+  if (refresh !== undefined) next.lastRefreshToken = refresh;
+  // Stamped only when something else changed, so a reconcile that finds nothing new writes nothing.
+  const { lastRefreshTime: _ignored, ...rest } = next;
+  const { lastRefreshTime: _previous, ...previousRest } = previous;
+  if (!sameJson(rest, previousRest) && observation.kind === 'read') next.lastRefreshTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return next;
+}
+
+export function statusChanged(previous: ProjectStatus | undefined, next: ProjectStatus): boolean {
+  return !sameJson(previous ?? {}, next);
+}
+
+/** Events worth a line in `kubectl describe project` for the change from `before` to `after`. */
+export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatus, plan: TriggerPlan | null): ProjectEvent[] {
+  const events: ProjectEvent[] = [];
+  const was = (type: string) => getCondition(before?.conditions, type);
+  const now = (type: string) => getCondition(after.conditions, type);
+  const changed = (type: string) => was(type)?.status !== now(type)?.status || was(type)?.reason !== now(type)?.reason || was(type)?.message !== now(type)?.message;
+
+  const reach = now('RepositoryReachable');
+  if (reach?.status === 'False' && changed('RepositoryReachable')) events.push({ type: 'Warning', reason: 'RepositoryUnreachable', message: reach.message });
+  if (reach?.status === 'True' && was('RepositoryReachable')?.status === 'False') events.push({ type: 'Normal', reason: 'RepositoryReachable', message: 'the repository is reachable again' });
+  if (after.defaultBranchSha && after.defaultBranchSha !== before?.defaultBranchSha) {
+    events.push({ type: 'Normal', reason: 'DefaultBranchRead', message: `read the default branch at ${short(after.defaultBranchSha)}` });
+  }
+  const manifest = now('ManifestValid');
+  if (manifest?.status === 'False' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
+  if (manifest?.status === 'True' && was('ManifestValid')?.status === 'False') events.push({ type: 'Normal', reason: 'ManifestValid', message: manifest.message });
+  if (after.triggerErrors?.length && !sameJson(before?.triggerErrors ?? [], after.triggerErrors)) {
+    const list = after.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join(', ')}`).join('; ');
+    events.push({ type: 'Warning', reason: 'InvalidTriggers', message: `invalid trigger entries skipped: ${list}` });
+  }
+  if (plan && !planIsEmpty(plan)) {
+    const parts = [
+      plan.create.length ? `created ${plan.create.map((t) => t.metadata.name).join(', ')}` : '',
+      plan.update.length ? `updated ${plan.update.map((t) => t.metadata.name).join(', ')}` : '',
+      plan.delete.length ? `deleted ${plan.delete.map((t) => t.metadata.name).join(', ')}` : '',
+    ].filter(Boolean);
+    events.push({ type: 'Normal', reason: 'TriggersSynced', message: parts.join('; ') });
+  }
+  return events;
+}
