@@ -4,7 +4,7 @@ import { access, mkdir, mkdtemp, readdir, rename, rm, unlink } from 'node:fs/pro
 import path from 'node:path';
 import {
   BaseMovedError, BranchExistsError, ConflictError, GitError, HeadMovedError, InvalidRefError,
-  InvalidRemoteError, NothingToMergeError, PushRejectedError, RefNotFoundError,
+  NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
 import { runGit, type RunOptions, type RunResult } from './exec.js';
 import { parseRawNumstat, type DiffFile } from './diffparse.js';
@@ -83,6 +83,8 @@ export interface MergeResult {
 const writeLocks = new KeyedMutex();
 /** Mirror dir -> time of the last successful fetch (0 = invalidated). Shared by every handle on a dir. */
 const lastFetch = new Map<string, number>();
+/** Mirror dir -> a forced fetch waiting for the lock (not started yet). */
+const queuedForcedFetch = new Map<string, Promise<void>>();
 
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 // Applied to every call: auto-gc runs inside the (locked, timed) fetch rather than detached.
@@ -104,8 +106,8 @@ export class Mirror {
   private emptyTree: Promise<string> | null = null;
 
   constructor(options: MirrorOptions) {
-    if (!PROJECT_ID.test(options.projectId)) throw new InvalidRemoteError(options.projectId, 'project id must be 1-128 of [A-Za-z0-9._-]');
-    if (!path.isAbsolute(options.cacheDir)) throw new InvalidRemoteError(options.cacheDir, 'cacheDir must be absolute');
+    if (!PROJECT_ID.test(options.projectId)) throw new TypeError(`git mirror: project id '${options.projectId}' must be 1-128 of [A-Za-z0-9._-]`);
+    if (!path.isAbsolute(options.cacheDir)) throw new TypeError(`git mirror: cacheDir '${options.cacheDir}' must be absolute`);
     this.dir = path.join(options.cacheDir, `${options.projectId}.git`);
     this.remote = parseRemote(options.url, options.credentials);
     this.timeoutMs = options.timeoutMs ?? 30_000;
@@ -128,11 +130,27 @@ export class Mirror {
    * starts after the call (SPEC §4.1 rule 7).
    */
   async fetch(options: { force?: boolean } = {}): Promise<void> {
-    if (!options.force && this.isFresh()) return;
+    if (options.force) return this.forcedFetch();
+    if (this.isFresh()) return;
     await this.locked(async () => {
       if (!options.force && this.isFresh()) return; // another caller fetched while we waited
       await this.fetchLocked();
     });
+  }
+
+  /**
+   * Forced fetches asked for before one has started share it: it still begins after
+   * every one of those calls (so each sees pushes that landed before it asked).
+   */
+  private forcedFetch(): Promise<void> {
+    const queued = queuedForcedFetch.get(this.dir);
+    if (queued) return queued;
+    const fetching = this.locked(async () => {
+      queuedForcedFetch.delete(this.dir); // started: later callers need a fetch of their own
+      await this.fetchLocked();
+    });
+    queuedForcedFetch.set(this.dir, fetching);
+    return fetching;
   }
 
   /** Marks the mirror stale: the next `fetch()` goes to the host. */

@@ -125,6 +125,46 @@ describe('credentials', () => {
   });
 });
 
+describe('environment', () => {
+  it('inherited GIT_* variables and user config do not reach the mirror', async () => {
+    ({ host } = seededHost());
+    const tip = host.tip('main');
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      GIT_DIR: '/nonexistent', GIT_OBJECT_DIRECTORY: '/nonexistent/objects', GIT_INDEX_FILE: '/nonexistent/index',
+      GIT_CONFIG_PARAMETERS: "'credential.helper'='store'",
+    });
+    try {
+      const mirror = host.mirror();
+      await mirror.fetch();
+      expect(await mirror.resolveBranch('main')).toBe(tip);
+    } finally {
+      for (const key of ['GIT_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_INDEX_FILE', 'GIT_CONFIG_PARAMETERS']) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    }
+  });
+
+  it('forced fetches asked for together share one fetch that sees every earlier push', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const mirror = host.mirror();
+    await mirror.fetch();
+    work.write('late.txt', 'late\n').commit('late');
+    work.push('main');
+    writeFileSync(argvLog, '');
+
+    await Promise.all(Array.from({ length: 10 }, () => host!.mirror().fetch({ force: true })));
+    expect(await mirror.resolveBranch('main')).toBe(host.tip('main'));
+    const fetches = readFileSync(argvLog, 'utf8').split('\n').filter((line) => / fetch /.test(line));
+    expect(fetches).toHaveLength(1);
+
+    await mirror.fetch({ force: true }); // asked after that one finished: a fetch of its own
+    expect(readFileSync(argvLog, 'utf8').split('\n').filter((line) => / fetch /.test(line))).toHaveLength(2);
+  });
+});
+
 describe('remote failures', () => {
   it('an unreachable remote is UnreachableError', async () => {
     await withCacheDir(async (cacheDir) => {
