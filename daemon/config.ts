@@ -1,0 +1,139 @@
+// svc-agent configuration: the injected sandbox environment (SPEC §2.6) plus the local knobs of
+// issue 5 (workspace, engine home/port/command) and supervision tunables. Validated once at start.
+import path from 'node:path';
+import { splitWords } from './words.js';
+
+export class ConfigError extends Error {}
+
+export interface RestartPolicy {
+  /** restarts allowed inside `windowMs` before the engine is declared failed */
+  maxRestarts: number;
+  windowMs: number;
+  /** first backoff; doubled per restart in the window, capped at `maxBackoffMs` */
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+export interface AgentConfig {
+  projectId: string;
+  sessionId: string;
+  branch: string;
+  baseRef: string | undefined;
+  repoUrl: string | undefined;
+  apiUrl: string | undefined;
+  sandboxToken: string;
+  serviceHost: string;
+  /** 0 picks a free port (printed on stdout) */
+  servicePort: number;
+  workspace: string;
+  engineHome: string;
+  enginePort: number;
+  engineCommand: string[];
+  autoClone: boolean;
+  bootstrapSession: boolean;
+  agentName: string | undefined;
+  engineModel: string | undefined;
+  initialPrompt: string | undefined;
+  restart: RestartPolicy;
+  engineBootTimeoutMs: number;
+}
+
+export const DEFAULT_ENGINE_COMMAND = 'opencode serve --hostname 127.0.0.1 --port {port}';
+const REQUIRED = ['SVC_PROJECT_ID', 'SVC_SESSION_ID', 'SVC_SANDBOX_TOKEN'] as const;
+// A branch name git accepts and that needs no quoting anywhere (session ids are UUIDs).
+const BRANCH_PATTERN = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*\.lock$)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
+
+type Env = Record<string, string | undefined>;
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function port(env: Env, name: string, fallback: number, allowZero: boolean): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  const n = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n <= 65535 && (n >= 1 || (allowZero && n === 0)))) {
+    throw new ConfigError(`${name} must be a port number ${allowZero ? '0' : '1'}..65535, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+function absolutePath(env: Env, name: string, fallback: string): string {
+  const p = value(env, name) ?? fallback;
+  if (!path.isAbsolute(p)) throw new ConfigError(`${name} must be an absolute path, got ${JSON.stringify(p)}`);
+  return path.resolve(p);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = value(env, name);
+  if (raw === undefined || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got ${JSON.stringify(raw)}`);
+}
+
+/** A repository URL that needs no credential: a local path or file:// URL. */
+export function isLocalRepoUrl(url: string): boolean {
+  return url.startsWith('/') || url.startsWith('file://') || url.startsWith('./') || url.startsWith('../');
+}
+
+export function loadConfig(env: Env): AgentConfig {
+  const missing = REQUIRED.filter((name) => value(env, name) === undefined);
+  if (missing.length > 0) throw new ConfigError(`missing required environment: ${missing.join(', ')}`);
+  const sessionId = value(env, 'SVC_SESSION_ID')!;
+  const branch = value(env, 'SVC_BRANCH_NAME') ?? sessionId;
+  if (!BRANCH_PATTERN.test(branch)) throw new ConfigError(`SVC_BRANCH_NAME is not a usable branch name: ${JSON.stringify(branch)}`);
+  const autoClone = flag(env, 'SVC_PROJECT_AUTO_CLONE');
+  const repoUrl = value(env, 'SVC_REPO_URL');
+  const apiUrl = value(env, 'SVC_API_URL')?.replace(/\/+$/, '');
+  if (autoClone && repoUrl === undefined) throw new ConfigError('SVC_PROJECT_AUTO_CLONE=1 needs SVC_REPO_URL');
+  if (autoClone && repoUrl !== undefined && !isLocalRepoUrl(repoUrl) && apiUrl === undefined) {
+    throw new ConfigError('SVC_PROJECT_AUTO_CLONE=1 with a remote SVC_REPO_URL needs SVC_API_URL (for the clone credential)');
+  }
+  if (apiUrl !== undefined && !/^https?:\/\//.test(apiUrl)) throw new ConfigError(`SVC_API_URL must be an http(s) URL, got ${JSON.stringify(apiUrl)}`);
+  const enginePort = port(env, 'SVC_ENGINE_PORT', 4096, false);
+  let engineCommand: string[];
+  try {
+    engineCommand = splitWords(value(env, 'SVC_ENGINE_COMMAND') ?? DEFAULT_ENGINE_COMMAND).map((w) => w.replaceAll('{port}', String(enginePort)));
+  } catch (err) {
+    throw new ConfigError(`SVC_ENGINE_COMMAND: ${(err as Error).message}`);
+  }
+  if (engineCommand.length === 0) throw new ConfigError('SVC_ENGINE_COMMAND is empty');
+  const servicePort = port(env, 'SVC_SERVICE_PORT', 8000, true);
+  if (servicePort === enginePort) throw new ConfigError('SVC_SERVICE_PORT and SVC_ENGINE_PORT must differ');
+  return {
+    projectId: value(env, 'SVC_PROJECT_ID')!,
+    sessionId,
+    branch,
+    baseRef: value(env, 'SVC_BASE_REF') ?? value(env, 'SVC_DEFAULT_BRANCH'),
+    repoUrl,
+    apiUrl,
+    sandboxToken: value(env, 'SVC_SANDBOX_TOKEN')!,
+    serviceHost: value(env, 'SVC_SERVICE_HOST') ?? '0.0.0.0',
+    servicePort,
+    workspace: absolutePath(env, 'SVC_WORKSPACE', '/workspace'),
+    engineHome: absolutePath(env, 'SVC_ENGINE_HOME', '/opt/svc/home'),
+    enginePort,
+    engineCommand,
+    autoClone,
+    bootstrapSession: flag(env, 'SVC_BOOTSTRAP_ENGINE_SESSION'),
+    agentName: value(env, 'SVC_AGENT_NAME'),
+    engineModel: value(env, 'SVC_ENGINE_MODEL'),
+    initialPrompt: value(env, 'SVC_INITIAL_PROMPT'),
+    restart: {
+      maxRestarts: positiveInt(env, 'SVC_ENGINE_MAX_RESTARTS', 5),
+      windowMs: positiveInt(env, 'SVC_ENGINE_RESTART_WINDOW_MS', 600_000),
+      backoffMs: positiveInt(env, 'SVC_ENGINE_RESTART_BACKOFF_MS', 1_000),
+      maxBackoffMs: positiveInt(env, 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 30_000),
+    },
+    engineBootTimeoutMs: positiveInt(env, 'SVC_ENGINE_BOOT_TIMEOUT_MS', 60_000),
+  };
+}

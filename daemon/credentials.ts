@@ -1,0 +1,120 @@
+// Git credentials for the session repository. git asks a credential helper (credential-helper.ts),
+// which asks this broker over a unix socket only the sandbox can reach; the broker fetches a
+// short-lived credential from the API (SPEC §4.4) and refetches it once expired. The credential
+// never lands in the remote URL, a file, argv or a log.
+import net from 'node:net';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
+
+export interface CredentialSource {
+  apiUrl: string;
+  projectId: string;
+  sandboxToken: string;
+  /** the repository URL whose protocol and host the credential is for */
+  repoUrl: string;
+}
+
+/** Parses git's credential protocol (key=value lines). */
+export function parseCredentialRequest(text: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) fields.set(line.slice(0, eq), line.slice(eq + 1));
+  }
+  return fields;
+}
+
+export class CredentialBroker {
+  private cached: CloneCredential | null = null;
+  private inflight: Promise<CloneCredential> | null = null;
+  private server: net.Server | null = null;
+  private readonly repo: URL;
+  /** how many times a credential was fetched from the API (shown in health as a counter) */
+  fetches = 0;
+
+  constructor(private readonly source: CredentialSource, private readonly socketPath: string) {
+    this.repo = new URL(source.repoUrl);
+  }
+
+  /** The value for git's `credential.helper`: runs the helper with this broker's socket. */
+  helperCommand(): string {
+    const helper = fileURLToPath(new URL('./credential-helper.js', import.meta.url));
+    return `!${shellQuote(process.execPath)} ${shellQuote(helper)} ${shellQuote(this.socketPath)}`;
+  }
+
+  async listen(): Promise<void> {
+    mkdirSync(path.dirname(this.socketPath), { recursive: true, mode: 0o700 });
+    rmSync(this.socketPath, { force: true });
+    this.server = net.createServer((socket) => this.serve(socket));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.socketPath, () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    rmSync(this.socketPath, { force: true });
+  }
+
+  /** A valid credential, fetched from the API when none is cached or the cached one expired. */
+  async credential(): Promise<CloneCredential> {
+    if (this.cached && !cloneCredentialExpired(this.cached)) return this.cached;
+    this.inflight ??= this.fetch().finally(() => { this.inflight = null; });
+    return this.inflight;
+  }
+
+  private async fetch(): Promise<CloneCredential> {
+    const url = `${this.source.apiUrl}/projects/${encodeURIComponent(this.source.projectId)}/git/clone-credential`;
+    const res = await fetch(url, { headers: { authorization: `Bearer ${this.source.sandboxToken}`, accept: 'application/json' } });
+    if (res.status !== 200) throw new Error(`clone credential: GET ${url} answered ${res.status}`);
+    const credential = parseCloneCredential(await res.json().catch(() => null));
+    this.fetches++;
+    this.cached = credential;
+    return credential;
+  }
+
+  private matchesRepo(fields: Map<string, string>): boolean {
+    const protocol = this.repo.protocol.replace(/:$/, '');
+    return fields.get('protocol') === protocol && fields.get('host') === this.repo.host;
+  }
+
+  private serve(socket: net.Socket): void {
+    let input = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      input += chunk;
+      if (input.length > 64 * 1024) socket.destroy();
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('end', () => {
+      const newline = input.indexOf('\n');
+      const operation = input.slice(0, newline);
+      const fields = parseCredentialRequest(input.slice(newline + 1));
+      void this.answer(operation, fields).then((reply) => socket.end(reply), () => socket.end(''));
+    });
+  }
+
+  private async answer(operation: string, fields: Map<string, string>): Promise<string> {
+    if (!this.matchesRepo(fields)) return '';
+    if (operation === 'erase') {
+      // git says the credential was rejected: forget it so the next request fetches a new one
+      this.cached = null;
+      return '';
+    }
+    if (operation !== 'get') return '';
+    try {
+      const c = await this.credential();
+      return `username=${c.username}\npassword=${c.password}\n`;
+    } catch (err) {
+      process.stderr.write(`svc-agent: ${(err as Error).message}\n`);
+      return '';
+    }
+  }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,207 @@
+// Supervises the agent engine (opencode, or the command in SVC_ENGINE_COMMAND): starts it with its
+// password and config dir, waits until it answers 200 with the password and 401 without, restarts
+// it with exponential backoff when it exits, and gives up (state `failed`) after too many restarts
+// in the window. Health keeps being served in every state.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { RestartPolicy } from './config.js';
+
+export type EngineState = 'stopped' | 'booting' | 'ready' | 'restarting' | 'failed';
+
+export interface EngineExit { code: number | null; signal: string | null; at: string }
+
+export interface EngineLaunch {
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+export interface SupervisorOptions {
+  port: number;
+  restart: RestartPolicy;
+  bootTimeoutMs: number;
+  /** builds command, cwd and env for each start (the env can change between starts) */
+  launch: () => EngineLaunch;
+}
+
+/** Basic-auth user name opencode expects with OPENCODE_SERVER_PASSWORD. */
+export const ENGINE_USER = 'opencode';
+
+export class EngineSupervisor {
+  readonly password = randomBytes(24).toString('base64url');
+  readonly authorization: string;
+  state: EngineState = 'stopped';
+  restarts = 0;
+  lastExit: EngineExit | null = null;
+  lastError: string | null = null;
+  private child: ChildProcess | null = null;
+  private crashes: number[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private generation = 0;
+  private readonly readyListeners: Array<() => void> = [];
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.authorization = `Basic ${Buffer.from(`${ENGINE_USER}:${this.password}`).toString('base64')}`;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.options.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  onReady(listener: () => void): void {
+    this.readyListeners.push(listener);
+  }
+
+  start(): void {
+    if (this.state === 'booting' || this.state === 'ready') return;
+    this.clearTimer();
+    this.spawnEngine();
+  }
+
+  /** Stops the engine and starts it again (not counted as a crash). */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.crashes = [];
+    this.spawnEngine();
+  }
+
+  async stop(): Promise<void> {
+    this.clearTimer();
+    this.generation++;
+    const child = this.child;
+    this.child = null;
+    this.state = 'stopped';
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      killGroup(child, 'SIGTERM');
+      const forced = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(forced);
+    }
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private spawnEngine(): void {
+    const generation = ++this.generation;
+    this.state = 'booting';
+    let launch: EngineLaunch;
+    try {
+      launch = this.options.launch();
+    } catch (err) {
+      this.fail(`cannot start the engine: ${(err as Error).message}`);
+      return;
+    }
+    const [command, ...args] = launch.command as [string, ...string[]];
+    const child = spawn(command, args, {
+      cwd: launch.cwd,
+      env: { ...launch.env, OPENCODE_SERVER_PASSWORD: this.password },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so its children go with it
+    });
+    this.child = child;
+    const relay = (prefix: string) => (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) if (line) process.stderr.write(`[engine${prefix}] ${line}\n`);
+    };
+    child.stdout!.on('data', relay(''));
+    child.stderr!.on('data', relay(':err'));
+    child.on('error', (err) => {
+      this.lastError = `cannot start ${command}: ${err.message}`;
+    });
+    child.on('close', (code, signal) => {
+      if (generation !== this.generation) return; // stopped on purpose
+      this.child = null;
+      this.lastExit = { code, signal, at: new Date().toISOString() };
+      this.scheduleRestart();
+    });
+    void this.waitReady(generation, child);
+  }
+
+  private async waitReady(generation: number, child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + this.options.bootTimeoutMs;
+    while (generation === this.generation && this.child === child) {
+      if (await this.answersWithPassword()) {
+        if (generation !== this.generation) return;
+        this.state = 'ready';
+        this.lastError = null;
+        for (const listener of this.readyListeners) listener();
+        return;
+      }
+      if (Date.now() > deadline) {
+        this.lastError = `engine not ready after ${this.options.bootTimeoutMs} ms`;
+        killGroup(child, 'SIGKILL');
+        return;
+      }
+      await sleep(100);
+    }
+  }
+
+  /** Readiness: 200 on /global/health with the password and 401 without. */
+  private async answersWithPassword(): Promise<boolean> {
+    try {
+      const url = `${this.baseUrl}/global/health`;
+      const withPassword = await fetch(url, { headers: { authorization: this.authorization }, signal: AbortSignal.timeout(2_000) });
+      await withPassword.body?.cancel();
+      if (withPassword.status !== 200) return false;
+      const without = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await without.body?.cancel();
+      return without.status === 401;
+    } catch {
+      return false;
+    }
+  }
+
+  private scheduleRestart(): void {
+    const now = Date.now();
+    const { maxRestarts, windowMs, backoffMs, maxBackoffMs } = this.options.restart;
+    this.crashes = this.crashes.filter((t) => now - t < windowMs);
+    this.crashes.push(now);
+    if (this.crashes.length > maxRestarts) {
+      this.fail(`engine exited ${this.crashes.length} times within ${windowMs} ms; giving up`);
+      return;
+    }
+    this.state = 'restarting';
+    this.restarts++;
+    const delay = Math.min(backoffMs * 2 ** (this.crashes.length - 1), maxBackoffMs);
+    this.timer = setTimeout(() => { this.timer = null; this.spawnEngine(); }, delay);
+  }
+
+  private fail(reason: string): void {
+    this.state = 'failed';
+    this.lastError = reason;
+    process.stderr.write(`svc-agent: ${reason}\n`);
+  }
+
+  /** A call to the engine with its password. */
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    return { status: res.status, body: parsed };
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

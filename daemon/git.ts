@@ -1,0 +1,137 @@
+// The session workspace: clone, branch checkout, refresh (fast-forward only) and status for health.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+export interface GitResult { code: number; stdout: string; stderr: string }
+
+export class GitError extends Error {}
+
+/** Removes user:password@ from URLs in text so nothing secret reaches a log or a response. */
+export function redactUrls(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
+}
+
+export interface WorkspaceOptions {
+  workspace: string;
+  branch: string;
+  baseRef: string | undefined;
+  repoUrl: string | undefined;
+  sessionId: string;
+  agentName: string | undefined;
+  /** value of credential.helper for the repository, when the remote needs a credential */
+  credentialHelper: string | undefined;
+}
+
+export type RefreshOutcome =
+  | { outcome: 'fast-forwarded'; from: string; to: string }
+  | { outcome: 'up-to-date'; commit: string }
+  | { outcome: 'diverged'; local: string; remote: string }
+  | { outcome: 'blocked'; local: string; remote: string; reason: string };
+
+export class Workspace {
+  constructor(private readonly options: WorkspaceOptions) {}
+
+  git(args: string[], allowFailure = false): Promise<GitResult> {
+    const helperConfig = this.options.credentialHelper === undefined
+      ? []
+      : ['-c', 'credential.helper=', '-c', `credential.helper=${this.options.credentialHelper}`];
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', [...helperConfig, ...args], {
+        cwd: existsSync(this.options.workspace) ? this.options.workspace : '/',
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.on('error', reject);
+      child.on('close', (code) => {
+        const result = { code: code ?? 1, stdout, stderr: redactUrls(stderr) };
+        if (result.code !== 0 && !allowFailure) {
+          reject(new GitError(`git ${args[0]} failed (exit ${result.code}): ${result.stderr.trim()}`));
+        } else resolve(result);
+      });
+    });
+  }
+
+  isRepository(): boolean {
+    return existsSync(path.join(this.options.workspace, '.git'));
+  }
+
+  /** Clones into an empty workspace (or reuses an earlier clone), configures it and checks out the session branch. */
+  async prepare(): Promise<void> {
+    const { workspace, repoUrl, branch } = this.options;
+    const fresh = !this.isRepository();
+    if (fresh) {
+      if (!repoUrl) throw new GitError('no repository to clone (SVC_REPO_URL is not set)');
+      mkdirSync(workspace, { recursive: true });
+      if (readdirSync(workspace).length > 0) throw new GitError(`workspace ${workspace} is not empty and not a git repository`);
+      await this.git(['clone', '--quiet', '--no-checkout', '--', repoUrl, workspace]);
+    }
+    await this.configure();
+    const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
+    const hasLocal = (await this.git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], true)).code === 0;
+    if (!fresh && current === branch && hasLocal) return; // an earlier boot set it up: keep local work
+    if (hasLocal) {
+      // -f after a --no-checkout clone: populate the still-empty working tree
+      await this.git(['checkout', '--quiet', ...(fresh ? ['-f'] : []), branch]);
+      return;
+    }
+    const upstream = (await this.git(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}`], true)).code === 0;
+    if (upstream) {
+      await this.git(['checkout', '--quiet', '-b', branch, '--track', `origin/${branch}`]);
+      return;
+    }
+    const base = await this.resolveBase();
+    await this.git(['checkout', '--quiet', '-b', branch, base]);
+    await this.git(['push', '--quiet', '--set-upstream', 'origin', `refs/heads/${branch}:refs/heads/${branch}`]);
+  }
+
+  private async resolveBase(): Promise<string> {
+    const candidates = [];
+    const base = this.options.baseRef;
+    if (base) candidates.push(`refs/remotes/origin/${base.replace(/^refs\/heads\//, '')}`, base);
+    candidates.push('refs/remotes/origin/HEAD');
+    for (const ref of candidates) {
+      const r = await this.git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], true);
+      if (r.code === 0) return r.stdout.trim();
+    }
+    throw new GitError(`the session branch does not exist upstream and the base ref ${JSON.stringify(base ?? '(unset)')} was not found`);
+  }
+
+  private async configure(): Promise<void> {
+    const { sessionId, agentName, credentialHelper } = this.options;
+    await this.git(['config', 'user.name', agentName ? `svc agent (${agentName})` : 'svc agent']);
+    await this.git(['config', 'user.email', `session-${sessionId}@svc.invalid`]);
+    // The agent's own `git push` must also ask the daemon: reset inherited helpers, then ours.
+    await this.git(['config', '--unset-all', 'credential.helper'], true);
+    if (credentialHelper !== undefined) {
+      await this.git(['config', '--add', 'credential.helper', '']);
+      await this.git(['config', '--add', 'credential.helper', credentialHelper]);
+    }
+  }
+
+  /** Pulls the session branch, fast-forward only. A diverged or blocked workspace is left untouched. */
+  async refresh(): Promise<RefreshOutcome> {
+    const { branch } = this.options;
+    await this.git(['fetch', '--quiet', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
+    const local = (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
+    const remote = (await this.git(['rev-parse', `refs/remotes/origin/${branch}`])).stdout.trim();
+    if (local === remote) return { outcome: 'up-to-date', commit: local };
+    if ((await this.git(['merge-base', '--is-ancestor', remote, local], true)).code === 0) return { outcome: 'up-to-date', commit: local };
+    if ((await this.git(['merge-base', '--is-ancestor', local, remote], true)).code !== 0) return { outcome: 'diverged', local, remote };
+    const merged = await this.git(['merge', '--ff-only', '--quiet', remote], true);
+    if (merged.code !== 0) return { outcome: 'blocked', local, remote, reason: merged.stderr.trim() };
+    return { outcome: 'fast-forwarded', from: local, to: remote };
+  }
+
+  /** Branch and commit for health; nulls when the workspace is not a repository (yet). */
+  async status(): Promise<{ branch: string | null; commit: string | null }> {
+    if (!this.isRepository()) return { branch: null, commit: null };
+    const r = await this.git(['rev-parse', '--abbrev-ref', 'HEAD', 'HEAD'], true);
+    const [branch, commit] = r.stdout.trim().split('\n');
+    return { branch: r.code === 0 ? branch ?? null : null, commit: r.code === 0 ? commit ?? null : null };
+  }
+}

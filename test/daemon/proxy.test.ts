@@ -1,0 +1,253 @@
+// svc-agent as a process with the fixture engine: authentication of the context header, the
+// engine proxy, /proxy/{port} (HTTP, SSE, WebSocket), the root session, /svc/abort and /svc/env.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { encodeContextHeader } from '../../src/lib/context-header.js';
+import {
+  SESSION_ID, TOKEN, cleanupArtifacts, readCalls, sign, signed, startDaemon, tempDir, type DaemonProcess,
+} from './harness.js';
+
+type Echo = { url: string; method: string; body: string; headers: Record<string, string | undefined> };
+type Env = Record<string, string | undefined>;
+const json = async <T>(res: Response | Promise<Response>): Promise<T> => (await (await res).json()) as T;
+
+let daemon: DaemonProcess;
+let home: string;
+let workspace: string;
+let app: http.Server;
+let appPort: number;
+let wss: WebSocketServer;
+
+beforeAll(async () => {
+  workspace = tempDir('ws');
+  home = tempDir('home');
+  // a test app inside the "sandbox": echoes requests, streams SSE, echoes WebSocket messages
+  app = http.createServer((req, res) => {
+    if (req.url === '/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      const timer = setInterval(() => res.write('data: tick\n\n'), 50);
+      req.on('close', () => clearInterval(timer));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ url: req.url, method: req.method, headers: req.headers, body: Buffer.concat(chunks).toString() }));
+    });
+  });
+  wss = new WebSocketServer({ server: app });
+  wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo:${data.toString()}`)));
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  appPort = (app.address() as AddressInfo).port;
+  daemon = await startDaemon({ workspace, home }, {
+    SVC_BOOTSTRAP_ENGINE_SESSION: '1',
+    SVC_AGENT_NAME: 'reviewer',
+    SVC_ENGINE_MODEL: 'anthropic/claude-test',
+    SVC_INITIAL_PROMPT: 'fix the flaky test',
+  });
+  await daemon.waitFor((h) => h.engine.state === 'ready' && h.engine.initial_prompt_sent_at !== null, 'engine ready and prompt sent');
+});
+
+afterAll(async () => {
+  await daemon?.stop();
+  wss?.close();
+  app?.closeAllConnections();
+  app?.close();
+  rmSync(workspace, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
+  cleanupArtifacts();
+});
+
+describe('health', () => {
+  it('reports daemon, engine and root session without any secret', async () => {
+    const res = await fetch(`${daemon.url}/svc/health`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const health = JSON.parse(text);
+    expect(health.status).toBe('ok');
+    expect(health.daemon.state).toBe('ready');
+    expect(health.engine).toMatchObject({ state: 'ready', restarts: 0, root_session_id: 'ses_fixture_1' });
+    expect(text).not.toContain(TOKEN);
+    const env = await json<Env>(fetch(`${daemon.url}/fixture/env`, signed()));
+    expect(text).not.toContain(env.OPENCODE_SERVER_PASSWORD);
+  });
+});
+
+describe('context header', () => {
+  it('a signed request reaches the engine with the engine password, without the header', async () => {
+    const res = await fetch(`${daemon.url}/global/health`, signed('engine'));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ healthy: true, version: 'fixture' });
+    const echo = await json<Echo>(fetch(`${daemon.url}/fixture/echo`, signed('*', { headers: { authorization: 'Bearer user-supplied' } })));
+    expect(echo.headers['x-svc-user-context']).toBeUndefined();
+    expect(echo.headers.authorization).toMatch(/^Basic /);
+  });
+
+  const refused: Array<[string, () => Record<string, string>]> = [
+    ['no header', () => ({})],
+    ['a tampered payload', () => {
+      const [v, payload, sig] = sign().split('.');
+      const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+      claims.sub = 'someone-else';
+      return { 'x-svc-user-context': `${v}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${sig}` };
+    }],
+    ['a wrong key', () => ({ 'x-svc-user-context': sign('*', { key: 'another-token' }) })],
+    ['an expired header', () => ({ 'x-svc-user-context': sign('*', { now: Math.floor(Date.now() / 1000) - 400, ttlSeconds: 60 }) })],
+    ['a header from the future', () => ({ 'x-svc-user-context': sign('*', { now: Math.floor(Date.now() / 1000) + 120 }) })],
+    ['a wrong session', () => ({ 'x-svc-user-context': sign('*', { sid: 'another-session' }) })],
+    ['a lifetime over 300 s', () => {
+      const now = Math.floor(Date.now() / 1000);
+      return { 'x-svc-user-context': encodeContextHeader(TOKEN, { sub: 'u', sid: SESSION_ID, scope: '*', iat: now, exp: now + 301, nonce: 'n-long' }) };
+    }],
+    ['a proxy scope on an engine path', () => ({ 'x-svc-user-context': sign('proxy') })],
+    ['garbage', () => ({ 'x-svc-user-context': 'v1.not-json.sig' })],
+  ];
+  it.each(refused)('refuses %s with 401 "unauthorized"', async (_name, headers) => {
+    const res = await fetch(`${daemon.url}/global/health`, { headers: headers() });
+    expect(res.status).toBe(401);
+    expect(await res.text()).toBe('unauthorized');
+  });
+
+  it('accepts a header once: a replay is 401', async () => {
+    const header = sign();
+    expect((await fetch(`${daemon.url}/global/health`, { headers: { 'x-svc-user-context': header } })).status).toBe(200);
+    const replay = await fetch(`${daemon.url}/global/health`, { headers: { 'x-svc-user-context': header } });
+    expect(replay.status).toBe(401);
+    expect(await replay.text()).toBe('unauthorized');
+  });
+
+  it('control routes take the header or the sandbox token as bearer', async () => {
+    expect((await fetch(`${daemon.url}/svc/env`, { method: 'POST', body: '{"env":{}}' })).status).toBe(401);
+    expect((await fetch(`${daemon.url}/svc/env`, { method: 'POST', body: '{"env":{}}', headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${daemon.url}/svc/env`, { method: 'POST', body: '{"env":{}}', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await fetch(`${daemon.url}/svc/env`, signed('engine', { method: 'POST', body: '{"env":{}}' }))).status).toBe(200);
+    expect((await fetch(`${daemon.url}/svc/env`, signed('proxy', { method: 'POST', body: '{"env":{}}' }))).status).toBe(401);
+  });
+});
+
+describe('/proxy/{port}', () => {
+  it('forwards method, path, query and body to the port, without the context header', async () => {
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/api/items?x=1`, signed(`proxy:${appPort}`, { method: 'PUT', body: 'payload' }));
+    expect(res.status).toBe(200);
+    const echo = await json<Echo>(res);
+    expect(echo).toMatchObject({ url: '/api/items?x=1', method: 'PUT', body: 'payload' });
+    expect(echo.headers['x-svc-user-context']).toBeUndefined();
+    const root = await json<Echo>(fetch(`${daemon.url}/proxy/${appPort}`, signed('proxy')));
+    expect(root.url).toBe('/');
+  });
+
+  it('a proxy:<port> scope reaches only that port', async () => {
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/`, signed(`proxy:${appPort + 1 > 65535 ? 1 : appPort + 1}` as `proxy:${number}`));
+    expect(res.status).toBe(401);
+  });
+
+  it("refuses the daemon's own port (403) and a malformed port (400)", async () => {
+    expect((await fetch(`${daemon.url}/proxy/${daemon.port}/svc/health`, signed())).status).toBe(403);
+    for (const bad of ['0', '65536', '08080', 'abc', '80a', '-1']) {
+      const res = await fetch(`${daemon.url}/proxy/${bad}/`, signed());
+      expect(res.status, bad).toBe(400);
+    }
+  });
+
+  it('streams SSE unbuffered', async () => {
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/events`, signed());
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const reader = res.body!.getReader();
+    const { value } = await reader.read(); // the upstream never ends: this only returns if unbuffered
+    expect(Buffer.from(value!).toString()).toContain('data: first');
+    await reader.cancel();
+  });
+
+  it('passes WebSocket upgrades (echo) and refuses unsigned ones', async () => {
+    const ws = new WebSocket(`${daemon.url.replace('http', 'ws')}/proxy/${appPort}/socket`, { headers: { 'x-svc-user-context': sign() } });
+    const reply = await new Promise<string>((resolve, reject) => {
+      ws.on('open', () => ws.send('hello'));
+      ws.on('message', (data) => resolve(data.toString()));
+      ws.on('error', reject);
+    });
+    expect(reply).toBe('echo:hello');
+    ws.close();
+    const unsigned = new WebSocket(`${daemon.url.replace('http', 'ws')}/proxy/${appPort}/socket`);
+    const status = await new Promise<number>((resolve) => {
+      unsigned.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      unsigned.on('error', () => resolve(-1));
+    });
+    expect(status).toBe(401);
+  });
+
+  it('an unreachable port is 502', async () => {
+    const res = await fetch(`${daemon.url}/proxy/1/`, signed());
+    expect(res.status).toBe(502);
+  });
+});
+
+describe('engine session control', () => {
+  it('created the root session and sent the initial prompt once, with the agent and model', () => {
+    const calls = readCalls(home);
+    expect(calls.filter((c) => c.method === 'POST' && c.path === '/session')).toHaveLength(1);
+    const prompts = calls.filter((c) => c.path === '/session/ses_fixture_1/prompt_async');
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]!.body).toEqual({
+      agent: 'reviewer',
+      model: { providerID: 'anthropic', modelID: 'claude-test' },
+      parts: [{ type: 'text', text: 'fix the flaky test' }],
+    });
+  });
+
+  it('reports the run status and /svc/abort reaches the engine', async () => {
+    expect((await daemon.health()).engine.run).toEqual({ type: 'busy' });
+    const res = await fetch(`${daemon.url}/svc/abort`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ aborted: true, session_id: 'ses_fixture_1' });
+    expect(readCalls(home).filter((c) => c.path === '/session/ses_fixture_1/abort')).toHaveLength(1);
+    expect((await daemon.health()).engine.run).toEqual({ type: 'idle' });
+  });
+
+  it('counts authenticated requests as activity', async () => {
+    const before = (await daemon.health()).last_activity_at;
+    await new Promise((r) => setTimeout(r, 5));
+    await fetch(`${daemon.url}/global/health`, signed());
+    const after = (await daemon.health()).last_activity_at;
+    expect(after).not.toBeNull();
+    expect(after! > (before ?? '')).toBe(true);
+  });
+});
+
+describe('/svc/env', () => {
+  const post = (body: string) => fetch(`${daemon.url}/svc/env`, { method: 'POST', body, headers: { authorization: `Bearer ${TOKEN}` } });
+
+  it('refuses SVC_* names, bad names and reserved names, changing nothing', async () => {
+    for (const env of [{ SVC_API_URL: 'x' }, { svc_token: 'x' }, { '1BAD': 'x' }, { 'A-B': 'x' }, { HOME: '/' }, { OPENCODE_SERVER_PASSWORD: 'x' }, { OK_NAME: 'x', SVC_X: 'y' }, { N: 3 }]) {
+      const res = await post(JSON.stringify({ env }));
+      expect(res.status, JSON.stringify(env)).toBe(400);
+      expect((await json<{ issues: string[] }>(res)).issues.length).toBeGreaterThan(0);
+    }
+    expect((await post('not json')).status).toBe(400);
+    expect((await post('{"env": []}')).status).toBe(400);
+    expect((await daemon.health()).runtime_env_names).toEqual([]);
+  });
+
+  it('sets names for the next engine start, not the running one', async () => {
+    const res = await post(JSON.stringify({ env: { FEATURE_FLAG: 'on', OTHER: 'x' } }));
+    expect(res.status).toBe(200);
+    expect((await json<{ names: string[] }>(res)).names).toEqual(['FEATURE_FLAG', 'OTHER']);
+    expect((await post(JSON.stringify({ env: { OTHER: null } }))).status).toBe(200);
+    expect((await daemon.health()).runtime_env_names).toEqual(['FEATURE_FLAG']);
+    const env = await json<Env>(fetch(`${daemon.url}/fixture/env`, signed()));
+    expect(env.FEATURE_FLAG).toBeUndefined(); // the running engine is untouched
+  });
+
+  it('the engine never sees the sandbox token, and gets its config dir and home', async () => {
+    const env = await json<Env>(fetch(`${daemon.url}/fixture/env`, signed()));
+    expect(env.SVC_SANDBOX_TOKEN).toBeUndefined();
+    expect(env.SVC_SESSION_ID).toBe(SESSION_ID);
+    expect(env.HOME).toBe(home);
+    expect(env.OPENCODE_CONFIG_DIR).toBe(`${workspace}/.svc/engine`);
+    expect(env.ENGINE_CONFIG_DIR).toBe(env.OPENCODE_CONFIG_DIR);
+  });
+});
