@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 
 /** Bump when the shape below changes: the cache is rebuilt. */
-const VERSION = 1;
+const VERSION = 2;
 const DIRS = 500;
 const FILES_PER_DIR = 100; // 50,000 files
 const COMMITS = 10_000;
@@ -61,6 +61,9 @@ function* stream(): Generator<string> {
   };
   yield branch('bench/three-way', fork, MAIN_DIRS, 0);
   yield branch('bench/fast-forward', COMMITS, MAIN_DIRS, 1);
+  // A file main changed after the fork (commit COMMITS - 10, its first file): a content conflict.
+  const changedOnMain = COMMITS - 10;
+  yield branch('bench/conflict', fork, (changedOnMain * 7) % MAIN_DIRS, (changedOnMain * 13) % FILES_PER_DIR);
   for (let i = 0; i < MERGE_BRANCHES; i++) yield branch(`bench/merge-${i}`, fork, MAIN_DIRS + 1 + Math.floor(i / FILES_PER_DIR), i % FILES_PER_DIR);
 }
 

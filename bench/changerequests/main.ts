@@ -82,16 +82,29 @@ async function main(): Promise<void> {
     const direct = new DirectPlumbing(path.join(runDir, 'direct.git'), repo.hostDir);
     const rows: Row[] = [];
 
-    const initial: Row = { name: 'initial mirror fetch', engine: [], baseline: [] };
-    initial.baseline.push(await time(() => direct.init()));
-    initial.engine.push(await time(() => engine.fetch()));
+    // Cold mirrors, twice, alternating which side goes first (the second reads a warmer page cache).
+    const initial: Row = { name: 'initial mirror fetch (cold mirror)', engine: [], baseline: [] };
+    for (const engineFirst of [false, true]) {
+      await engine.destroy();
+      await rm(direct.dir, { recursive: true, force: true });
+      const sides = [async () => initial.baseline.push(await time(() => direct.init())), async () => initial.engine.push(await time(() => engine.fetch()))];
+      for (const side of engineFirst ? sides.reverse() : sides) await side();
+    }
     rows.push(initial);
 
-    for (const [name, head] of [['merge preview, three-way (clean)', 'bench/three-way'], ['merge preview, fast-forward', 'bench/fast-forward']] as const) {
+    const previews = [
+      ['merge preview, three-way (clean)', 'bench/three-way'],
+      ['merge preview, three-way (1 conflict)', 'bench/conflict'],
+      ['merge preview, fast-forward', 'bench/fast-forward'],
+    ] as const;
+    for (const [name, head] of previews) {
       const row: Row = { name, engine: [], baseline: [] };
-      const expected = await engine.preview('main', head); // warm-up, and a check both agree
+      // Warm-up, and a check that both sides see the same conflicts.
+      const expected = (await engine.preview('main', head)).conflicts;
       const directConflicts = await direct.preview('main', head);
-      if (expected.conflicts.length !== 0 || directConflicts.length !== 0) throw new Error(`unexpected conflicts on ${head}`);
+      if (JSON.stringify(expected) !== JSON.stringify(directConflicts) || (head === 'bench/conflict') !== (expected.length === 1)) {
+        throw new Error(`engine and plumbing disagree on ${head}: ${expected.join(',')} / ${directConflicts.join(',')}`);
+      }
       for (let i = 0; i < PREVIEW_RUNS; i++) {
         row.baseline.push(await time(() => direct.preview('main', head)));
         row.engine.push(await time(() => engine.preview('main', head)));
