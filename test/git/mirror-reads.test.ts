@@ -96,6 +96,16 @@ describe('mirror fetch and reads', () => {
     await expect(mirror.readFile('main', '../etc/passwd')).rejects.toBeInstanceOf(InvalidRefError);
   });
 
+  it('works with a file:// URL, pushes included', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const head = work.branch('feature', { 'f.txt': 'f\n' });
+    const mirror = host.mirror({ url: `file://${host.hostDir}` });
+    expect(await mirror.resolveBranch('feature')).toBe(head);
+    await mirror.merge({ base: 'main', head: 'feature', message: 'm' });
+    expect(host.tip('main')).toBe(head);
+  });
+
   it('first read on an empty cache creates the mirror', async () => {
     ({ host } = seededHost());
     const mirror = host.mirror();
