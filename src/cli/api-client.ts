@@ -1,0 +1,64 @@
+// A small REST client for the CLI: SVC_API_URL (ending in /v1) and SVC_CLI_TOKEN (or its alias
+// SVC_EXECUTOR_TOKEN). Every command group uses it; a failed call throws ApiCallError with the
+// server's message, status and code.
+
+export class ApiCallError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status; 0 when the server could not be reached. */
+    readonly status: number,
+    readonly code?: string,
+    /** The whole error body (e.g. `issues` of MANIFEST_INVALID). */
+    readonly body?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'ApiCallError';
+  }
+}
+
+export interface ApiClientConfig {
+  baseUrl: string;
+  token: string;
+}
+
+/** Reads the CLI's connection settings from the environment; throws a clear error when one is missing. */
+export function apiConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ApiClientConfig {
+  const baseUrl = env.SVC_API_URL?.trim();
+  const token = (env.SVC_CLI_TOKEN || env.SVC_EXECUTOR_TOKEN)?.trim();
+  const missing = [!baseUrl && 'SVC_API_URL', !token && 'SVC_CLI_TOKEN (or SVC_EXECUTOR_TOKEN)'].filter(Boolean);
+  if (missing.length) {
+    throw new ApiCallError(`${missing.join(' and ')} not set: run \`source .svc-dev/env\` after \`svc dev\`, or export them`, 0);
+  }
+  return { baseUrl: baseUrl!.replace(/\/+$/, ''), token: token! };
+}
+
+export interface ApiClient {
+  request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): ApiClient {
+  return {
+    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const url = config.baseUrl + (path.startsWith('/') ? path : `/${path}`);
+      const headers: Record<string, string> = { authorization: `Bearer ${config.token}`, accept: 'application/json' };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      let res: Response;
+      try {
+        res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        throw new ApiCallError(`cannot reach the svc API at ${config.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 0);
+      }
+      const text = await res.text();
+      let parsed: unknown;
+      try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
+      if (!res.ok) {
+        const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+        const message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
+        throw new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
+      }
+      if (parsed === undefined) throw new ApiCallError(`the svc API answered ${method} ${path} with a body that is not JSON`, res.status);
+      return parsed as T;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+// `svc projects create|ls|show` over the REST API (docs/api.md). Output formatting is pure.
+import type { Command } from 'commander';
+import { createApiClient, type ApiClient } from '../api-client.js';
+
+interface ProjectView {
+  id: string;
+  name: string;
+  namespace: string;
+  repo_url: string;
+  default_branch: string;
+  description: string | null;
+  default_branch_sha: string | null;
+  manifest: { file: string | null; version: number | null; valid: boolean; issues: { path: string; message: string }[] } | null;
+  triggers: { slug: string; type: string; cron?: string; enabled?: boolean }[];
+  trigger_errors: { index: number; slug?: string; messages: string[] }[];
+  conditions: { type: string; status: string; reason: string; message: string }[];
+  created_at: string | null;
+}
+
+function readyOf(p: ProjectView): string {
+  return p.conditions.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
+}
+
+function manifestOf(p: ProjectView): string {
+  if (!p.manifest) return '-';
+  return `${p.manifest.file ?? 'none'} ${p.manifest.valid ? 'valid' : 'invalid'}`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export function formatProjectList(projects: ProjectView[]): string {
+  if (projects.length === 0) return 'No projects. Create one with: svc projects create NAME --repo URL';
+  return table([
+    ['NAME', 'ID', 'READY', 'BRANCH', 'MANIFEST', 'TRIGGERS'],
+    ...projects.map((p) => [p.name, p.id, readyOf(p), p.default_branch, manifestOf(p), String(p.triggers.length)]),
+  ]);
+}
+
+export function formatProject(p: ProjectView): string {
+  const lines = [
+    `Name:           ${p.name}`,
+    `ID:             ${p.id}`,
+    `Namespace:      ${p.namespace}`,
+    `Repository:     ${p.repo_url}`,
+    `Default branch: ${p.default_branch}${p.default_branch_sha ? ` at ${p.default_branch_sha.slice(0, 12)}` : ''}`,
+  ];
+  if (p.description) lines.push(`Description:    ${p.description}`);
+  lines.push(`Manifest:       ${manifestOf(p)}${p.manifest?.version ? ` (version ${p.manifest.version})` : ''}`);
+  for (const issue of p.manifest?.issues ?? []) lines.push(`  ${issue.path || '(top level)'}: ${issue.message}`);
+  lines.push(`Triggers:       ${p.triggers.length ? '' : 'none'}`);
+  for (const t of p.triggers) lines.push(`  ${t.slug}  ${t.type}${t.cron ? `  ${t.cron}` : ''}${t.enabled === false ? '  (disabled)' : ''}`);
+  if (p.trigger_errors.length) {
+    lines.push('Invalid trigger entries:');
+    for (const e of p.trigger_errors) lines.push(`  #${e.index}${e.slug ? ` ${e.slug}` : ''}: ${e.messages.join('; ')}`);
+  }
+  lines.push('Conditions:');
+  if (p.conditions.length === 0) lines.push('  (not reconciled yet)');
+  for (const c of p.conditions) lines.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+  return lines.join('\n');
+}
+
+const print = (text: string) => process.stdout.write(`${text}\n`);
+const json = (value: unknown) => print(JSON.stringify(value, null, 2));
+
+/** Accepts the project's id (UUID) or its name. */
+async function findProject(client: ApiClient, ref: string): Promise<ProjectView> {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref)) {
+    return (await client.request<{ project: ProjectView }>('GET', `/projects/${ref}`)).project;
+  }
+  const { projects } = await client.request<{ projects: ProjectView[] }>('GET', '/projects');
+  const found = projects.find((p) => p.name === ref);
+  if (!found) throw new Error(`no project named ${ref}`);
+  return found;
+}
+
+export function registerProjectsCommands(program: Command): void {
+  const projects = program.command('projects').description('create and inspect projects (REST API: SVC_API_URL, SVC_CLI_TOKEN)');
+
+  projects
+    .command('create')
+    .description('create a project backed by a git repository')
+    .argument('<name>', 'project name (a DNS-1123 label)')
+    .requiredOption('--repo <url>', 'clone URL of the repository (or an absolute path)')
+    .option('--default-branch <branch>', 'branch whose manifest drives triggers', 'main')
+    .option('--description <text>', 'free text')
+    .option('--json', 'print the project as JSON')
+    .action(async (name: string, opts: { repo: string; defaultBranch: string; description?: string; json?: boolean }) => {
+      const body = { name, repo_url: opts.repo, default_branch: opts.defaultBranch, ...(opts.description !== undefined ? { description: opts.description } : {}) };
+      const { project } = await createApiClient().request<{ project: ProjectView }>('POST', '/projects', body);
+      if (opts.json) json(project);
+      else print(`Created project ${project.name} (${project.id}).`);
+    });
+
+  projects
+    .command('ls')
+    .description('list projects')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const { projects: list } = await createApiClient().request<{ projects: ProjectView[] }>('GET', '/projects');
+      if (opts.json) json(list);
+      else print(formatProjectList(list));
+    });
+
+  projects
+    .command('show')
+    .description('show one project: manifest, triggers, conditions')
+    .argument('<project>', 'project id or name')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, opts: { json?: boolean }) => {
+      const project = await findProject(createApiClient(), ref);
+      if (opts.json) json(project);
+      else print(formatProject(project));
+    });
+}
