@@ -1,7 +1,8 @@
 // The engine's root session (SPEC §2.6 SVC_BOOTSTRAP_ENGINE_SESSION): created or opened at every
 // cold boot; the initial prompt is sent on the session's first boot only. A marker file in the
 // engine home (which survives daemon restarts, like the engine's own store) records both; the
-// engine's message list is the second witness when the marker was lost mid-way.
+// engine's own store is the second witness when the marker was lost (the root is found by its
+// title, the prompt by a user message in it).
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EngineSupervisor } from './engine.js';
@@ -29,6 +30,10 @@ export class RootSession {
     this.markerPath = path.join(options.stateDir, 'root-session.json');
   }
 
+  private get title(): string {
+    return `svc session ${this.options.sessionId}`;
+  }
+
   private readMarker(): Marker | null {
     try {
       const m = JSON.parse(readFileSync(this.markerPath, 'utf8')) as Marker;
@@ -53,7 +58,16 @@ export class RootSession {
       if (existing.status !== 200) marker = null; // the engine's store lost it: start a new root
     }
     if (!marker) {
-      const created = await this.engine.call('POST', '/session', { title: `svc session ${this.options.sessionId}` });
+      // the marker was lost but the engine's store was not: adopt the root by its title
+      const listed = await this.engine.call('GET', '/session');
+      const found = Array.isArray(listed.body) ? listed.body.find((s: { id?: unknown; title?: unknown }) => s?.title === this.title && typeof s.id === 'string') : undefined;
+      if (found) {
+        marker = { svc_session_id: this.options.sessionId, root_session_id: (found as { id: string }).id, initial_prompt_sent_at: null };
+        this.writeMarker(marker);
+      }
+    }
+    if (!marker) {
+      const created = await this.engine.call('POST', '/session', { title: this.title });
       const id = (created.body as { id?: unknown } | null)?.id;
       if (created.status !== 200 || typeof id !== 'string') throw new Error(`engine refused to create the root session (${created.status})`);
       marker = { svc_session_id: this.options.sessionId, root_session_id: id, initial_prompt_sent_at: null };

@@ -1,0 +1,134 @@
+// svc-agent as a process: configuration errors, engine boot and supervision (restart with
+// backoff, giving up), and a daemon restart that must not send the initial prompt again.
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, cleanupArtifacts, readCalls, signed, startDaemon, tempDir, type DaemonProcess,
+} from './harness.js';
+
+const running: DaemonProcess[] = [];
+const dirs: string[] = [];
+
+function scratch() {
+  const d = { workspace: tempDir('ws'), home: tempDir('home') };
+  dirs.push(d.workspace, d.home);
+  return d;
+}
+
+async function start(...args: Parameters<typeof startDaemon>): Promise<DaemonProcess> {
+  const d = await startDaemon(...args);
+  running.push(d);
+  return d;
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((d) => d.stop()));
+});
+
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  cleanupArtifacts();
+});
+
+async function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const { daemon } = await buildArtifacts();
+  const child = spawn(process.execPath, [daemon], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, stderr };
+}
+
+describe('configuration', () => {
+  it('a missing required variable is exit code 2 with a message naming it', async () => {
+    const r = await runToExit({ SVC_PROJECT_ID: PROJECT_ID, SVC_SANDBOX_TOKEN: TOKEN });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('missing required environment: SVC_SESSION_ID');
+  });
+
+  it.each([
+    [{ SVC_ENGINE_COMMAND: 'opencode "serve' }, 'SVC_ENGINE_COMMAND: unterminated double quote'],
+    [{ SVC_SERVICE_PORT: '80000' }, 'SVC_SERVICE_PORT must be a port number'],
+    [{ SVC_WORKSPACE: 'relative/dir' }, 'SVC_WORKSPACE must be an absolute path'],
+    [{ SVC_PROJECT_AUTO_CLONE: '1' }, 'SVC_PROJECT_AUTO_CLONE=1 needs SVC_REPO_URL'],
+    [{ SVC_PROJECT_AUTO_CLONE: '1', SVC_REPO_URL: 'https://git.example/r.git' }, 'needs SVC_API_URL'],
+  ])('a bad value is exit code 2: %j', async (env, message) => {
+    const r = await runToExit({ SVC_PROJECT_ID: PROJECT_ID, SVC_SESSION_ID: SESSION_ID, SVC_SANDBOX_TOKEN: TOKEN, ...env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+});
+
+describe('engine supervision', () => {
+  it('health moves from booting to ready; engine paths are 503 while booting', async () => {
+    const d = await start(scratch(), { FIXTURE_ENGINE_LISTEN_DELAY_MS: '1500' });
+    const first = await d.health();
+    expect(first.engine.state).toBe('booting');
+    expect(first.status).toBe('starting');
+    const res = await fetch(`${d.url}/global/health`, signed());
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: 'engine is booting', engine_state: 'booting' });
+    const ready = await d.waitFor((h) => h.engine.state === 'ready', 'engine ready');
+    expect(ready.status).toBe('ok');
+    expect((await fetch(`${d.url}/global/health`, signed())).status).toBe(200);
+  });
+
+  it('a killed engine is restarted', async () => {
+    const d = await start(scratch());
+    await d.waitFor((h) => h.engine.state === 'ready', 'engine ready');
+    const before = (await (await fetch(`${d.url}/global/health`, signed())).json()) as { pid: number };
+    process.kill(before.pid, 'SIGKILL');
+    const after = await d.waitFor((h) => h.engine.state === 'ready' && h.engine.restarts === 1, 'engine restarted');
+    expect(after.engine.last_exit).toMatchObject({ code: null, signal: 'SIGKILL' });
+    const again = (await (await fetch(`${d.url}/global/health`, signed())).json()) as { pid: number };
+    expect(again.pid).not.toBe(before.pid);
+  });
+
+  it('an engine that keeps exiting is given up after N restarts; health is still served', async () => {
+    const d = await start(scratch(), {
+      SVC_ENGINE_COMMAND: `'${process.execPath}' -e 'process.exit(3)'`,
+      SVC_ENGINE_MAX_RESTARTS: '2',
+      SVC_ENGINE_RESTART_BACKOFF_MS: '20',
+    });
+    const failed = await d.waitFor((h) => h.engine.state === 'failed', 'engine failed');
+    expect(failed.status).toBe('failed');
+    expect(failed.engine.restarts).toBe(2);
+    expect(failed.engine.last_exit).toMatchObject({ code: 3, signal: null });
+    expect(failed.engine.last_error).toContain('giving up');
+    const res = await fetch(`${d.url}/global/health`, signed());
+    expect(res.status).toBe(503);
+  });
+
+  it('an engine config dir escaping the workspace is refused', async () => {
+    const s = scratch();
+    writeFileSync(path.join(s.workspace, 'svc.yaml'), 'svc_version: 2\ndefault_agent: a\nagents: {a: {}}\nengine:\n  config_dir: ../outside\n');
+    const d = await start(s);
+    const failed = await d.waitFor((h) => h.engine.state === 'failed', 'engine refused');
+    expect(failed.engine.last_error).toContain('engine.config_dir "../outside" is not a safe relative path');
+  });
+});
+
+describe('daemon restart', () => {
+  it('reopens the root session and does not send the initial prompt again, even without its marker', async () => {
+    const s = scratch();
+    const env = { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: 'write the docs' };
+    const first = await start(s, env);
+    const h1 = await first.waitFor((h) => h.engine.initial_prompt_sent_at !== null, 'prompt sent');
+    await first.stop();
+    const second = await start(s, env);
+    const h2 = await second.waitFor((h) => h.engine.root_session_id !== null, 'root session opened');
+    expect(h2.engine.root_session_id).toBe(h1.engine.root_session_id);
+    await second.stop();
+    rmSync(path.join(s.home, '.svc-agent', 'root-session.json'));
+    const third = await start(s, env);
+    const h3 = await third.waitFor((h) => h.engine.initial_prompt_sent_at !== null, 'root session adopted');
+    expect(h3.engine.root_session_id).toBe(h1.engine.root_session_id);
+    const calls = readCalls(s.home);
+    expect(calls.filter((c) => c.method === 'POST' && c.path === '/session')).toHaveLength(1);
+    const prompts = calls.filter((c) => c.path.endsWith('/prompt_async'));
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]!.body!.parts).toEqual([{ type: 'text', text: 'write the docs' }]);
+  });
+});
