@@ -172,20 +172,29 @@ export class Mirror {
   }
 
   private async fetchLocked(): Promise<void> {
-    await this.initLocked();
-    // Only refs/heads/* is fetched and pruned: refs/svc/keep/* stays.
-    await this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*']);
+    if (await this.created()) await this.fetchInto(this.dir);
+    else await this.createLocked();
     lastFetch.set(this.dir, Date.now());
   }
 
-  private async initLocked(): Promise<void> {
-    if (await exists(path.join(this.dir, 'HEAD'))) return;
+  private fetchInto(gitDir: string): Promise<RunResult> {
+    // Only refs/heads/* is fetched and pruned: refs/svc/keep/* stays.
+    return this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*'], { gitDir });
+  }
+
+  /**
+   * The mirror appears only after its first fetch succeeded (init and fetch in a staging
+   * dir, then rename), so an empty mirror never answers "no such branch" for a host it
+   * could not reach.
+   */
+  private async createLocked(): Promise<void> {
     const parent = path.dirname(this.dir);
     await mkdir(parent, { recursive: true });
-    await rm(this.dir, { recursive: true, force: true }); // a half-made dir from a crash
+    await rm(this.dir, { recursive: true, force: true }); // a dir without HEAD is not a mirror
     const staging = await mkdtemp(path.join(parent, `.init-${path.basename(this.dir)}-`));
     try {
       await runGit(['init', '--bare', '--quiet', '--template=', staging], { timeoutMs: this.timeoutMs });
+      await this.fetchInto(staging);
       await rename(staging, this.dir);
     } catch (error) {
       await rm(staging, { recursive: true, force: true });
@@ -193,9 +202,18 @@ export class Mirror {
     }
   }
 
+  private created(): Promise<boolean> {
+    return exists(path.join(this.dir, 'HEAD'));
+  }
+
+  /** Under the lock: the mirror exists (fetched once). */
+  private async ensureCreatedLocked(): Promise<void> {
+    if (!(await this.created())) await this.fetchLocked();
+  }
+
   /** Reads need a mirror: the first one creates it with a fetch. */
   private async ready(): Promise<void> {
-    if (!(await exists(path.join(this.dir, 'HEAD')))) await this.fetch();
+    if (!(await this.created())) await this.fetch();
   }
 
   // ---------------------------------------------------------------- reads
@@ -340,7 +358,7 @@ export class Mirror {
     assertBranchName(name);
     if (!isFullSha(sha)) throw new InvalidRefError(sha, 'must be a full commit id');
     return this.locked(async () => {
-      await this.initLocked();
+      await this.ensureCreatedLocked();
       if ((await this.resolveAll([sha]))[0] === null) await this.fetchLocked(); // a commit pushed since the last fetch
       await this.resolveExisting([sha]);
       const ref = `refs/heads/${name}`;
@@ -359,7 +377,7 @@ export class Mirror {
   /** Keeps commits reachable in the mirror (`refs/svc/keep/<sha>`, never pushed or pruned). */
   async keepAround(shas: string[]): Promise<void> {
     await this.locked(async () => {
-      await this.initLocked();
+      await this.ensureCreatedLocked();
       await this.keepLocked(shas);
     });
   }

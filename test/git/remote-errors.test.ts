@@ -77,18 +77,18 @@ describe('credentials', () => {
   it('are sent to an http remote through the helper, never in argv, on disk or in the error', async () => {
     const { url, authorizations } = await authServer();
     await withCacheDir(async (cacheDir) => {
-    writeFileSync(argvLog, '');
-    const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
-    const error = await mirror.fetch().catch((e: unknown) => e);
+      writeFileSync(argvLog, '');
+      const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
+      const error = await mirror.fetch().catch((e: unknown) => e);
 
-    expect(error).toBeInstanceOf(UnreachableError);
-    expect(String((error as Error).message)).toMatch(/Authentication failed/);
-    expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
-    expect(String((error as Error).message)).not.toContain(PASSWORD);
-    const argv = readFileSync(argvLog, 'utf8');
-    expect(argv).toContain('fetch');
-    expect(argv).not.toContain(PASSWORD);
-    expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
+      expect(error).toBeInstanceOf(UnreachableError);
+      expect(String((error as Error).message)).toMatch(/Authentication failed/);
+      expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
+      expect(String((error as Error).message)).not.toContain(PASSWORD);
+      const argv = readFileSync(argvLog, 'utf8');
+      expect(argv).toContain('fetch');
+      expect(argv).not.toContain(PASSWORD);
+      expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
     });
   });
 
@@ -96,14 +96,14 @@ describe('credentials', () => {
     const { url, authorizations } = await authServer();
     const withUserinfo = url.replace('http://', `http://${USERNAME}:${PASSWORD}@`);
     await withCacheDir(async (cacheDir) => {
-    writeFileSync(argvLog, '');
-    const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
-    expect(mirror.displayUrl).toBe(url);
-    const error = await mirror.fetch().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UnreachableError);
-    expect((error as Error).message).not.toContain(PASSWORD);
-    expect(authorizations.length).toBeGreaterThan(0);
-    expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
+      writeFileSync(argvLog, '');
+      const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
+      expect(mirror.displayUrl).toBe(url);
+      const error = await mirror.fetch().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnreachableError);
+      expect((error as Error).message).not.toContain(PASSWORD);
+      expect(authorizations.length).toBeGreaterThan(0);
+      expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
     });
   });
 
@@ -168,21 +168,24 @@ describe('environment', () => {
 describe('remote failures', () => {
   it('an unreachable remote is UnreachableError', async () => {
     await withCacheDir(async (cacheDir) => {
-    const mirror = openMirror({ cacheDir, projectId: 'p', url: path.join(cacheDir, 'no-such-repo.git') });
-    await expect(mirror.fetch()).rejects.toBeInstanceOf(UnreachableError);
+      const mirror = openMirror({ cacheDir, projectId: 'p', url: path.join(cacheDir, 'no-such-repo.git') });
+      await expect(mirror.fetch()).rejects.toBeInstanceOf(UnreachableError);
+      // No empty mirror is left behind to answer "no such branch" later.
+      expect(readdirSync(cacheDir)).toEqual([]);
+      await expect(mirror.resolveBranch('main')).rejects.toBeInstanceOf(UnreachableError);
     });
   });
 
   it('a remote that never answers times out and the git process is killed', async () => {
     const { url, sockets } = await authServer(() => false);
     await withCacheDir(async (cacheDir) => {
-    const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
-    const error = await mirror.fetch().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TimeoutError);
-    expect((error as TimeoutError).message).toBe('git fetch timed out after 500 ms');
-    // The helper that held the connection (git-remote-http) died with the process group.
-    expect(sockets.length).toBeGreaterThan(0);
-    await Promise.all(sockets.map((socket) => (socket.closed ? null : once(socket, 'close'))));
+      const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
+      const error = await mirror.fetch().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect((error as TimeoutError).message).toBe('git fetch timed out after 500 ms');
+      // The helper that held the connection (git-remote-http) died with the process group.
+      expect(sockets.length).toBeGreaterThan(0);
+      await Promise.all(sockets.map((socket) => (socket.closed ? null : once(socket, 'close'))));
     });
   });
 
