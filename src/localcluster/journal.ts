@@ -1,0 +1,146 @@
+// Durable state: `snapshot.json` (every object at one resourceVersion) plus `journal.ndjson`
+// (one line per change after it). Appends are group-committed: every record queued while a
+// write+fdatasync is in flight goes out in the next one, and each caller's promise settles
+// only once its record is on disk. The journal is folded into a new snapshot now and then.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { KObject } from './status.js';
+
+/** A change: `obj` set (create/update) or absent (delete) at key `k`, at resourceVersion `rv`. */
+export interface JournalRecord { rv: number; k: string; obj?: KObject }
+
+export interface LoadedState { rv: number; objects: Map<string, KObject> }
+
+const SNAPSHOT = 'snapshot.json';
+const JOURNAL = 'journal.ndjson';
+const COMPACT_AFTER_RECORDS = 20_000;
+
+interface Waiter { resolve: () => void; reject: (e: Error) => void }
+
+export class Journal {
+  private fd: number;
+  private queue: string[] = [];
+  private queuedRecords: JournalRecord[] = [];
+  private waiters: Waiter[] = [];
+  private writing = false;
+  private idleWaiters: (() => void)[] = [];
+  private recordsSinceSnapshot: number;
+  private failure: Error | undefined;
+
+  private constructor(
+    private dir: string,
+    recordsSinceSnapshot: number,
+    /** Called, in resourceVersion order, once records are durable (the watch hub listens). */
+    private onDurable: (records: JournalRecord[]) => void,
+    /** The whole state right now, for compaction. */
+    private snapshotState: () => LoadedState,
+  ) {
+    this.fd = fs.openSync(path.join(dir, JOURNAL), 'a');
+    this.recordsSinceSnapshot = recordsSinceSnapshot;
+  }
+
+  /** Reads snapshot + journal (ignoring a torn last line from a crash mid-write). */
+  static load(dir: string): { state: LoadedState; journalRecords: number } {
+    fs.mkdirSync(dir, { recursive: true });
+    const objects = new Map<string, KObject>();
+    let rv = 0;
+    const snapPath = path.join(dir, SNAPSHOT);
+    if (fs.existsSync(snapPath)) {
+      const snap = JSON.parse(fs.readFileSync(snapPath, 'utf8')) as { rv: number; objects: [string, KObject][] };
+      rv = snap.rv;
+      for (const [k, o] of snap.objects) objects.set(k, o);
+    }
+    const journalPath = path.join(dir, JOURNAL);
+    let count = 0;
+    if (fs.existsSync(journalPath)) {
+      const text = fs.readFileSync(journalPath, 'utf8');
+      let offset = 0;
+      while (offset < text.length) {
+        const end = text.indexOf('\n', offset);
+        if (end < 0) break; // torn tail: never acknowledged
+        const rec = JSON.parse(text.slice(offset, end)) as JournalRecord;
+        offset = end + 1;
+        count++;
+        if (rec.rv <= rv) continue; // already in the snapshot
+        if (rec.obj) objects.set(rec.k, rec.obj);
+        else objects.delete(rec.k);
+        if (rec.rv > rv) rv = rec.rv;
+      }
+      if (offset < Buffer.byteLength(text)) fs.truncateSync(journalPath, Buffer.byteLength(text.slice(0, offset)));
+    }
+    return { state: { rv, objects }, journalRecords: count };
+  }
+
+  static open(dir: string, journalRecords: number, onDurable: Journal['onDurable'], snapshotState: Journal['snapshotState']): Journal {
+    return new Journal(dir, journalRecords, onDurable, snapshotState);
+  }
+
+  /** Queues a record; resolves once it is on disk. */
+  append(rec: JournalRecord): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    this.queue.push(JSON.stringify(rec) + '\n');
+    this.queuedRecords.push(rec);
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    this.flush();
+    return done;
+  }
+
+  /** Resolves when everything queued so far is durable (a read barrier). */
+  idle(): Promise<void> | undefined {
+    if (!this.writing && this.queue.length === 0) return undefined;
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private flush(): void {
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = true;
+    const data = Buffer.from(this.queue.join(''));
+    const records = this.queuedRecords;
+    const waiters = this.waiters;
+    this.queue = [];
+    this.queuedRecords = [];
+    this.waiters = [];
+    fs.write(this.fd, data, 0, data.length, null, (err) => {
+      if (err) return this.settle(records, waiters, err);
+      fs.fdatasync(this.fd, (err2) => this.settle(records, waiters, err2 ?? undefined));
+    });
+  }
+
+  private settle(records: JournalRecord[], waiters: Waiter[], err?: Error): void {
+    this.writing = false;
+    if (err) {
+      // The in-memory state is now ahead of the disk: refuse further writes rather than diverge.
+      this.failure = new Error(`journal write failed: ${err.message}`);
+      for (const w of waiters) w.reject(this.failure);
+    } else {
+      this.recordsSinceSnapshot += records.length;
+      this.onDurable(records);
+      for (const w of waiters) w.resolve();
+      if (this.recordsSinceSnapshot >= COMPACT_AFTER_RECORDS) this.compact();
+    }
+    if (this.queue.length) this.flush();
+    else for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Writes the whole state as a new snapshot, then empties the journal. Synchronous: runs between flushes. */
+  compact(): void {
+    const state = this.snapshotState();
+    const tmp = path.join(this.dir, `${SNAPSHOT}.tmp`);
+    const fd = fs.openSync(tmp, 'w');
+    fs.writeSync(fd, JSON.stringify({ rv: state.rv, objects: [...state.objects] }));
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(tmp, path.join(this.dir, SNAPSHOT));
+    const dirFd = fs.openSync(this.dir, 'r');
+    fs.fsyncSync(dirFd);
+    fs.closeSync(dirFd);
+    // Records still queued have rv <= state.rv; on load they are skipped as already snapshotted.
+    fs.ftruncateSync(this.fd, 0);
+    this.recordsSinceSnapshot = 0;
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
+    fs.closeSync(this.fd);
+  }
+}
