@@ -1,0 +1,235 @@
+// `svc dev`: the whole system on one machine. This process hosts the local cluster and
+// supervises the operator and the API as child processes running the same entry points the
+// chart runs (dist/src/main/operator.js, dist/src/main/api.js), so dev exercises the
+// production wiring and a crash in one component does not take the cluster down
+// (docs/dev.md).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** dist/src/main (this file's folder once built). */
+const MAIN_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+export interface DevOptions {
+  dataDir: string;
+  apiPort: number;
+  kubePort: number;
+  /** Namespace of the operator's Lease, the token Secrets and the projects. */
+  namespace?: string;
+  /** Resync interval of the Project controller (default 30 s). */
+  projectResyncSeconds?: number;
+  log?: (line: string) => void;
+}
+
+export interface DevHandle {
+  kubeUrl: string;
+  apiUrl: string;
+  kubeconfigPath: string;
+  envPath: string;
+  token: string;
+  /** Resolves with a message when a child process dies while dev is running. */
+  failed: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Parses `export KEY=value` lines (values single-quoted by writeEnvFile). */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^export ([A-Z_][A-Z0-9_]*)='([^']*)'$/.exec(line.trim());
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+function envFileText(values: Record<string, string>): string {
+  return `${Object.entries(values).map(([k, v]) => `export ${k}='${v}'`).join('\n')}\n`;
+}
+
+async function writePrivate(file: string, text: string): Promise<void> {
+  await writeFile(file, text, { mode: 0o600 });
+  await chmod(file, 0o600); // an existing file keeps its old mode on writeFile
+}
+
+/** Minimal REST calls against the local cluster (plain http, no auth) for dev's own setup. */
+async function kubeRequest(base: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(base + urlPath, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** Creates or replaces every CRD of crds/. */
+async function applyCrds(base: string): Promise<string[]> {
+  const dir = path.join(REPO_ROOT, 'crds');
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  const names: string[] = [];
+  for (const file of files) {
+    const crd = parseYaml(await readFile(path.join(dir, file), 'utf8')) as { metadata: { name: string; resourceVersion?: string } };
+    const collection = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const created = await kubeRequest(base, 'POST', collection, crd);
+    if (created.status === 409) {
+      const current = await kubeRequest(base, 'GET', `${collection}/${crd.metadata.name}`);
+      crd.metadata.resourceVersion = (current.body.metadata as { resourceVersion: string }).resourceVersion;
+      const replaced = await kubeRequest(base, 'PUT', `${collection}/${crd.metadata.name}`, crd);
+      if (replaced.status >= 300) throw new Error(`could not update CRD ${crd.metadata.name}: ${JSON.stringify(replaced.body)}`);
+    } else if (created.status >= 300) {
+      throw new Error(`could not create CRD ${crd.metadata.name}: ${JSON.stringify(created.body)}`);
+    }
+    names.push(crd.metadata.name);
+  }
+  return names;
+}
+
+async function ensureNamespace(base: string, namespace: string): Promise<void> {
+  const res = await kubeRequest(base, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  if (res.status >= 300 && res.status !== 409) throw new Error(`could not create namespace ${namespace}: ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * The admin token: the one in DIR/env when its Secret still grants it, else a new one. The
+ * plaintext lives only in DIR/env (mode 600); the cluster keeps its hash.
+ */
+async function ensureAdminToken(base: string, namespace: string, previous: string | undefined): Promise<string> {
+  if (previous) {
+    const name = lookupName(previous);
+    const existing = name ? await kubeRequest(base, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`) : null;
+    if (existing?.status === 200 && principalFromSecret(previous, existing.body as never)) return previous;
+  }
+  // The cluster lost the Secret (a fresh cluster dir): re-grant the same token so clients keep working.
+  const token = previous && lookupName(previous) ? previous : newToken();
+  const secret = tokenSecret(token, adminGrant(randomUUID()), namespace);
+  const res = await kubeRequest(base, 'POST', `/api/v1/namespaces/${namespace}/secrets`, secret);
+  if (res.status >= 300) throw new Error(`could not store the admin token: ${JSON.stringify(res.body)}`);
+  return token;
+}
+
+interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
+
+function startChild(name: string, script: string, env: NodeJS.ProcessEnv, log: (line: string) => void, onLine?: (line: string) => void): Child {
+  const child = spawn(process.execPath, [path.join(MAIN_DIR, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const forward = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      onLine?.(line);
+      log(`[${name}] ${line}`);
+    }
+  };
+  child.stdout!.on('data', forward);
+  child.stderr!.on('data', forward);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { name, process: child, exited };
+}
+
+async function stopChild(child: Child, graceMs = 10_000): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+async function waitForApi(url: string, child: Child): Promise<void> {
+  const exited = child.exited.then((code) => { throw new Error(`the API process exited (code ${code}) before it was ready`); });
+  const ready = (async () => {
+    for (;;) {
+      try {
+        if ((await fetch(`${url}/readyz`)).ok) return;
+      } catch { /* not listening yet */ }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.race([ready, exited]);
+}
+
+export async function runDev(options: DevOptions): Promise<DevHandle> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const namespace = options.namespace ?? 'default';
+  const dataDir = path.resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const kubeconfigPath = path.join(dataDir, 'kubeconfig');
+  const envPath = path.join(dataDir, 'env');
+  const previousEnv = parseEnvFile(await readFile(envPath, 'utf8').catch(() => ''));
+
+  const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
+  const children: Child[] = [];
+  let stopping = false;
+  let reportFailure: (message: string) => void = () => {};
+  const failed = new Promise<string>((resolve) => { reportFailure = resolve; });
+  const watch = (child: Child) => {
+    void child.exited.then((code) => { if (!stopping) reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`); });
+    return child;
+  };
+  const stop = async () => {
+    stopping = true;
+    for (const child of [...children].reverse()) await stopChild(child);
+    await cluster.close();
+  };
+  try {
+    await writePrivate(kubeconfigPath, kubeconfigYaml(cluster.url, { namespace }));
+    await ensureNamespace(cluster.url, namespace);
+    const crds = await applyCrds(cluster.url);
+    log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
+    const token = await ensureAdminToken(cluster.url, namespace, previousEnv.SVC_CLI_TOKEN);
+
+    const baseEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      KUBECONFIG: kubeconfigPath,
+      SVC_NAMESPACE: namespace,
+      SVC_PROJECT_NAMESPACE: namespace,
+      NODE_OPTIONS: process.env.NODE_OPTIONS,
+    };
+    children.push(watch(startChild('operator', 'operator.js', {
+      ...baseEnv,
+      SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
+      SVC_HTTP_PORT: '0',
+      SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
+      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
+    }, log)));
+    let apiPort = options.apiPort;
+    const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
+    const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1' }, log, (line) => {
+      const m = listening.exec(line);
+      if (m) apiPort = Number(m[1]);
+    });
+    children.push(watch(api));
+    const apiBase = await (async () => {
+      // With --api-port 0 the child picks the port and prints it.
+      while (apiPort === 0) {
+        if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return `http://127.0.0.1:${apiPort}`;
+    })();
+    await waitForApi(apiBase, api);
+    const apiUrl = `${apiBase}/v1`;
+    await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
+    log([
+      'svc dev is running.',
+      `  API:        ${apiUrl}`,
+      `  cluster:    ${cluster.url}`,
+      `  kubeconfig: ${kubeconfigPath}`,
+      '',
+      'In another shell:',
+      `  source ${envPath}`,
+      '  kubectl get svcdev -A',
+      '  svc projects create NAME --repo URL',
+      '',
+      'Stop with Ctrl-C; start again with the same --data-dir to get everything back.',
+    ].join('\n'));
+    return { kubeUrl: cluster.url, apiUrl, kubeconfigPath, envPath, token, failed, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
