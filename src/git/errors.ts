@@ -4,6 +4,7 @@
 export type GitErrorCode =
   | 'REF_NOT_FOUND'
   | 'INVALID_REF'
+  | 'INVALID_INPUT'
   | 'CONFLICT'
   | 'BASE_MOVED'
   | 'HEAD_MOVED'
@@ -34,6 +35,13 @@ export class RefNotFoundError extends GitEngineError {
 export class InvalidRefError extends GitEngineError {
   constructor(readonly ref: string, reason: string) {
     super('INVALID_REF', `invalid ref '${ref}': ${reason}`);
+  }
+}
+
+/** Another argument the engine cannot use (an empty merge message, a bad file path). */
+export class InvalidInputError extends GitEngineError {
+  constructor(readonly field: string, reason: string) {
+    super('INVALID_INPUT', `invalid ${field}: ${reason}`);
   }
 }
 

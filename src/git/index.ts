@@ -6,7 +6,7 @@ export type { GitCredentials } from './remote.js';
 export { branchNameProblem, isFullSha } from './refs.js';
 export { redact } from './redact.js';
 export {
-  GitEngineError, RefNotFoundError, InvalidRefError, ConflictError, BaseMovedError, HeadMovedError,
+  GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, ConflictError, BaseMovedError, HeadMovedError,
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError,
   TimeoutError, GitError,
 } from './errors.js';

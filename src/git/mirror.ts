@@ -3,7 +3,7 @@
 import { access, mkdir, mkdtemp, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  BaseMovedError, BranchExistsError, ConflictError, GitError, HeadMovedError, InvalidRefError,
+  BaseMovedError, BranchExistsError, ConflictError, GitEngineError, GitError, HeadMovedError, InvalidInputError, InvalidRefError,
   NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
 import { runGit, type RunOptions, type RunResult } from './exec.js';
@@ -247,7 +247,7 @@ export class Mirror {
   /** File content (UTF-8) at `rev`:`filePath`, or null when there is no such file. */
   async readFile(rev: string, filePath: string): Promise<string | null> {
     const problem = treePathProblem(filePath);
-    if (problem) throw new InvalidRefError(filePath, `path ${problem}`);
+    if (problem) throw new InvalidInputError(`path '${filePath}'`, problem);
     const [sha] = await this.resolveRevisions([rev]);
     const { stdout } = await this.git(['cat-file', '--batch'], { input: `${sha}:${filePath}\n` });
     const newline = stdout.indexOf(10);
@@ -321,7 +321,7 @@ export class Mirror {
    * NothingToMergeError, ConflictError, BaseMovedError, PushRejectedError, UnreachableError.
    */
   async merge(request: MergeRequest): Promise<MergeResult> {
-    if (request.message.trim() === '') throw new GitError('commit-tree', null, 'empty merge message');
+    if (request.message.trim() === '') throw new InvalidInputError('merge message', 'empty');
     if (request.expectedHeadSha !== undefined && !isFullSha(request.expectedHeadSha)) {
       throw new InvalidRefError(request.expectedHeadSha, 'expected head sha must be a full commit id');
     }
@@ -338,7 +338,7 @@ export class Mirror {
         if (preview.is_up_to_date) throw new NothingToMergeError(request.base, request.head);
         if (preview.conflicts.length > 0) throw new ConflictError(preview.conflicts);
         const mergeSha = preview.can_fast_forward ? headSha! : await this.commitMerge(tree!, baseSha!, headSha!, request.message, env);
-        if ((await this.pushRef(baseRef, mergeSha, baseSha!, env)) === 'stale') throw new BaseMovedError(request.base, baseSha!);
+        if ((await this.pushLanded(baseRef, mergeSha, baseSha!, env)) === 'stale') throw new BaseMovedError(request.base, baseSha!);
         await migrateObjects(quarantine, path.join(this.dir, 'objects'));
         return { merge_commit_sha: mergeSha, base_commit_sha: baseSha!, head_commit_sha: headSha!, fast_forward: preview.can_fast_forward };
       });
@@ -412,6 +412,22 @@ export class Mirror {
       });
     } catch (error) {
       if (error instanceof GitError) throw unreachableFrom(error.stderr, this.remote) ?? error;
+      throw error;
+    }
+  }
+
+  /**
+   * pushRef, except that a push that failed without an answer (timeout, dropped
+   * connection) but did land on the host counts as done: the caller must not report a
+   * failure for a merge that is on the base branch.
+   */
+  private async pushLanded(ref: string, sha: string, expected: string, env: Record<string, string>): Promise<'ok' | 'unchanged' | 'stale'> {
+    try {
+      return await this.pushRef(ref, sha, expected, env);
+    } catch (error) {
+      if (!(error instanceof GitEngineError) || error instanceof PushRejectedError) throw error;
+      const tip = await this.remoteTip(ref).catch(() => null);
+      if (tip === sha) return 'ok';
       throw error;
     }
   }

@@ -4,10 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import {
   BaseMovedError, BranchExistsError, ConflictError, HeadMovedError, NothingToMergeError,
-  RefNotFoundError, type Mirror, type MirrorOptions,
+  InvalidInputError, RefNotFoundError, type Mirror, type MirrorOptions,
 } from '../../src/git/index.js';
-import type { HostRepo} from './fixtures.js';
-import { git, lines, objectCount, seededHost, type WorkClone } from './fixtures.js';
+import { git, lines, objectCount, seededHost, type HostRepo, type WorkClone } from './fixtures.js';
 
 let host: HostRepo;
 afterEach(() => host?.cleanup());
@@ -170,6 +169,7 @@ describe('merge', () => {
     await mirror.merge({ base: 'main', head: 'feature', message: 'm', expectedHeadSha: host.tip('feature')! });
     await expect(mirror.merge({ base: 'main', head: 'feature', message: 'm' })).rejects.toBeInstanceOf(NothingToMergeError);
     await expect(mirror.merge({ base: 'main', head: 'gone', message: 'm' })).rejects.toBeInstanceOf(RefNotFoundError);
+    await expect(mirror.merge({ base: 'main', head: 'feature', message: '  ' })).rejects.toBeInstanceOf(InvalidInputError);
   });
 
   it('the host refuses the push when base moved meanwhile: BaseMovedError, mirror ref unchanged', async () => {

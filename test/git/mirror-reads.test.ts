@@ -2,9 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidRefError, RefNotFoundError } from '../../src/git/index.js';
-import type { HostRepo} from './fixtures.js';
-import { git, lines, seededHost, type WorkClone } from './fixtures.js';
+import { InvalidInputError, InvalidRefError, RefNotFoundError } from '../../src/git/index.js';
+import { git, lines, seededHost, type HostRepo, type WorkClone } from './fixtures.js';
 
 let host: HostRepo;
 afterEach(() => host?.cleanup());
@@ -93,7 +92,7 @@ describe('mirror fetch and reads', () => {
     for (const bad of ['main~1', 'a..b', '--upload-pack=x', 'x y', 'HEAD^{tree}', '']) {
       await expect(mirror.resolveBranch(bad)).rejects.toBeInstanceOf(InvalidRefError);
     }
-    await expect(mirror.readFile('main', '../etc/passwd')).rejects.toBeInstanceOf(InvalidRefError);
+    await expect(mirror.readFile('main', '../etc/passwd')).rejects.toBeInstanceOf(InvalidInputError);
   });
 
   it('works with a file:// URL, pushes included', async () => {

@@ -206,6 +206,23 @@ describe('remote failures', () => {
     expect(await mirror.resolveBranch('main')).toBe(base);
   });
 
+  it('a push that timed out after the host took it counts as merged', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const head = work.branch('feature', { 'f.txt': 'f\n' });
+    // post-receive runs after the ref moved; push waits for it, so the push times out.
+    const hook = path.join(host.hostDir, 'hooks', 'post-receive');
+    writeFileSync(hook, '#!/bin/sh\nsleep 5\n');
+    chmodSync(hook, 0o755);
+    const mirror = host.mirror({ remoteTimeoutMs: 1_500 });
+    await mirror.fetch();
+
+    const result = await mirror.merge({ base: 'main', head: 'feature', message: 'm' });
+    expect(result).toMatchObject({ merge_commit_sha: head, fast_forward: true });
+    expect(host.tip('main')).toBe(head);
+    expect(await mirror.resolveBranch('main')).toBe(head);
+  });
+
   it.each(['relative/repo.git', '-oProxyCommand=x', 'ftp://example.invalid/r.git'])('refuses the URL %s', (url) => {
     expect(() => openMirror({ cacheDir: '/tmp/x', projectId: 'p', url })).toThrow(InvalidRemoteError);
   });
