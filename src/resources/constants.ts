@@ -56,3 +56,7 @@ export const FINALIZER = 'svc.dev/cleanup';
 export const LABEL_PROJECT = 'svc.dev/project';
 export const LABEL_TRIGGER = 'svc.dev/trigger';
 export const LABEL_SESSION = 'svc.dev/session';
+export const CUSTOM_RESOURCE_DEFINITION: ResourceType = {
+  ...builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions'),
+  namespaced: false,
+};

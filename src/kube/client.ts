@@ -1,0 +1,236 @@
+/**
+ * The typed client port: one ResourceClient per resource type (custom or built-in), over the
+ * Kubernetes REST protocol with client-node's authentication. Objects are plain JSON;
+ * svc.dev objects come back with their schema defaults applied.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { randomBytes } from 'node:crypto';
+import {
+  apiVersionOf,
+  EVENT,
+  GROUP,
+  kubeTime,
+  withDefaults,
+  type KubeObject,
+  type ResourceType,
+} from '../resources/index.js';
+import type { ClusterConfig } from './config.js';
+import { classifyError, errorFromResponse } from './errors.js';
+
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const JSON_PATCH = 'application/json-patch+json';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Delete only this exact object (uid precondition). */
+  uid?: string;
+}
+
+/** CRUD on one resource type. `namespace` is ignored for cluster-scoped types. */
+export interface ResourceClient<T extends KubeObject> {
+  readonly type: ResourceType;
+  /** An object as reads return it (svc.dev kinds: schema defaults applied). */
+  decode(obj: T): T;
+  get(namespace: string, name: string): Promise<T>;
+  /** get, with NotFound as undefined. */
+  find(namespace: string, name: string): Promise<T | undefined>;
+  /** One namespace, or all namespaces when `namespace` is undefined. */
+  list(namespace?: string, options?: ListOptions): Promise<ObjectList<T>>;
+  create(obj: T): Promise<T>;
+  /** PUT; the object's metadata.resourceVersion makes a stale write a Conflict. */
+  replace(obj: T): Promise<T>;
+  /** PATCH with application/merge-patch+json. */
+  mergePatch(namespace: string, name: string, patch: object): Promise<T>;
+  /** PUT /status (only status changes are kept); resourceVersion as for replace. */
+  replaceStatus(obj: T): Promise<T>;
+  /** PATCH /status with application/merge-patch+json. */
+  mergePatchStatus(namespace: string, name: string, patch: object): Promise<T>;
+  delete(namespace: string, name: string, options?: DeleteOptions): Promise<void>;
+}
+
+export interface EventInput {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface RawResponse {
+  status: number;
+  body: string;
+}
+
+export class KubeClient {
+  constructor(
+    readonly config: ClusterConfig,
+    /** Name written as the Event source and field manager. */
+    readonly component = 'svc',
+  ) {}
+
+  /** One HTTP request to the API server; no error handling beyond the transport. */
+  async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<RawResponse> {
+    const url = new URL(this.config.server + path);
+    const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+    await this.config.kc.applyToHTTPSOptions(options);
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      options.headers = { ...options.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
+    }
+    const transport = url.protocol === 'https:' ? https : http;
+    if (url.protocol === 'http:' && options.agent instanceof https.Agent) delete options.agent;
+    return new Promise((resolve, reject) => {
+      const req = transport.request(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** A JSON request; a non-2xx answer throws a classified KubeError. */
+  async request<R>(method: string, path: string, what: string, body?: unknown, contentType?: string): Promise<R> {
+    let res: RawResponse;
+    try {
+      res = await this.raw(method, path, body, contentType);
+    } catch (err) {
+      throw classifyError(err, what);
+    }
+    if (res.status < 200 || res.status >= 300) throw errorFromResponse(res.status, res.body, what);
+    return (res.body ? JSON.parse(res.body) : undefined) as R;
+  }
+
+  resource<T extends KubeObject>(type: ResourceType): ResourceClient<T> {
+    return new RestResourceClient<T>(this, type);
+  }
+
+  /** Records a core/v1 Event about `obj`, as `kubectl describe` shows it. */
+  async recordEvent(obj: KubeObject, event: EventInput): Promise<void> {
+    const { name, namespace, uid, resourceVersion } = obj.metadata;
+    const now = kubeTime();
+    await this.resource(EVENT).create({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
+      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name, namespace, uid, resourceVersion },
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+      source: { component: this.component },
+      reportingComponent: this.component,
+    });
+  }
+}
+
+/** REST path of a resource collection, or of one object when `name` is given. */
+export function resourcePath(type: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  const base = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+  const scope = type.namespaced && namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}` : base;
+  let path = `${scope}/${type.plural}`;
+  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (subresource) path += `/${subresource}`;
+  return path;
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const entries = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '');
+  return entries.length ? `?${new URLSearchParams(entries).toString()}` : '';
+}
+
+class RestResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly decode: (obj: T) => T;
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly type: ResourceType,
+  ) {
+    this.decode = type.group === GROUP ? (obj) => withDefaults(obj) : (obj) => obj;
+  }
+
+  private what(verb: string, namespace?: string, name?: string): string {
+    const id = [namespace, name].filter(Boolean).join('/');
+    return `${verb} ${this.type.kind}${id ? ` ${id}` : ''}`;
+  }
+
+  private complete(obj: T): T {
+    return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(this.type), kind: obj.kind ?? this.type.kind };
+  }
+
+  async get(namespace: string, name: string): Promise<T> {
+    return this.decode(await this.client.request<T>('GET', resourcePath(this.type, namespace, name), this.what('get', namespace, name)));
+  }
+
+  async find(namespace: string, name: string): Promise<T | undefined> {
+    try {
+      return await this.get(namespace, name);
+    } catch (err) {
+      if (classifyError(err).reason === 'NotFound') return undefined;
+      throw err;
+    }
+  }
+
+  async list(namespace?: string, options: ListOptions = {}): Promise<ObjectList<T>> {
+    const path = resourcePath(this.type, namespace) + query({ ...options });
+    const list = await this.client.request<{ items?: T[]; metadata?: { resourceVersion?: string } }>('GET', path, this.what('list', namespace));
+    const items = (list.items ?? []).map((item) => this.decode(this.complete(item)));
+    return { items, resourceVersion: list.metadata?.resourceVersion ?? '' };
+  }
+
+  async create(obj: T): Promise<T> {
+    const { namespace, name } = obj.metadata;
+    const body = this.complete(obj);
+    return this.decode(await this.client.request<T>('POST', resourcePath(this.type, namespace), this.what('create', namespace, name), body));
+  }
+
+  async replace(obj: T): Promise<T> {
+    const { namespace, name } = requireName(obj);
+    return this.decode(await this.client.request<T>('PUT', resourcePath(this.type, namespace, name), this.what('replace', namespace, name), this.complete(obj)));
+  }
+
+  async mergePatch(namespace: string, name: string, patch: object): Promise<T> {
+    const path = resourcePath(this.type, namespace, name);
+    return this.decode(await this.client.request<T>('PATCH', path, this.what('patch', namespace, name), patch, MERGE_PATCH));
+  }
+
+  async replaceStatus(obj: T): Promise<T> {
+    const { namespace, name } = requireName(obj);
+    const path = resourcePath(this.type, namespace, name, 'status');
+    return this.decode(await this.client.request<T>('PUT', path, this.what('replace status of', namespace, name), this.complete(obj)));
+  }
+
+  async mergePatchStatus(namespace: string, name: string, patch: object): Promise<T> {
+    const path = resourcePath(this.type, namespace, name, 'status');
+    return this.decode(await this.client.request<T>('PATCH', path, this.what('patch status of', namespace, name), patch, MERGE_PATCH));
+  }
+
+  async delete(namespace: string, name: string, options: DeleteOptions = {}): Promise<void> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+      ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+    };
+    await this.client.request('DELETE', resourcePath(this.type, namespace, name), this.what('delete', namespace, name), body);
+  }
+}
+
+function requireName(obj: KubeObject): { namespace?: string; name: string } {
+  const { namespace, name } = obj.metadata;
+  if (!name) throw new Error(`${obj.kind ?? 'object'} without metadata.name`);
+  return { namespace, name };
+}

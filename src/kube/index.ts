@@ -1,0 +1,6 @@
+/** The only gateway to the Kubernetes API (the only importer of @kubernetes/client-node). */
+export * from './backoff.js';
+export * from './client.js';
+export * from './config.js';
+export * from './errors.js';
+export * from './informer.js';

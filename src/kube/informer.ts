@@ -1,0 +1,233 @@
+/**
+ * A list-watch cache of one resource type that never gives up: any error (not only 410, which
+ * is all client-node's own informer recovers from) leads to a relist after a backoff, and a
+ * periodic relist repairs whatever a silent watch might have missed.
+ */
+import { Watch } from '@kubernetes/client-node';
+import type { KubeObject, ResourceType } from '../resources/index.js';
+import { Backoff } from './backoff.js';
+import type { KubeClient, ListOptions } from './client.js';
+import { resourcePath } from './client.js';
+import { classifyError, errorFromResponse, type KubeError } from './errors.js';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+export type InformerHandler<T> = (obj: T, old?: T) => void;
+
+export interface InformerOptions extends ListOptions {
+  /** Watch one namespace; all namespaces when absent. */
+  namespace?: string;
+  /** Full relist period (default 5 minutes). */
+  relistIntervalMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+interface WatchEvent {
+  type?: string;
+  object?: KubeObject & { code?: number; message?: string };
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: Record<InformerEvent, InformerHandler<T>[]> = { add: [], update: [], delete: [] };
+  private readonly errorHandlers: ((err: KubeError) => void)[] = [];
+  private readonly backoff: Backoff;
+  private readonly watcher: Watch;
+  private resourceVersion = '';
+  private needsList = true;
+  private running = false;
+  private synced = false;
+  private abortWatch?: () => void;
+  private relistTimer?: NodeJS.Timeout;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+  private syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly type: ResourceType,
+    private readonly options: InformerOptions = {},
+  ) {
+    this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
+    this.watcher = new Watch(client.config.kc);
+  }
+
+  on(event: InformerEvent, handler: InformerHandler<T>): void {
+    this.handlers[event].push(handler);
+  }
+
+  onError(handler: (err: KubeError) => void): void {
+    this.errorHandlers.push(handler);
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.cache.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.cache.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Starts the list-watch loop; resolves once the first list is in the cache. */
+  async start(): Promise<void> {
+    if (this.running) return this.waitForSync();
+    this.running = true;
+    this.loop = this.run();
+    const every = this.options.relistIntervalMs ?? 300_000;
+    this.relistTimer = setInterval(() => this.requestRelist(), every);
+    this.relistTimer.unref();
+    return this.waitForSync();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.relistTimer);
+    this.abortWatch?.();
+    this.wake?.();
+    await this.loop;
+    for (const resolve of this.syncWaiters.splice(0)) resolve();
+  }
+
+  /** Relist now (the periodic relist does the same). */
+  requestRelist(): void {
+    this.needsList = true;
+    this.abortWatch?.();
+    this.wake?.();
+  }
+
+  private waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        if (this.needsList) await this.relist();
+        const started = Date.now();
+        await this.watchOnce();
+        // A watch that the server ends at once (without error) must not spin.
+        if (Date.now() - started < 1000 && this.running && !this.needsList) await this.sleep(this.backoff.next());
+        else this.backoff.reset();
+      } catch (err) {
+        if (!this.running) break;
+        const error = classifyError(err, `watch ${this.type.plural}`);
+        this.needsList = true;
+        if (error.reason !== 'Gone') {
+          for (const handler of this.errorHandlers) handler(error);
+          await this.sleep(this.backoff.next());
+        }
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async relist(): Promise<void> {
+    const { namespace, labelSelector, fieldSelector } = this.options;
+    const list = await this.client.resource<T>(this.type).list(namespace, { labelSelector, fieldSelector });
+    const fresh = new Map(list.items.map((obj) => [objectKey(obj), obj]));
+    for (const [key, old] of this.cache) {
+      if (!fresh.has(key)) {
+        this.cache.delete(key);
+        this.emit('delete', old);
+      }
+    }
+    for (const obj of list.items) this.upsert(obj);
+    this.resourceVersion = list.resourceVersion;
+    this.needsList = false;
+    if (!this.synced) {
+      this.synced = true;
+      for (const resolve of this.syncWaiters.splice(0)) resolve();
+    }
+  }
+
+  private upsert(obj: T): void {
+    const key = objectKey(obj);
+    const old = this.cache.get(key);
+    if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    this.cache.set(key, obj);
+    if (old) this.emit('update', obj, old);
+    else this.emit('add', obj);
+  }
+
+  private emit(event: InformerEvent, obj: T, old?: T): void {
+    for (const handler of this.handlers[event]) {
+      try {
+        handler(obj, old);
+      } catch (err) {
+        for (const onError of this.errorHandlers) onError(classifyError(err, `${event} handler of ${this.type.plural}`));
+      }
+    }
+  }
+
+  /** One watch request from the current resourceVersion; resolves when it ends normally. */
+  private watchOnce(): Promise<void> {
+    const { namespace, labelSelector, fieldSelector } = this.options;
+    const params: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
+    if (labelSelector) params.labelSelector = labelSelector;
+    if (fieldSelector) params.fieldSelector = fieldSelector;
+    return new Promise<void>((resolve, reject) => {
+      let aborted = false;
+      let controller: AbortController | undefined;
+      let failure: Error | undefined;
+      this.abortWatch = () => {
+        aborted = true;
+        controller?.abort();
+        resolve();
+      };
+      const onEvent = (type: string, object: WatchEvent['object']) => {
+        if (!object) return;
+        if (type === 'ERROR') {
+          failure = errorFromResponse(object.code ?? 500, object, `watch ${this.type.plural}`);
+          controller?.abort();
+          return;
+        }
+        const rv = object.metadata?.resourceVersion;
+        if (type === 'ADDED' || type === 'MODIFIED') this.upsert(this.client.resource<T>(this.type).decode(object as T));
+        else if (type === 'DELETED') {
+          const key = objectKey(object);
+          const old = this.cache.get(key);
+          if (old) {
+            this.cache.delete(key);
+            this.emit('delete', object as T);
+          }
+        }
+        if (rv) this.resourceVersion = rv;
+      };
+      const onDone = (err: unknown) => {
+        this.abortWatch = undefined;
+        if (aborted) return resolve();
+        if (failure) return reject(failure);
+        if (err) return reject(err);
+        resolve();
+      };
+      this.watcher
+        .watch(resourcePath(this.type, namespace), params, onEvent, onDone)
+        .then((c) => {
+          controller = c;
+          if (aborted || failure) c.abort();
+        })
+        .catch(onDone);
+    });
+  }
+}

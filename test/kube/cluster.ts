@@ -1,0 +1,41 @@
+/** A local cluster with the svc CRDs installed, for the kube and runtime integration tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildCrd } from '../../src/crdgen/crd.js';
+import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
+import { kubeconfigYaml, startLocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
+import { CUSTOM_RESOURCE_DEFINITION, KINDS, type KubeObject } from '../../src/resources/index.js';
+
+export interface TestCluster {
+  url: string;
+  dataDir: string;
+  client(component?: string): KubeClient;
+  close(): Promise<void>;
+}
+
+export async function startTestCluster(options: Partial<LocalClusterOptions> = {}): Promise<TestCluster> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-kube-test-'));
+  const cluster = await startLocalCluster({ dataDir, port: 0, ...options });
+  const config = loadClusterConfig({ yaml: kubeconfigYaml(cluster.url) });
+  const admin = new KubeClient(config, 'test');
+  for (const def of KINDS) await admin.resource(CUSTOM_RESOURCE_DEFINITION).create(buildCrd(def) as KubeObject);
+  return {
+    url: cluster.url,
+    dataDir,
+    client: (component = 'test') => new KubeClient(config, component),
+    async close() {
+      await cluster.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined (no timing assertions: vitest's timeout bounds it). */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, intervalMs = 20): Promise<T> {
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
