@@ -1,0 +1,9 @@
+// Public API of the manifest library (SPEC §2.1, §2.5). See docs/manifest.md.
+export type { ManifestIssue } from './issues.js';
+export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
+export { checkManifest, type ManifestCheck } from './check.js';
+export { listTriggers, type TriggerListing, type TriggerListingError } from './listing.js';
+export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
+export { parseCron, isIanaZone } from './cron.js';
+export { checkAgentFiles, checkAgentFrontMatter, engineDirOf, DEFAULT_ENGINE_DIR, type AgentFileIssue } from './agentfiles.js';
+export { findManifestFile, checkManifestFile } from './files.js';
