@@ -1,0 +1,158 @@
+// The real kubectl against the local cluster: CRDs, apply, get (yaml, printer columns, short
+// names, categories, selectors), describe, watch, validation, status, finalizers, GC, namespaces.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, WIDGETS, eventually, startTestCluster, widget } from './helpers.js';
+import type { TestCluster } from './helpers.js';
+
+let tc: TestCluster;
+beforeAll(async () => {
+  tc = await startTestCluster();
+  const out = await tc.kubectlOk(['apply', '-f', path.join(FIXTURES, 'widget-crd.yaml')]);
+  expect(out).toContain('customresourcedefinition.apiextensions.k8s.io/widgets.test.svc.dev created');
+});
+afterAll(async () => tc?.close());
+
+describe('kubectl with a CRD', () => {
+  it('applies a custom resource, and applying it again is unchanged', async () => {
+    expect(await tc.kubectlOk(['apply', '-f', path.join(FIXTURES, 'widget.yaml')])).toContain('widget.test.svc.dev/alpha created');
+    expect(await tc.kubectlOk(['apply', '-f', path.join(FIXTURES, 'widget.yaml')])).toContain('widget.test.svc.dev/alpha unchanged');
+    const crd = await tc.kubectlOk(['get', 'crd', 'widgets.test.svc.dev', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+    expect(crd).toBe('True');
+  });
+
+  it('get -o yaml shows schema defaults and the last-applied annotation; unknown fields are refused (strict) or pruned', async () => {
+    const doc = JSON.stringify(widget('pruned', { size: 2, bogus: 'x', extra: { free: 'kept' } }));
+    const strict = await tc.kubectl(['apply', '-f', '-'], doc);
+    expect(strict.stderr).toContain('strict decoding error: unknown field "spec.bogus"');
+    await tc.kubectlOk(['apply', '--validate=false', '-f', '-'], doc);
+    const yaml = await tc.kubectlOk(['get', 'widget', 'pruned', '-o', 'yaml']);
+    expect(yaml).toContain('color: red');
+    expect(yaml).toContain('free: kept');
+    expect(yaml).not.toMatch(/^ {2}bogus:/m); // only in the last-applied annotation, not in spec
+    expect(yaml).toContain('kubectl.kubernetes.io/last-applied-configuration');
+    expect(yaml).toMatch(/generation: 1/);
+  });
+
+  it('get prints the printer columns; short names and categories resolve', async () => {
+    const table = await tc.kubectlOk(['get', 'widgets', 'alpha']);
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+SIZE\s+COLOR\s+READY\s+AGE$/);
+    expect(table.split('\n')[1]).toMatch(/^alpha\s+3\s+red\s+\d+s$/);
+    expect(await tc.kubectlOk(['get', 'wd', 'alpha', '-o', 'name'])).toBe('widget.test.svc.dev/alpha\n');
+    expect(await tc.kubectlOk(['get', 'testcat', '-o', 'name'])).toContain('widget.test.svc.dev/alpha');
+  });
+
+  it('describe shows the object', async () => {
+    const out = await tc.kubectlOk(['describe', 'widget', 'alpha']);
+    expect(out).toMatch(/Name:\s+alpha/);
+    expect(out).toMatch(/Size:\s+3/);
+    expect(out).toContain('Events:');
+  });
+
+  it('filters by label selectors', async () => {
+    await tc.kubectlOk(['apply', '-f', '-'], JSON.stringify(widget('back', { size: 4 }, { tier: 'back' })));
+    const names = async (sel: string) => (await tc.kubectlOk(['get', 'widgets', '-l', sel, '-o', 'name'])).trim().split('\n').filter(Boolean).sort();
+    expect(await names('tier=front')).toEqual(['widget.test.svc.dev/alpha']);
+    expect(await names('tier!=front')).toEqual(['widget.test.svc.dev/back', 'widget.test.svc.dev/pruned']);
+    expect(await names('tier in (front,back)')).toEqual(['widget.test.svc.dev/alpha', 'widget.test.svc.dev/back']);
+    expect(await names('tier notin (front)')).toEqual(['widget.test.svc.dev/back', 'widget.test.svc.dev/pruned']);
+    expect(await names('tier')).toEqual(['widget.test.svc.dev/alpha', 'widget.test.svc.dev/back']);
+    expect(await names('!tier')).toEqual(['widget.test.svc.dev/pruned']);
+  });
+
+  it('rejects a schema violation with 422 naming every bad field, and stores nothing', async () => {
+    const bad = widget('bad', { size: 0, color: 'purple', name: 'X1' });
+    const r = await tc.kubectl(['apply', '-f', '-'], JSON.stringify(bad));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('The Widget "bad" is invalid');
+    expect(r.stderr).toContain('spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1');
+    expect(r.stderr).toContain('spec.color: Unsupported value: "purple"');
+    expect(r.stderr).toContain("spec.name in body should match '^[a-z]+$'");
+    const missing = await tc.kubectl(['apply', '-f', '-'], JSON.stringify(widget('bad', { color: 'blue' })));
+    expect(missing.stderr).toContain('spec.size: Required value');
+    expect((await tc.kubectl(['get', 'widget', 'bad'])).stderr).toContain('widgets.test.svc.dev "bad" not found');
+  });
+
+  it('status subresource: the Ready column follows status written through /status only', async () => {
+    const current = await tc.api('GET', `${WIDGETS}/alpha`);
+    const status = { conditions: [{ type: 'Ready', status: 'True' }] };
+    // On the main resource a status change is ignored...
+    await tc.api('PATCH', `${WIDGETS}/alpha`, { status }, 'application/merge-patch+json');
+    expect((await tc.api('GET', `${WIDGETS}/alpha`)).body.status).toBeUndefined();
+    // ...and through /status a spec change is ignored.
+    const r = await tc.api('PATCH', `${WIDGETS}/alpha/status`, { status, spec: { size: 99 } }, 'application/merge-patch+json');
+    expect(r.status).toBe(200);
+    expect((r.body.spec as { size: number }).size).toBe(3);
+    expect(r.body.metadata!.generation).toBe(current.body.metadata!.generation);
+    expect((await tc.kubectlOk(['get', 'widget', 'alpha'])).split('\n')[1]).toMatch(/^alpha\s+3\s+red\s+True\s+/);
+  });
+
+  it('kubectl get -w streams a change', async () => {
+    const child = spawn('kubectl', ['--kubeconfig', tc.kubeconfig, '--cache-dir', path.join(tc.dir, 'kcache'), 'get', 'widgets', '-w', '--output-watch-events']);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await eventually(async () => out.includes('alpha'), 'the initial list');
+      await tc.kubectlOk(['patch', 'widget', 'back', '--type', 'merge', '-p', '{"spec":{"size":42}}']);
+      await eventually(async () => /MODIFIED\s+back\s+42/.test(out), 'the MODIFIED event');
+      await tc.kubectlOk(['delete', 'widget', 'back']);
+      await eventually(async () => /DELETED\s+back/.test(out), 'the DELETED event');
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('finalizers hold a deleted object until the last one is removed', async () => {
+    await tc.kubectlOk(['apply', '-f', '-'], JSON.stringify({ ...widget('held', { size: 5 }), metadata: { name: 'held', finalizers: ['test.svc.dev/hold'] } }));
+    await tc.kubectlOk(['delete', 'widget', 'held', '--wait=false']);
+    const ts = await tc.kubectlOk(['get', 'widget', 'held', '-o', 'jsonpath={.metadata.deletionTimestamp}']);
+    expect(ts).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const added = await tc.kubectl(['patch', 'widget', 'held', '--type', 'json', '-p', '[{"op":"add","path":"/metadata/finalizers/-","value":"another"}]']);
+    expect(added.stderr).toContain('no new finalizers can be added');
+    await tc.kubectlOk(['patch', 'widget', 'held', '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+    expect((await tc.kubectl(['get', 'widget', 'held'])).stderr).toContain('not found');
+  });
+
+  it('garbage-collects dependents when their owner is deleted', async () => {
+    const owner = await tc.api('GET', `${WIDGETS}/pruned`);
+    const cm = {
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: { name: 'owned', ownerReferences: [{ apiVersion: 'test.svc.dev/v1', kind: 'Widget', name: 'pruned', uid: owner.body.metadata!.uid }] },
+      data: { a: 'b' },
+    };
+    await tc.kubectlOk(['apply', '-f', '-'], JSON.stringify(cm));
+    await tc.kubectlOk(['delete', 'widget', 'pruned']);
+    await eventually(async () => (await tc.kubectl(['get', 'configmap', 'owned'])).stderr.includes('not found'), 'the dependent to be collected');
+  });
+});
+
+describe('kubectl with built-in kinds', () => {
+  it('apply merges a Deployment change (strategic merge) and bumps generation', async () => {
+    const deploy = (image: string, env: { name: string; value: string }[]) => JSON.stringify({
+      apiVersion: 'apps/v1', kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image, env }] } },
+      },
+    });
+    expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:1', [{ name: 'A', value: '1' }]))).toContain('deployment.apps/web created');
+    expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:2', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]))).toContain('deployment.apps/web configured');
+    const got = JSON.parse(await tc.kubectlOk(['get', 'deploy', 'web', '-o', 'json']));
+    expect(got.spec.template.spec.containers).toEqual([{ name: 'web', image: 'nginx:2', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }]);
+    expect(got.metadata.generation).toBe(2);
+    expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:2', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]))).toContain('unchanged');
+  });
+
+  it('deleting a namespace deletes what is in it', async () => {
+    await tc.kubectlOk(['create', 'namespace', 'scratch']);
+    await tc.kubectlOk(['-n', 'scratch', 'create', 'configmap', 'c1', '--from-literal=k=v']);
+    await tc.kubectlOk(['-n', 'scratch', 'apply', '-f', '-'], JSON.stringify(widget('w1')));
+    expect(await tc.kubectlOk(['delete', 'namespace', 'scratch'])).toContain('namespace "scratch" deleted');
+    expect((await tc.kubectl(['get', 'namespace', 'scratch'])).stderr).toContain('not found');
+    expect((await tc.api('GET', '/api/v1/namespaces/scratch/configmaps/c1')).status).toBe(404);
+    const create = await tc.kubectl(['-n', 'scratch', 'create', 'configmap', 'c2']);
+    expect(create.stderr).toContain('namespaces "scratch" not found');
+  });
+});
