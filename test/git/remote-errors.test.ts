@@ -9,6 +9,7 @@ import path from 'node:path';
 import {
   InvalidRemoteError, openMirror, PushRejectedError, TimeoutError, UnreachableError,
 } from '../../src/git/index.js';
+import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 import { git, type HostRepo, seededHost, type WorkClone } from './fixtures.js';
 
 const PASSWORD = 'pw-7f3a9c1e-not-in-argv';
@@ -33,25 +34,31 @@ afterAll(() => {
 
 let host: HostRepo | undefined;
 let server: http.Server | undefined;
+let gitServer: GitHttpServer | undefined;
 afterEach(async () => {
+  await gitServer?.close();
+  gitServer = undefined;
   host?.cleanup();
   host = undefined;
   if (server) await new Promise((resolve) => server!.close(resolve));
   server = undefined;
 });
 
-/** A loopback HTTP server that asks for Basic credentials and records what it gets. */
-async function authServer(onRequest?: (req: http.IncomingMessage) => boolean): Promise<{ url: string; authorizations: string[]; sockets: Socket[] }> {
-  const authorizations: string[] = [];
+/** A loopback HTTP server that accepts connections and never answers. */
+async function silentServer(): Promise<{ url: string; sockets: Socket[] }> {
   const sockets: Socket[] = [];
-  server = http.createServer((req, res) => {
-    if (req.headers.authorization) authorizations.push(req.headers.authorization);
-    if (onRequest && !onRequest(req)) return; // leave the request hanging
-    res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end();
-  });
+  server = http.createServer(() => { /* never answers */ });
   server.on('connection', (socket) => sockets.push(socket));
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/repo.git`, authorizations, sockets };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/org/repo.git`, sockets };
+}
+
+/** The seeded host served over smart HTTP, requiring USERNAME/PASSWORD. */
+async function httpHost(): Promise<{ url: string; work: WorkClone }> {
+  let work: WorkClone;
+  ({ host, work } = seededHost());
+  gitServer = await startGitHttpServer({ root: host.root, auth: { username: USERNAME, password: PASSWORD } });
+  return { url: `${gitServer.url}/host.git`, work };
 }
 
 /** Runs `fn` with a fresh cache dir, removed afterwards. */
@@ -74,37 +81,53 @@ function filesContaining(dir: string, needle: string): string[] {
 }
 
 describe('credentials', () => {
-  it('are sent to an http remote through the helper, never in argv, on disk or in the error', async () => {
-    const { url, authorizations } = await authServer();
-    await withCacheDir(async (cacheDir) => {
-      writeFileSync(argvLog, '');
-      const mirror = openMirror({ cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
-      const error = await mirror.fetch().catch((e: unknown) => e);
+  it('reach an http host through the helper: fetch, merge and branch push work; never in argv or on disk', async () => {
+    const { url, work } = await httpHost();
+    work.branch('feature', { 'f.txt': 'f\n' });
+    work.checkout('main').write('m.txt', 'm\n').commit('main moves');
+    work.push('main');
+    writeFileSync(argvLog, '');
+    const mirror = openMirror({ cacheDir: host!.cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: PASSWORD } });
 
-      expect(error).toBeInstanceOf(UnreachableError);
-      expect(String((error as Error).message)).toMatch(/Authentication failed/);
-      expect(authorizations).toContain(`Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`);
-      expect(String((error as Error).message)).not.toContain(PASSWORD);
-      const argv = readFileSync(argvLog, 'utf8');
-      expect(argv).toContain('fetch');
-      expect(argv).not.toContain(PASSWORD);
-      expect(filesContaining(cacheDir, PASSWORD)).toEqual([]);
-    });
+    const result = await mirror.merge({ base: 'main', head: 'feature', message: 'Merge CR #1: over http' });
+    expect(result.fast_forward).toBe(false);
+    expect(host!.tip('main')).toBe(result.merge_commit_sha);
+    expect(await mirror.pushBranch('session-1', result.base_commit_sha)).toEqual({ created: true });
+    expect(host!.tip('session-1')).toBe(result.base_commit_sha);
+
+    const served = gitServer!.requests.filter((r) => r.user !== null);
+    expect(served.some((r) => r.path.endsWith('/git-upload-pack'))).toBe(true);
+    expect(served.some((r) => r.path.endsWith('/git-receive-pack'))).toBe(true);
+    expect(new Set(served.map((r) => r.user))).toEqual(new Set([USERNAME]));
+    const argv = readFileSync(argvLog, 'utf8');
+    expect(argv).toContain(' push ');
+    expect(argv).not.toContain(PASSWORD);
+    expect(filesContaining(mirror.dir, PASSWORD)).toEqual([]);
+  });
+
+  it('a wrong password is UnreachableError (authentication failed), without the password', async () => {
+    const { url } = await httpHost();
+    const wrong = `${PASSWORD}-wrong`;
+    const mirror = openMirror({ cacheDir: host!.cacheDir, projectId: 'p', url, credentials: { username: USERNAME, password: wrong } });
+    const error = await mirror.fetch().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnreachableError);
+    expect((error as Error).message).toMatch(/Authentication failed/);
+    expect((error as Error).message).not.toContain(wrong);
   });
 
   it('userinfo in the URL is moved into the credentials and redacted from messages', async () => {
-    const { url, authorizations } = await authServer();
-    const withUserinfo = url.replace('http://', `http://${USERNAME}:${PASSWORD}@`);
-    await withCacheDir(async (cacheDir) => {
-      writeFileSync(argvLog, '');
-      const mirror = openMirror({ cacheDir, projectId: 'p', url: withUserinfo });
-      expect(mirror.displayUrl).toBe(url);
-      const error = await mirror.fetch().catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(UnreachableError);
-      expect((error as Error).message).not.toContain(PASSWORD);
-      expect(authorizations.length).toBeGreaterThan(0);
-      expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
-    });
+    const { url } = await httpHost();
+    writeFileSync(argvLog, '');
+    const mirror = openMirror({ cacheDir: host!.cacheDir, projectId: 'p', url: url.replace('http://', `http://${USERNAME}:${PASSWORD}@`) });
+    expect(mirror.displayUrl).toBe(url);
+    expect(await mirror.resolveBranch('main')).toBe(host!.tip('main'));
+    expect(readFileSync(argvLog, 'utf8')).not.toContain(PASSWORD);
+    expect(readFileSync(path.join(mirror.dir, 'config'), 'utf8')).not.toContain(USERNAME);
+
+    const bad = openMirror({ cacheDir: host!.cacheDir, projectId: 'q', url: url.replace('http://', `http://${USERNAME}:${PASSWORD}x@`) });
+    const error = await bad.fetch().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnreachableError);
+    expect((error as Error).message).not.toContain(PASSWORD);
   });
 
   it('a local host with credentials works and keeps them out of argv and the mirror', async () => {
@@ -177,7 +200,7 @@ describe('remote failures', () => {
   });
 
   it('a remote that never answers times out and the git process is killed', async () => {
-    const { url, sockets } = await authServer(() => false);
+    const { url, sockets } = await silentServer();
     await withCacheDir(async (cacheDir) => {
       const mirror = openMirror({ cacheDir, projectId: 'p', url, remoteTimeoutMs: 500 });
       const error = await mirror.fetch().catch((e: unknown) => e);
