@@ -1,7 +1,8 @@
 /**
- * A list-watch cache of one resource type that never gives up: any error (not only 410, which
- * is all client-node's own informer recovers from) leads to a relist after a backoff, and a
- * periodic relist repairs whatever a silent watch might have missed.
+ * A list-watch cache of one resource type that never gives up. client-node's own informer
+ * recovers from 410 only; this one also backs off and retries after any other error (watching
+ * again from its resourceVersion, relisting when that is too old), and relists periodically to
+ * repair whatever a silent watch might have missed.
  */
 import { Watch } from '@kubernetes/client-node';
 import type { KubeObject, ResourceType } from '../resources/index.js';
@@ -32,7 +33,18 @@ interface WatchEvent {
   object?: KubeObject & { code?: number; message?: string };
 }
 
+/** Counters of what the list-watch loop did (for metrics and tests). */
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  /** Watches refused because their resourceVersion was too old (410): each leads to a relist. */
+  expired: number;
+  /** Errors that led to a backoff. */
+  errors: number;
+}
+
 export class Informer<T extends KubeObject> {
+  readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   private readonly cache = new Map<string, T>();
   private readonly handlers: Record<InformerEvent, InformerHandler<T>[]> = { add: [], update: [], delete: [] };
   private readonly errorHandlers: ((err: KubeError) => void)[] = [];
@@ -122,11 +134,17 @@ export class Informer<T extends KubeObject> {
       } catch (err) {
         if (!this.running) break;
         const error = classifyError(err, `watch ${this.type.plural}`);
-        this.needsList = true;
-        if (error.reason !== 'Gone') {
-          for (const handler of this.errorHandlers) handler(error);
-          await this.sleep(this.backoff.next());
+        if (error.reason === 'Gone') {
+          // Our resourceVersion left the server's history: only a relist can catch up.
+          this.stats.expired++;
+          this.needsList = true;
+          continue;
         }
+        // Any other failure: back off, then watch again from where we were (a 410 then
+        // relists); a failed list is retried as a list.
+        this.stats.errors++;
+        for (const handler of this.errorHandlers) handler(error);
+        await this.sleep(this.backoff.next());
       }
     }
   }
@@ -144,6 +162,7 @@ export class Informer<T extends KubeObject> {
 
   private async relist(): Promise<void> {
     const { namespace, labelSelector, fieldSelector } = this.options;
+    this.stats.lists++;
     const list = await this.client.resource<T>(this.type).list(namespace, { labelSelector, fieldSelector });
     const fresh = new Map(list.items.map((obj) => [objectKey(obj), obj]));
     for (const [key, old] of this.cache) {
@@ -186,6 +205,7 @@ export class Informer<T extends KubeObject> {
     const params: Record<string, string | boolean> = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true };
     if (labelSelector) params.labelSelector = labelSelector;
     if (fieldSelector) params.fieldSelector = fieldSelector;
+    this.stats.watches++;
     return new Promise<void>((resolve, reject) => {
       let aborted = false;
       let controller: AbortController | undefined;

@@ -4,28 +4,40 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildCrd } from '../../src/crdgen/crd.js';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
+import { kubeconfigYaml, startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
 import { CUSTOM_RESOURCE_DEFINITION, KINDS, type KubeObject } from '../../src/resources/index.js';
 
 export interface TestCluster {
   url: string;
   dataDir: string;
   client(component?: string): KubeClient;
+  /** Stops the API server, keeping its data (an outage). */
+  stopServer(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  startServer(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startTestCluster(options: Partial<LocalClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-kube-test-'));
-  const cluster = await startLocalCluster({ dataDir, port: 0, ...options });
-  const config = loadClusterConfig({ yaml: kubeconfigYaml(cluster.url) });
+  let cluster: LocalCluster | undefined = await startLocalCluster({ dataDir, port: 0, ...options });
+  const { url, port } = cluster;
+  const config = loadClusterConfig({ yaml: kubeconfigYaml(url) });
   const admin = new KubeClient(config, 'test');
   for (const def of KINDS) await admin.resource(CUSTOM_RESOURCE_DEFINITION).create(buildCrd(def) as KubeObject);
   return {
-    url: cluster.url,
+    url,
     dataDir,
     client: (component = 'test') => new KubeClient(config, component),
+    async stopServer() {
+      await cluster?.close();
+      cluster = undefined;
+    },
+    async startServer() {
+      cluster ??= await startLocalCluster({ dataDir, ...options, port });
+    },
     async close() {
-      await cluster.close();
+      await cluster?.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
