@@ -22,7 +22,10 @@ const hook = triggerEntryFromManifest({ slug: 'on_push', type: 'webhook', prompt
 function read(triggers: TriggerEntry[], sha = SHA1, valid = true): Observation {
   return {
     kind: 'read', sha, triggers,
-    manifest: { file: 'svc.yaml', version: 2, valid, issues: valid ? [] : [{ path: 'default_agent', message: 'required' }], parsed: true },
+    manifest: {
+      file: 'svc.yaml', version: 2, valid: false, parsed: true,
+      issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }, ...(valid ? [] : [{ path: '/default_agent', message: 'required' }])],
+    },
     triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
   };
 }
@@ -59,14 +62,15 @@ describe('nextStatus', () => {
     const status = nextStatus(project(undefined, { 'svc.dev/refresh': 'r1' }), read([nightly, hook]), T0);
     expect(status).toMatchObject({
       defaultBranchSha: SHA1, observedGeneration: 1, lastRefreshToken: 'r1', lastRefreshTime: '2026-01-01T00:00:00Z',
-      manifest: { file: 'svc.yaml', version: 2, valid: true, issues: [] },
+      manifest: { file: 'svc.yaml', version: 2, valid: false, issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }] },
       triggers: ['nightly', 'on_push'],
       triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
     });
     const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c]));
     expect(byType.Ready).toMatchObject({ status: 'True', reason: 'Synced' });
     expect(byType.RepositoryReachable).toMatchObject({ status: 'True', reason: 'Fetched' });
-    expect(byType.ManifestValid!.message).toContain('1 trigger entry is invalid');
+    expect(byType.ManifestValid).toMatchObject({ status: 'False', reason: 'InvalidTriggerEntries' });
+    expect(byType.ManifestValid!.message).toContain('#2 (broken)');
   });
 
   it('is idempotent: the same observation later changes nothing', () => {
@@ -89,7 +93,7 @@ describe('nextStatus', () => {
   it('says what is wrong with an invalid manifest and a missing one', () => {
     const invalid = nextStatus(project(), read([], SHA2, false), T0);
     expect(invalid.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ManifestInvalid' });
-    expect(invalid.conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('default_agent: required');
+    expect(invalid.conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('/default_agent: required');
     const missing = nextStatus(project(), { kind: 'read', sha: SHA2, manifest: null, triggers: [], triggerErrors: [] }, T0);
     expect(missing.conditions!.find((c) => c.type === 'ManifestValid')).toMatchObject({ status: 'False', reason: 'ManifestMissing' });
   });

@@ -108,18 +108,30 @@ function condition(type: string, status: Condition['status'], reason: string, me
   return { type, status, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
-function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, branch: string, generation?: number): ConditionInput {
+/** Issues that belong to trigger entries the listing already skipped (SPEC §2.5 rule 5: they do not invalidate the manifest). */
+function isSkippedEntryIssue(issue: ManifestIssue, errors: readonly TriggerError[]): boolean {
+  const m = /^\/?triggers[/.[](\d+)/.exec(issue.path);
+  return m !== null && errors.some((e) => e.index === Number(m[1]));
+}
+
+/** ManifestValid, and whether the manifest is usable (Ready may be True). */
+function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, branch: string, generation?: number): { condition: ConditionInput; usable: boolean } {
   const m = observation.manifest;
+  const at = short(observation.sha);
   if (!m) {
-    return condition('ManifestValid', 'False', 'ManifestMissing', `branch ${branch} has neither svc.yaml nor svc.toml at ${short(observation.sha)}; add one to declare agents and triggers`, generation);
+    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestMissing', `branch ${branch} has neither svc.yaml nor svc.toml at ${at}; add one to declare agents and triggers`, generation) };
   }
-  if (!m.valid) {
-    const first = m.issues.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ');
-    return condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${short(observation.sha)} has ${m.issues.length} issue(s): ${first}; fix them on ${branch}`, generation);
+  const blocking = m.issues.filter((i) => !isSkippedEntryIssue(i, observation.triggerErrors));
+  if (blocking.length) {
+    const first = blocking.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ');
+    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${at} has ${blocking.length} issue(s): ${first}; fix them on ${branch}`, generation) };
   }
   const errors = observation.triggerErrors.length;
-  const note = errors ? `; ${errors} trigger entr${errors === 1 ? 'y is' : 'ies are'} invalid and skipped (see status.triggerErrors)` : '';
-  return condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${short(observation.sha)} is valid${note}`, generation);
+  if (errors) {
+    const list = observation.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}`).join(', ');
+    return { usable: true, condition: condition('ManifestValid', 'False', 'InvalidTriggerEntries', `${m.file} at ${at} is valid except ${errors} trigger entr${errors === 1 ? 'y' : 'ies'} (${list}), skipped; see status.triggerErrors and fix them on ${branch}`, generation) };
+  }
+  return { usable: true, condition: condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${at} is valid`, generation) };
 }
 
 /**
@@ -145,7 +157,7 @@ export function nextStatus(project: Project, observation: Observation, now: Date
   } else {
     set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${project.spec.repoUrl}`, generation));
     const manifest = manifestCondition(observation, branch, generation);
-    set(manifest);
+    set(manifest.condition);
     next.defaultBranchSha = observation.sha;
     const m = observation.manifest;
     next.manifest = m ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues } as ManifestStatus : { valid: false, issues: [] };
@@ -154,10 +166,10 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       next.triggerErrors = observation.triggerErrors;
     }
     const count = next.triggers?.length ?? 0;
-    if (manifest.status === 'True') {
+    if (manifest.usable) {
       set(condition('Ready', 'True', 'Synced', `${count} trigger(s) synced from ${m!.file} at ${short(observation.sha)} of ${branch}`, generation));
     } else {
-      set(condition('Ready', 'False', manifest.reason, manifest.message, generation));
+      set(condition('Ready', 'False', manifest.condition.reason, manifest.condition.message, generation));
     }
   }
   next.conditions = conditions;
@@ -188,7 +200,7 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
     events.push({ type: 'Normal', reason: 'DefaultBranchRead', message: `read the default branch at ${short(after.defaultBranchSha)}` });
   }
   const manifest = now('ManifestValid');
-  if (manifest?.status === 'False' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
+  if (manifest?.status === 'False' && manifest.reason !== 'InvalidTriggerEntries' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
   if (manifest?.status === 'True' && was('ManifestValid')?.status === 'False') events.push({ type: 'Normal', reason: 'ManifestValid', message: manifest.message });
   if (after.triggerErrors?.length && !sameJson(before?.triggerErrors ?? [], after.triggerErrors)) {
     const list = after.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join(', ')}`).join('; ');

@@ -19,6 +19,8 @@ export interface ApiDependencies {
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
+  /** Prometheus text served at GET /metrics (outside /v1). */
+  metrics?: () => string;
   log?: (message: string) => void;
 }
 
@@ -33,6 +35,11 @@ export function createApp(deps: ApiDependencies): Express {
     if (deps.isReady()) res.json({ status: 'ready' });
     else res.status(503).json({ error: 'not ready: informers have not synced yet' });
   });
+
+  if (deps.metrics) {
+    const metrics = deps.metrics;
+    app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
+  }
 
   const v1 = express.Router();
   // Authenticate before parsing a body: an anonymous caller learns nothing but 401.

@@ -88,14 +88,14 @@ export function adminGrant(userId: string = randomUUID()): TokenGrant {
   return { userId, access: 'write', projectUid: null, capabilities: ['*'] };
 }
 
+/** The parts of a stored Secret verification reads. */
+export interface StoredSecret { metadata?: { name?: string; labels?: Record<string, string> }; data?: Record<string, string> }
+
 /**
  * The principal a stored Secret grants to `token`, or null when the Secret does not belong to
  * it (hash mismatch, wrong label) or is malformed.
  */
-export function principalFromSecret(
-  token: string,
-  secret: { metadata?: { name?: string; labels?: Record<string, string> }; data?: Record<string, string> } | null,
-): Principal | null {
+export function principalFromSecret(token: string, secret: StoredSecret | null | undefined): Principal | null {
   if (!secret?.data || secret.metadata?.labels?.[TOKEN_LABEL] !== 'true') return null;
   const stored = Buffer.from(unb64(secret.data.sha256) ?? '', 'utf8');
   const presented = Buffer.from(hashToken(token), 'utf8');
@@ -116,7 +116,7 @@ export function principalFromSecret(
 }
 
 /** Reads a token Secret by name from the operator's namespace (null when absent). */
-export type TokenSecretReader = (name: string) => Promise<Parameters<typeof principalFromSecret>[1]>;
+export type TokenSecretReader = (name: string) => Promise<StoredSecret | null | undefined>;
 
 export type TokenVerifier = (token: string) => Promise<Principal | null>;
 

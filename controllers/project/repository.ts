@@ -1,0 +1,54 @@
+// Reading a project's repository: fetch the bare mirror, resolve the default branch tip, read
+// svc.yaml (else svc.toml) there, check it and list its triggers. Returns an Observation for
+// the pure code in desired.ts.
+import { openMirror, type GitCredentials } from '../../src/git/index.js';
+import { checkManifest, listTriggers, MANIFEST_FILES } from '../../src/manifest/index.js';
+import type { Project } from '../../src/resources/index.js';
+import { triggerEntryFromManifest, type Observation } from './desired.js';
+
+export interface RepositoryReaderOptions {
+  /** Where the bare mirrors live (one `<project uid>.git` each). */
+  mirrorDir: string;
+  /** Timeout of a fetch. */
+  fetchTimeoutMs?: number;
+}
+
+/** Git credentials from a Secret's decoded data: username+password, or a token. */
+export function credentialsFromSecret(data: Record<string, string>): GitCredentials | null {
+  if (data.password !== undefined) return { username: data.username || 'git', password: data.password };
+  if (data.token !== undefined) return { username: data.username || 'x-access-token', password: data.token };
+  return null;
+}
+
+export type ReadRepository = (project: Project, credentials: GitCredentials | null) => Promise<Observation>;
+
+export function repositoryReader(options: RepositoryReaderOptions): ReadRepository {
+  return async (project, credentials) => {
+    const branch = project.spec.defaultBranch ?? 'main';
+    let sha: string | null;
+    let mirror;
+    try {
+      mirror = openMirror({ cacheDir: options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials, remoteTimeoutMs: options.fetchTimeoutMs });
+      await mirror.fetch({ force: true });
+      sha = await mirror.resolveBranch(branch);
+    } catch (error) {
+      // Messages of src/git errors carry the redacted URL only, never credentials.
+      return { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${project.spec.repoUrl}: ${(error as Error).message}` };
+    }
+    if (!sha) return { kind: 'branch-missing', sha: null };
+    for (const file of MANIFEST_FILES) {
+      const text = await mirror.readFile(sha, file);
+      if (text === null) continue;
+      const check = checkManifest(file, text);
+      const listing = listTriggers(check);
+      return {
+        kind: 'read',
+        sha,
+        manifest: { file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null },
+        triggers: listing.triggers.map((t) => triggerEntryFromManifest(t as unknown as Record<string, unknown>)),
+        triggerErrors: listing.errors,
+      };
+    }
+    return { kind: 'read', sha, manifest: null, triggers: [], triggerErrors: [] };
+  };
+}

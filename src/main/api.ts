@@ -1,0 +1,40 @@
+// Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
+// in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
+// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../api/app.js';
+import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
+import { secretTokenVerifier } from '../api/tokens.js';
+import { KubeClient } from '../kube/index.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+
+async function main(): Promise<void> {
+  const config = clusterConfigFromEnv();
+  const namespace = envString('SVC_NAMESPACE', config.namespace);
+  const projectNamespace = envString('SVC_PROJECT_NAMESPACE', 'default');
+  const client = new KubeClient(config, 'svc-api');
+  const store = kubeProjectStore(client, projectNamespace);
+  const started = Date.now();
+  const app = createApp({
+    projects: store,
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
+    isReady: () => store.hasSynced(),
+    config: { projectNamespace },
+    metrics: () => prometheusText({
+      svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
+      svc_api_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
+    }),
+  });
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
+  await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
+  void store.start();
+  stopOnSignal('svc api', async () => {
+    await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    await store.stop();
+  });
+}
+
+main().catch(fatal('svc api'));

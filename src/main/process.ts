@@ -1,0 +1,55 @@
+// What every composition root needs: settings from the environment, the cluster connection,
+// and a clean stop on SIGINT/SIGTERM.
+import { existsSync } from 'node:fs';
+import { loadClusterConfig, type ClusterConfig } from '../kube/index.js';
+
+export function envString(name: string, fallback?: string): string {
+  const value = process.env[name]?.trim();
+  if (value) return value;
+  if (fallback !== undefined) return fallback;
+  throw new Error(`${name} is not set`);
+}
+
+export function envInt(name: string, fallback: number, min = 0): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** KUBECONFIG when set, the pod's service account inside a cluster, else the default chain. */
+export function clusterConfigFromEnv(): ClusterConfig {
+  const file = process.env.KUBECONFIG?.trim();
+  if (file) return loadClusterConfig({ file });
+  if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return loadClusterConfig({ inCluster: true });
+  return loadClusterConfig({ default: true });
+}
+
+/** Runs `stop` once on SIGINT/SIGTERM, then exits (0, or 1 when stopping failed). */
+export function stopOnSignal(name: string, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${name}: ${signal}, stopping\n`);
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => { process.stderr.write(`${name}: stop failed: ${String(error)}\n`); process.exit(1); },
+    );
+  };
+  process.on('SIGINT', () => handler('SIGINT'));
+  process.on('SIGTERM', () => handler('SIGTERM'));
+}
+
+/** Prometheus text format for a few gauges. */
+export function prometheusText(gauges: Record<string, { help: string; value: number }>): string {
+  return Object.entries(gauges).map(([name, g]) => `# HELP ${name} ${g.help}\n# TYPE ${name} gauge\n${name} ${g.value}\n`).join('');
+}
+
+export function fatal(name: string): (error: unknown) => never {
+  return (error) => {
+    process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  };
+}
