@@ -12,6 +12,11 @@ export class Backoff {
     return delay;
   }
 
+  /** Failures since the last reset. */
+  get attempts(): number {
+    return this.failures;
+  }
+
   reset(): void {
     this.failures = 0;
   }
