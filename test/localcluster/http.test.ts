@@ -1,0 +1,202 @@
+// The REST protocol as clients see it: status codes and Status bodies, patch formats, selectors,
+// tables, paging, watch details, discovery and openapi.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { FIXTURES, WIDGETS, startTestCluster, widget } from './helpers.js';
+import type { TestCluster } from './helpers.js';
+
+let tc: TestCluster;
+const CMS = '/api/v1/namespaces/default/configmaps';
+beforeAll(async () => {
+  tc = await startTestCluster();
+  const crd = YAML.parse(readFileSync(path.join(FIXTURES, 'widget-crd.yaml'), 'utf8'));
+  expect((await tc.api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
+});
+afterAll(async () => tc?.close());
+
+describe('status codes', () => {
+  it('404 NotFound, 409 AlreadyExists, 409 Conflict with Kubernetes Status bodies', async () => {
+    const missing = await tc.api('GET', `${CMS}/nope`);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404, message: 'configmaps "nope" not found', details: { name: 'nope', kind: 'configmaps' } });
+
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
+    const created = await tc.api('POST', CMS, cm);
+    expect(created.status).toBe(201);
+    expect(created.body.metadata).toMatchObject({ name: 'c', namespace: 'default', uid: expect.any(String), resourceVersion: expect.any(String), creationTimestamp: expect.any(String) });
+    const again = await tc.api('POST', CMS, cm);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ reason: 'AlreadyExists', message: 'configmaps "c" already exists' });
+
+    const v1 = created.body;
+    expect((await tc.api('PUT', `${CMS}/c`, { ...v1, data: { a: '2' } })).status).toBe(200);
+    const stale = await tc.api('PUT', `${CMS}/c`, { ...v1, data: { a: '3' } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.reason).toBe('Conflict');
+    expect(((await tc.api('GET', `${CMS}/c`)).body.data as Record<string, string>).a).toBe('2');
+  });
+
+  it('400 for undecodable bodies and mismatched names; 404 for a missing namespace; 405 for a wrong method', async () => {
+    expect((await tc.api('POST', CMS, '{not json')).status).toBe(400);
+    const renamed = await tc.api('PUT', `${CMS}/c`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } });
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.message).toBe('the name of the object (other) does not match the name on the URL (c)');
+    const wrongKind = await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } });
+    expect(wrongKind.status).toBe(400);
+    const noNs = await tc.api('POST', '/api/v1/namespaces/absent/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
+    expect(noNs.status).toBe(404);
+    expect(noNs.body.message).toBe('namespaces "absent" not found');
+    expect((await tc.api('POST', `${CMS}/c`, {})).status).toBe(405);
+    expect((await tc.api('GET', '/apis/nothing.example/v1/things')).status).toBe(404);
+  });
+
+  it('422 for an invalid name, with field causes', async () => {
+    const r = await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad_Name' } });
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ reason: 'Invalid', details: { causes: [expect.objectContaining({ field: 'metadata.name', reason: 'FieldValueInvalid' })] } });
+  });
+
+  it('custom resources: PUT without resourceVersion is 422; a type error names the field', async () => {
+    const created = await tc.api('POST', WIDGETS, widget('w', { size: 2 }));
+    expect(created.status).toBe(201);
+    const noRv = await tc.api('PUT', `${WIDGETS}/w`, widget('w', { size: 3 }));
+    expect(noRv.status).toBe(422);
+    const typeErr = await tc.api('POST', WIDGETS, widget('t', { size: 'big', tags: [1] }));
+    expect(typeErr.status).toBe(422);
+    expect(typeErr.body.message).toBe('Widget.test.svc.dev "t" is invalid: [spec.size: Invalid value: "string": spec.size in body must be of type integer: "string", spec.tags[0]: Invalid value: "integer": spec.tags[0] in body must be of type string: "integer"]');
+    expect((await tc.api('GET', `${WIDGETS}/t`)).status).toBe(404);
+  });
+});
+
+describe('patches', () => {
+  it('merge patch; JSON patch with test (failing test is 422 and changes nothing); strategic merge is 415 on custom resources', async () => {
+    const merged = await tc.api('PATCH', `${WIDGETS}/w`, { spec: { color: 'blue', tags: ['x'] } }, 'application/merge-patch+json');
+    expect(merged.body.spec).toEqual({ size: 2, color: 'blue', tags: ['x'] });
+    expect(merged.body.metadata!.generation).toBe(2);
+
+    const ok = await tc.api('PATCH', `${WIDGETS}/w`, [{ op: 'test', path: '/spec/color', value: 'blue' }, { op: 'replace', path: '/spec/size', value: 7 }], 'application/json-patch+json');
+    expect(ok.status).toBe(200);
+    expect((ok.body.spec as { size: number }).size).toBe(7);
+    const failed = await tc.api('PATCH', `${WIDGETS}/w`, [{ op: 'test', path: '/spec/color', value: 'red' }, { op: 'replace', path: '/spec/size', value: 8 }], 'application/json-patch+json');
+    expect(failed.status).toBe(422);
+    expect(((await tc.api('GET', `${WIDGETS}/w`)).body.spec as { size: number }).size).toBe(7);
+
+    const smp = await tc.api('PATCH', `${WIDGETS}/w`, { spec: { size: 1 } }, 'application/strategic-merge-patch+json');
+    expect(smp.status).toBe(415);
+    expect(smp.body.reason).toBe('UnsupportedMediaType');
+    expect((await tc.api('PATCH', `${WIDGETS}/w`, 'spec: {}', 'application/apply-patch+yaml')).status).toBe(415);
+  });
+
+  it('a patch that changes nothing keeps the resourceVersion; one that violates the schema is 422', async () => {
+    const before = await tc.api('GET', `${WIDGETS}/w`);
+    const same = await tc.api('PATCH', `${WIDGETS}/w`, { spec: { size: 7 } }, 'application/merge-patch+json');
+    expect(same.body.metadata!.resourceVersion).toBe(before.body.metadata!.resourceVersion);
+    const bad = await tc.api('PATCH', `${WIDGETS}/w`, { spec: { size: 1000 } }, 'application/merge-patch+json');
+    expect(bad.status).toBe(422);
+    expect(bad.body.message).toContain('spec.size in body should be less than or equal to 100');
+  });
+
+  it('strategic merge on built-ins merges containers by name and deletes with $patch', async () => {
+    const deploy = {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', labels: { a: '1' } },
+      spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'a', image: 'i:1' }, { name: 'b', image: 'j:1' }] } } },
+    };
+    expect((await tc.api('POST', '/apis/apps/v1/namespaces/default/deployments', deploy)).status).toBe(201);
+    const patch = { metadata: { labels: { b: '2' } }, spec: { template: { spec: { containers: [{ name: 'b', image: 'j:2' }, { name: 'a', $patch: 'delete' }] } } } };
+    const r = await tc.api('PATCH', '/apis/apps/v1/namespaces/default/deployments/d', patch, 'application/strategic-merge-patch+json');
+    expect(r.status).toBe(200);
+    expect(r.body.metadata!.labels).toEqual({ a: '1', b: '2' });
+    expect((r.body.spec as { template: { spec: { containers: unknown[] } } }).template.spec.containers).toEqual([{ name: 'b', image: 'j:2' }]);
+  });
+});
+
+describe('lists', () => {
+  it('field selectors, limit/continue and all-namespaces lists', async () => {
+    await tc.api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    for (const n of ['p1', 'p2', 'p3']) await tc.api('POST', '/api/v1/namespaces/other/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } });
+    const byName = await tc.api('GET', `/api/v1/configmaps?fieldSelector=${encodeURIComponent('metadata.name=p2')}`);
+    expect((byName.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual(['p2']);
+    const notOther = await tc.api('GET', `/api/v1/configmaps?fieldSelector=${encodeURIComponent('metadata.namespace!=other')}`);
+    expect((notOther.body.items as { metadata: { namespace: string } }[]).every((i) => i.metadata.namespace !== 'other')).toBe(true);
+    expect((await tc.api('GET', '/api/v1/configmaps?fieldSelector=spec.nope%3D1')).status).toBe(400);
+
+    const page1 = await tc.api('GET', '/api/v1/namespaces/other/configmaps?limit=2');
+    expect((page1.body.items as unknown[]).length).toBe(2);
+    const token = page1.body.metadata!.continue as string;
+    const page2 = await tc.api('GET', `/api/v1/namespaces/other/configmaps?limit=2&continue=${token}`);
+    expect((page2.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual(['p3']);
+    expect(page2.body.metadata!.continue).toBeUndefined();
+  });
+
+  it('events select by involvedObject', async () => {
+    const ev = (name: string, obj: string) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Widget', name: obj, namespace: 'default' }, reason: 'R', message: 'm', type: 'Normal' });
+    await tc.api('POST', '/api/v1/namespaces/default/events', ev('e1', 'w'));
+    await tc.api('POST', '/api/v1/namespaces/default/events', ev('e2', 'other'));
+    const r = await tc.api('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent('involvedObject.name=w,involvedObject.kind=Widget')}`);
+    expect((r.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual(['e1']);
+  });
+
+  it('as=Table: printer columns with Name, and PartialObjectMetadata rows', async () => {
+    await tc.api('PATCH', `${WIDGETS}/w/status`, { status: { conditions: [{ type: 'Ready', status: 'False' }] } }, 'application/merge-patch+json');
+    const r = await tc.api('GET', WIDGETS, undefined, 'application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json');
+    expect(r.body.kind).toBe('Table');
+    expect((r.body.columnDefinitions as { name: string }[]).map((c) => c.name)).toEqual(['Name', 'Size', 'Color', 'Ready', 'Age']);
+    const rows = r.body.rows as { cells: unknown[]; object: { kind: string } }[];
+    expect(rows[0]!.cells.slice(0, 4)).toEqual(['w', 7, 'blue', 'False']);
+    expect(rows[0]!.cells[4]).toMatch(/^\d+s$/);
+    expect(rows[0]!.object.kind).toBe('PartialObjectMetadata');
+  });
+});
+
+describe('watch', () => {
+  it('streams newline-delimited events as soon as headers are flushed; ends at timeoutSeconds', async () => {
+    const rv = (await tc.api('GET', CMS)).body.metadata!.resourceVersion as string;
+    const res = await fetch(`${tc.cluster.url}${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1&allowWatchBookmarks=true`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'watched' } });
+    await tc.api('DELETE', `${CMS}/watched`);
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
+    expect(lines.map((l) => `${l.type} ${l.object.metadata.name}`)).toEqual(['ADDED watched', 'DELETED watched']);
+  });
+
+  it('a watch on a label selector sees an object leave the selection as DELETED', async () => {
+    await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sel', labels: { keep: 'yes' } } });
+    const rv = (await tc.api('GET', `${CMS}/sel`)).body.metadata!.resourceVersion as string;
+    await tc.api('PATCH', `${CMS}/sel`, { metadata: { labels: { keep: 'no' } } }, 'application/merge-patch+json');
+    const res = await fetch(`${tc.cluster.url}/api/v1/watch/namespaces/default/configmaps?labelSelector=keep%3Dyes&resourceVersion=${rv}&timeoutSeconds=1`);
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    expect(lines.map((l) => l.type)).toEqual(['DELETED']);
+  });
+});
+
+describe('discovery and openapi', () => {
+  it('lists groups, resources with verbs, short names and categories, and serves the CRD kinds', async () => {
+    const groups = await tc.api('GET', '/apis');
+    expect((groups.body.groups as { name: string }[]).map((g) => g.name)).toEqual(expect.arrayContaining(['apps', 'test.svc.dev', 'coordination.k8s.io', 'rbac.authorization.k8s.io']));
+    const res = await tc.api('GET', '/apis/test.svc.dev/v1');
+    expect(res.body.resources).toEqual([
+      expect.objectContaining({ name: 'widgets', kind: 'Widget', namespaced: true, shortNames: ['wd'], categories: ['testcat'], verbs: expect.arrayContaining(['get', 'list', 'watch', 'create', 'patch']) }),
+      expect.objectContaining({ name: 'widgets/status', verbs: ['get', 'patch', 'update'] }),
+    ]);
+    expect((await tc.api('GET', '/version')).body.gitVersion).toMatch(/^v1\.\d+\.\d+$/);
+    expect((await fetch(`${tc.cluster.url}/healthz`)).status).toBe(200);
+  });
+
+  it('answers /openapi/v2 in protobuf when asked, and 404 for /openapi/v3', async () => {
+    const pb = await fetch(`${tc.cluster.url}/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+    expect(pb.headers.get('content-type')).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+    const bytes = Buffer.from(await pb.arrayBuffer());
+    expect(bytes.subarray(0, 5)).toEqual(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30])); // field 1 "2.0"
+    expect((await fetch(`${tc.cluster.url}/openapi/v3`)).status).toBe(404);
+  });
+
+  it('deleting a CRD removes its kind and its objects', async () => {
+    const del = await tc.api('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.svc.dev');
+    expect(del.status).toBe(200);
+    expect((await tc.api('GET', WIDGETS)).status).toBe(404);
+    expect((await tc.api('GET', '/apis/test.svc.dev/v1')).status).toBe(404);
+  });
+});
