@@ -63,7 +63,8 @@ export function remoteInvocation(remote: Remote): { configArgs: string[]; env: R
   return {
     configArgs: [...configArgs, '-c', `credential.helper=${CREDENTIAL_HELPER}`],
     env: { SVC_GIT_USERNAME: username, SVC_GIT_PASSWORD: password },
-    secrets: [password, username].filter((value) => value.length >= 4),
+    // The password always; a short username would garble messages and is not secret.
+    secrets: [password, ...(username.length >= 4 ? [username] : [])],
   };
 }
 
