@@ -82,7 +82,7 @@ describe('charts/svc', () => {
     const verbs = (list: Rule[], resource: string) => list.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
     const operator = rules('ClusterRole', 'rel-svc-operator');
     expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
-    expect(verbs(operator, 'projects/status')).toEqual(['patch']);
+    expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'secrets')).toEqual(['get']);
     expect(verbs(operator, 'leases')).toEqual([]);
@@ -90,9 +90,10 @@ describe('charts/svc', () => {
     expect(leader.metadata.namespace).toBe('svc-system');
     expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
     const api = rules('ClusterRole', 'rel-svc-api');
-    expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'watch']);
+    expect(verbs(api, 'projects')).toEqual(['create', 'list', 'watch']);
+    expect(verbs(operator, 'events')).toEqual(['create']);
     expect(verbs(api, 'secrets')).toEqual([]);
-    expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['get', 'list', 'watch']);
+    expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['get']);
     for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
       for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
     }
