@@ -11,7 +11,7 @@ import { benchRepo, MERGE_BRANCHES } from './generate.js';
 
 const execFileAsync = promisify(execFile);
 const WORK = new URL('../.work/changerequests/', import.meta.url).pathname;
-const PREVIEW_RUNS = 20;
+const PREVIEW_RUNS = 50;
 const MERGE_RUNS = MERGE_BRANCHES / 2; // each side merges its own branches
 const IDENTITY = { GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'noreply@svc.dev', GIT_COMMITTER_NAME: 'svc', GIT_COMMITTER_EMAIL: 'noreply@svc.dev' };
 
@@ -72,6 +72,11 @@ class DirectPlumbing {
   }
 }
 
+/** Runs both sides of one measurement, alternating which goes first. */
+async function pair(i: number, baseline: () => Promise<unknown>, engine: () => Promise<unknown>): Promise<void> {
+  for (const side of i % 2 === 0 ? [baseline, engine] : [engine, baseline]) await side();
+}
+
 async function main(): Promise<void> {
   const repo = await benchRepo(WORK);
   // Every run starts from the generated main and empty mirrors.
@@ -82,13 +87,12 @@ async function main(): Promise<void> {
     const direct = new DirectPlumbing(path.join(runDir, 'direct.git'), repo.hostDir);
     const rows: Row[] = [];
 
-    // Cold mirrors, twice, alternating which side goes first (the second reads a warmer page cache).
+    // Cold mirrors, twice (the second side of a pair reads a warmer page cache).
     const initial: Row = { name: 'initial mirror fetch (cold mirror)', engine: [], baseline: [] };
-    for (const engineFirst of [false, true]) {
+    for (let i = 0; i < 2; i++) {
       await engine.destroy();
       await rm(direct.dir, { recursive: true, force: true });
-      const sides = [async () => initial.baseline.push(await time(() => direct.init())), async () => initial.engine.push(await time(() => engine.fetch()))];
-      for (const side of engineFirst ? sides.reverse() : sides) await side();
+      await pair(i, async () => initial.baseline.push(await time(() => direct.init())), async () => initial.engine.push(await time(() => engine.fetch())));
     }
     rows.push(initial);
 
@@ -106,19 +110,21 @@ async function main(): Promise<void> {
         throw new Error(`engine and plumbing disagree on ${head}: ${expected.join(',')} / ${directConflicts.join(',')}`);
       }
       for (let i = 0; i < PREVIEW_RUNS; i++) {
-        row.baseline.push(await time(() => direct.preview('main', head)));
-        row.engine.push(await time(() => engine.preview('main', head)));
+        await pair(i, async () => row.baseline.push(await time(() => direct.preview('main', head))), async () => row.engine.push(await time(() => engine.preview('main', head))));
       }
       rows.push(row);
     }
 
     const merges: Row = { name: 'merge, three-way (fetch, merge, push, update-ref)', engine: [], baseline: [] };
     for (let i = 0; i < MERGE_RUNS; i++) {
-      merges.baseline.push(await time(() => direct.merge('main', `bench/merge-${2 * i}`, `Merge CR #${2 * i}: bench`)));
-      merges.engine.push(await time(async () => {
-        const result = await engine.merge({ base: 'main', head: `bench/merge-${2 * i + 1}`, message: `Merge CR #${2 * i + 1}: bench` });
-        if (result.fast_forward) throw new Error('expected a three-way merge');
-      }));
+      await pair(
+        i,
+        async () => merges.baseline.push(await time(() => direct.merge('main', `bench/merge-${2 * i}`, `Merge CR #${2 * i}: bench`))),
+        async () => merges.engine.push(await time(async () => {
+          const result = await engine.merge({ base: 'main', head: `bench/merge-${2 * i + 1}`, message: `Merge CR #${2 * i + 1}: bench` });
+          if (result.fast_forward) throw new Error('expected a three-way merge');
+        })),
+      );
     }
     rows.push(merges);
 
@@ -140,7 +146,7 @@ async function main(): Promise<void> {
       '',
       `Repository generated with \`git fast-import\`: ${repo.files.toLocaleString('en')} files, ${repo.commits.toLocaleString('en')} commits on main; head branches fork 100 commits back. ` +
         'Engine: `src/git` (`Mirror.fetch`, `Mirror.preview`, `Mirror.merge`: quarantined objects, lease push, compare-and-swap ref, keep-around refs). ' +
-        'Baseline: the same plumbing (rev-parse, merge-base, merge-tree --write-tree, commit-tree, push --force-with-lease, update-ref) run directly with execFile on another bare mirror of the same host, interleaved with the engine runs.',
+        'Baseline: the same plumbing (rev-parse, merge-base, merge-tree --write-tree, commit-tree, push --force-with-lease, update-ref) run directly with execFile on another bare mirror of the same host, interleaved with the engine runs (alternating which goes first). Medians; the machine is shared, so p90s are noisy.',
       '',
       '| operation | runs | engine median | plumbing median | ratio | overhead |',
       '|---|---|---|---|---|---|',
