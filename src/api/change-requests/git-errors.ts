@@ -1,0 +1,30 @@
+// Errors of the git engine as API errors (docs/change-requests.md has the table). Engine
+// messages carry no credentials, so they are safe to return.
+import {
+  BaseMovedError, ConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
+  NothingToMergeError, PushRejectedError, RefNotFoundError, TimeoutError, UnreachableError,
+} from '../../git/index.js';
+import { ApiError } from '../errors.js';
+import { CredentialsUnavailableError } from './store.js';
+
+export function apiErrorFromGit(error: unknown, context: { base: string; head: string }): unknown {
+  if (error instanceof CredentialsUnavailableError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
+  if (!(error instanceof GitEngineError)) return error;
+  if (error instanceof ConflictError) {
+    return new ApiError(409, `cannot merge ${context.head} into ${context.base}: conflicts in ${error.paths.join(', ')}; ` +
+      `merge ${context.base} into ${context.head}, resolve the conflicts, push, and merge again`, undefined, { conflicts: error.paths });
+  }
+  if (error instanceof BaseMovedError) {
+    return new ApiError(409, `the base branch ${error.branch} moved on the repository host while merging; nothing was merged, try again`);
+  }
+  if (error instanceof HeadMovedError) {
+    return new ApiError(409, `the head branch ${context.head} moved: expected ${error.expectedSha}, it is now at ${error.actualSha}; review the new commits and merge again`);
+  }
+  if (error instanceof NothingToMergeError) return new ApiError(409, `nothing to merge: ${context.head} is already contained in ${context.base}`);
+  if (error instanceof PushRejectedError) return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
+  if (error instanceof RefNotFoundError) return new ApiError(404, `branch or commit ${error.ref} does not exist in the repository`);
+  if (error instanceof InvalidRefError || error instanceof InvalidInputError) return new ApiError(400, error.message);
+  if (error instanceof UnreachableError || error instanceof InvalidRemoteError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
+  if (error instanceof TimeoutError) return new ApiError(504, `the repository did not answer in time: ${error.message}`);
+  return error;
+}

@@ -1,0 +1,123 @@
+// ChangeRequestStore over the Kubernetes API. Reads go to the API server (not an informer
+// cache), so a client sees its own writes at once. Numbers: Project status
+// lastChangeRequestNumber, raised by compare-and-swap (docs/change-requests.md).
+import { isAlreadyExists, isConflict, type KubeClient } from '../../kube/index.js';
+import type { GitCredentials } from '../../git/index.js';
+import {
+  CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SECRET, SESSION, isValidName,
+  type ChangeRequest, type KubeObject, type Project,
+} from '../../resources/index.js';
+import { randomUUID } from 'node:crypto';
+import { CredentialsUnavailableError, NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
+
+const COUNTER_ATTEMPTS = 100;
+
+function decode(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}
+
+async function stale<T>(what: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isConflict(error)) throw new StaleWriteError(what);
+    throw error;
+  }
+}
+
+export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
+  const projects = client.resource<Project>(PROJECT);
+  const crs = client.resource<ChangeRequest>(CHANGE_REQUEST);
+  const accounts = new Map<string, string>();
+
+  const ownedBy = (project: Project) => (cr: ChangeRequest) =>
+    cr.metadata.ownerReferences?.some((ref) => ref.uid === project.metadata.uid) ?? cr.spec.projectRef.name === project.metadata.name;
+
+  const list = async (project: Project) => {
+    const { items } = await crs.list(project.metadata.namespace, { labelSelector: `${LABEL_PROJECT}=${project.metadata.name}` });
+    return items.filter(ownedBy(project));
+  };
+
+  return {
+    async findProject(namespace, uid) {
+      const { items } = await projects.list(namespace);
+      return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
+    },
+
+    async accountId(namespace) {
+      const known = accounts.get(namespace);
+      if (known) return known;
+      try {
+        const uid = (await client.resource(NAMESPACE).get('', namespace)).metadata.uid;
+        if (uid) accounts.set(namespace, uid);
+        return uid ?? null;
+      } catch {
+        return null; // RBAC without namespaces/get: account_id is null (docs/change-requests.md)
+      }
+    },
+
+    async gitCredentials(project): Promise<GitCredentials | null> {
+      const ref = project.spec.gitCredentialsSecretRef?.name;
+      if (!ref) return null;
+      const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
+      if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
+      const data = secret.data ?? {};
+      const username = decode(data.username);
+      const password = decode(data.password) ?? decode(data.token);
+      if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
+      return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
+    },
+
+    async sessionExists(namespace, sessionId) {
+      if (!isValidName(sessionId)) return false;
+      return (await client.resource(SESSION).find(namespace, sessionId)) !== undefined;
+    },
+
+    list,
+
+    async get(project, crId) {
+      return (await list(project)).find((cr) => cr.metadata.uid === crId);
+    },
+
+    async reserveNumber(project) {
+      for (let attempt = 0; attempt < COUNTER_ATTEMPTS; attempt++) {
+        const current = await projects.get(project.metadata.namespace!, project.metadata.name!);
+        const next = (current.status?.lastChangeRequestNumber ?? 0) + 1;
+        try {
+          await projects.replaceStatus({ ...current, status: { ...current.status, lastChangeRequestNumber: next } });
+          return next;
+        } catch (error) {
+          if (!isConflict(error)) throw error;
+        }
+      }
+      throw new Error(`could not take a change-request number for project ${project.metadata.name}: too many concurrent writers`);
+    },
+
+    async create(_project, cr, status) {
+      let created: ChangeRequest;
+      try {
+        created = await crs.create(cr);
+      } catch (error) {
+        if (isAlreadyExists(error)) throw new NumberTakenError(cr.spec.number);
+        throw error;
+      }
+      try {
+        return await crs.replaceStatus({ ...created, status });
+      } catch (error) {
+        // Nothing half-written: a CR without its status is removed again.
+        await crs.delete(created.metadata.namespace!, created.metadata.name!, { uid: created.metadata.uid }).catch(() => undefined);
+        throw error;
+      }
+    },
+
+    writeStatus: (cr, status) => stale(`change request ${cr.metadata.name}`, () => crs.replaceStatus({ ...cr, status })),
+
+    writeSpec: (cr, spec) => stale(`change request ${cr.metadata.name}`, () => crs.replace({ ...cr, spec })),
+
+    recordEvent: (cr, event) => client.recordEvent(cr, event),
+
+    async requestProjectRefresh(project) {
+      await projects.mergePatch(project.metadata.namespace!, project.metadata.name!, { metadata: { annotations: { [REFRESH_ANNOTATION]: randomUUID() } } });
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// REST routes of SPEC §4.1 under /v1/projects/:projectId/change-requests (thin: parse,
+// authorize, call the service, serialize).
+import { Router, type Request, type Response } from 'express';
+import { requireAccess } from '../auth.js';
+import type { Requirement } from '../authz.js';
+import type { ChangeRequest, Project } from '../../resources/index.js';
+import { serializeChangeRequest } from './serialize.js';
+import type { ChangeRequestService } from './service.js';
+import {
+  parseCreate, parseEdit, parseEmpty, parseMerge, parseRequestChanges, parseStatusFilter, parseUuid,
+} from './validate.js';
+
+export interface ChangeRequestRoutesConfig {
+  /** The namespace (account) whose projects this API serves. */
+  namespace: string;
+}
+
+const PUSH = 'project.gitops.push';
+const MERGE = 'project.gitops.merge';
+
+export function changeRequestRoutes(service: ChangeRequestService, config: ChangeRequestRoutesConfig): Router {
+  const router = Router({ mergeParams: true });
+
+  /** 400 for a malformed id, 403 without the access, 404 for an unknown project: in that order. */
+  async function projectFor(req: Request, res: Response, need: Omit<Requirement, 'projectUid'>) {
+    const projectId = parseUuid(String((req.params as Record<string, string>).projectId), 'project id');
+    const crId = req.params.crId === undefined ? undefined : parseUuid(String(req.params.crId), 'change request id');
+    const principal = requireAccess(res, { ...need, projectUid: projectId });
+    const project = await service.project(config.namespace, projectId);
+    return { project, crId: crId!, principal };
+  }
+
+  async function send(res: Response, project: Project, cr: ChangeRequest | ChangeRequest[], status = 200) {
+    const owner = { accountId: await service.accountId(config.namespace), projectId: project.metadata.uid! };
+    if (Array.isArray(cr)) res.status(status).json({ change_requests: cr.map((c) => serializeChangeRequest(c, owner)) });
+    else res.status(status).json({ change_request: serializeChangeRequest(cr, owner) });
+  }
+
+  router.get('/', async (req, res) => {
+    const filter = parseStatusFilter(req.query.status);
+    const { project } = await projectFor(req, res, { access: 'read' });
+    await send(res, project, await service.list(project, filter));
+  });
+
+  router.post('/', async (req, res) => {
+    const { project, principal } = await projectFor(req, res, { access: 'write', capability: PUSH });
+    const request = parseCreate(req.body);
+    await send(res, project, await service.create(project, request, principal.userId), 201);
+  });
+
+  router.get('/:crId', async (req, res) => {
+    const { project, crId } = await projectFor(req, res, { access: 'read' });
+    await send(res, project, await service.get(project, crId));
+  });
+
+  router.patch('/:crId', async (req, res) => {
+    const { project, crId } = await projectFor(req, res, { access: 'write' });
+    const edit = parseEdit(req.body);
+    await send(res, project, await service.edit(project, crId, edit));
+  });
+
+  router.get('/:crId/diff', async (req, res) => {
+    const { project, crId } = await projectFor(req, res, { access: 'read' });
+    res.json(await service.diff(project, crId));
+  });
+
+  router.get('/:crId/merge-preview', async (req, res) => {
+    const { project, crId } = await projectFor(req, res, { access: 'read' });
+    res.json(await service.preview(project, crId));
+  });
+
+  router.post('/:crId/merge', async (req, res) => {
+    const { project, crId, principal } = await projectFor(req, res, { access: 'write', capability: MERGE });
+    const body = parseMerge(req.body);
+    await send(res, project, await service.merge(project, crId, body, principal.userId));
+  });
+
+  router.post('/:crId/close', async (req, res) => {
+    const { project, crId, principal } = await projectFor(req, res, { access: 'write' });
+    parseEmpty(req.body, 'close');
+    await send(res, project, await service.close(project, crId, principal.userId));
+  });
+
+  router.post('/:crId/reopen', async (req, res) => {
+    const { project, crId } = await projectFor(req, res, { access: 'write' });
+    parseEmpty(req.body, 'reopen');
+    await send(res, project, await service.reopen(project, crId));
+  });
+
+  router.post('/:crId/request-changes', async (req, res) => {
+    const { project, crId, principal } = await projectFor(req, res, { access: 'write', capability: PUSH });
+    const feedback = parseRequestChanges(req.body);
+    await send(res, project, await service.requestChanges(project, crId, feedback, principal.userId));
+  });
+
+  return router;
+}
