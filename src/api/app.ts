@@ -2,6 +2,7 @@
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
 import { authenticate } from './auth.js';
+import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
 import { projectRoutes, type ProjectStore } from './projects.js';
 import type { TokenVerifier } from './tokens.js';
@@ -15,6 +16,8 @@ export interface ApiConfig {
 
 export interface ApiDependencies {
   projects: ProjectStore;
+  /** Change-request routes (SPEC §4.1); absent: not served. */
+  changeRequests?: ChangeRequestService;
   verifyToken: TokenVerifier;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
@@ -45,6 +48,9 @@ export function createApp(deps: ApiDependencies): Express {
   // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
   v1.use(authenticate(deps.verifyToken));
   v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
+  if (deps.changeRequests) {
+    v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
+  }
   v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
   app.use('/v1', v1);
 
