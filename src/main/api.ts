@@ -2,6 +2,9 @@
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
@@ -15,8 +18,15 @@ async function main(): Promise<void> {
   const client = new KubeClient(config, 'svc-api');
   const store = kubeProjectStore(client, projectNamespace);
   const started = Date.now();
+  // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>.
+  const changeRequests = new ChangeRequestService({
+    store: kubeChangeRequestStore(client),
+    mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`))),
+    mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
+  });
   const app = createApp({
     projects: store,
+    changeRequests,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
