@@ -1,0 +1,87 @@
+/** A controller: the kind it reconciles, the kinds it owns or watches, and its reconcile function. */
+import type { Informer, KubeClient } from '../kube/index.js';
+import { apiVersionOf, type KubeObject, type ResourceType } from '../resources/index.js';
+import { WorkQueue, type WorkResult } from './workqueue.js';
+
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+export function formatKey(key: ObjectKey): string {
+  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
+}
+
+export function parseKey(key: string): ObjectKey {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+export interface ReconcileContext {
+  client: KubeClient;
+  /** The shared cache of a type this controller reconciles, owns or watches. */
+  informer<T extends KubeObject>(type: ResourceType): Informer<T>;
+}
+
+export type ReconcileResult = WorkResult;
+
+export interface ControllerDefinition {
+  name: string;
+  /** The kind reconciled: each of its objects is a key. */
+  for: ResourceType;
+  /** Kinds whose objects point at their owner (of the `for` kind) with a controller ownerReference. */
+  owns?: ResourceType[];
+  /** Other kinds, mapped to the keys they affect. */
+  watches?: { type: ResourceType; map: (obj: KubeObject) => ObjectKey[] }[];
+  /** Keys reconciled at once (default 1; a key never runs twice at once). */
+  concurrency?: number;
+  /** Makes the world match the object named by `key` (which may be gone). Throw to retry with backoff. */
+  reconcile(key: ObjectKey, ctx: ReconcileContext): Promise<ReconcileResult | void>;
+}
+
+/** Keys of the `owner` kind that `obj` names as its controller. */
+export function ownerKeys(obj: KubeObject, owner: ResourceType): ObjectKey[] {
+  const apiVersion = apiVersionOf(owner);
+  return (obj.metadata.ownerReferences ?? [])
+    .filter((ref) => ref.controller && ref.kind === owner.kind && ref.apiVersion === apiVersion)
+    .map((ref) => ({ namespace: obj.metadata.namespace ?? '', name: ref.name }));
+}
+
+export function typeId(type: ResourceType): string {
+  return `${type.plural}.${type.group}/${type.version}`;
+}
+
+/** A controller while its manager leads: a work queue fed by informer events. */
+export class RunningController {
+  readonly queue: WorkQueue;
+
+  constructor(
+    readonly definition: ControllerDefinition,
+    ctx: ReconcileContext,
+    onError: (controller: string, key: string, err: unknown) => void,
+  ) {
+    this.queue = new WorkQueue((key) => definition.reconcile(parseKey(key), ctx), {
+      concurrency: definition.concurrency,
+      onError: (key, err) => onError(definition.name, key, err),
+    });
+    const enqueue = (keys: ObjectKey[]) => keys.forEach((k) => this.queue.add(formatKey(k)));
+    const own = (obj: KubeObject): ObjectKey[] => [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }];
+    this.subscribe(ctx.informer(definition.for), own, enqueue);
+    for (const owned of definition.owns ?? []) this.subscribe(ctx.informer(owned), (obj) => ownerKeys(obj, definition.for), enqueue);
+    for (const watch of definition.watches ?? []) this.subscribe(ctx.informer(watch.type), watch.map, enqueue);
+  }
+
+  private subscribe(informer: Informer<KubeObject>, map: (obj: KubeObject) => ObjectKey[], enqueue: (keys: ObjectKey[]) => void): void {
+    informer.on('add', (obj) => enqueue(map(obj)));
+    informer.on('update', (obj, old) => enqueue([...map(obj), ...(old ? map(old) : [])]));
+    informer.on('delete', (obj) => enqueue(map(obj)));
+  }
+
+  start(): void {
+    this.queue.start();
+  }
+
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+}

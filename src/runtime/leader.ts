@@ -1,0 +1,200 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease (client-go's algorithm): the holder
+ * renews renewTime every renewInterval; a candidate takes the Lease when it has not seen it
+ * change for leaseDurationSeconds (measured on its own clock, from when it observed the
+ * record) or when it is released; writes carry resourceVersion, so of two candidates one wins.
+ * A leader that cannot renew for renewDeadline stops leading before the Lease can expire.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { isAlreadyExists, isConflict, type KubeClient, type ResourceClient } from '../kube/index.js';
+import { LEASE, type KubeObject } from '../resources/index.js';
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+export type Lease = KubeObject & { spec?: LeaseSpec };
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  /** Unique per process (default: hostname + random). */
+  identity?: string;
+  /** Default 15 s; written to the Lease in whole seconds. */
+  leaseDurationMs?: number;
+  /** How often the leader renews (default 5 s). */
+  renewIntervalMs?: number;
+  /** A leader that could not renew for this long stops leading (default 2/3 of the lease duration). */
+  renewDeadlineMs?: number;
+  /** How often a candidate tries (default 2 s). */
+  retryIntervalMs?: number;
+  onStartedLeading: () => Promise<void> | void;
+  onStoppedLeading: () => Promise<void> | void;
+  onError?: (err: unknown) => void;
+}
+
+/** Kubernetes MicroTime: RFC 3339 with microseconds. */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/Z$/, '000Z');
+}
+
+export function defaultIdentity(): string {
+  return `${hostname()}-${randomUUID().slice(0, 8)}`;
+}
+
+export class LeaderElector {
+  readonly identity: string;
+  private readonly leases: ResourceClient<Lease>;
+  private readonly leaseDurationMs: number;
+  private readonly renewIntervalMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryIntervalMs: number;
+  private leading = false;
+  private running = false;
+  private lastRenewal = 0;
+  private observed?: { record: string; at: number };
+  private loop?: Promise<void>;
+  private wake?: () => void;
+
+  constructor(private readonly options: LeaderElectionOptions) {
+    this.identity = options.identity ?? defaultIdentity();
+    this.leases = options.client.resource<Lease>(LEASE);
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewIntervalMs = options.renewIntervalMs ?? 5_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? Math.floor((this.leaseDurationMs * 2) / 3);
+    this.retryIntervalMs = options.retryIntervalMs ?? 2_000;
+    if (this.renewIntervalMs >= this.renewDeadlineMs || this.renewDeadlineMs >= this.leaseDurationMs) {
+      throw new Error('leader election needs renewInterval < renewDeadline < leaseDuration');
+    }
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops campaigning; a leader stops leading and, with `release`, frees the Lease for the next one at once. */
+  async stop({ release = true }: { release?: boolean } = {}): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    if (this.leading) {
+      await this.loseLeadership();
+      if (release) await this.release().catch((err) => this.options.onError?.(err));
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let renewed = false;
+      try {
+        renewed = await this.tryAcquireOrRenew();
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+      if (!this.running) break;
+      if (renewed) {
+        this.lastRenewal = Date.now();
+        if (!this.leading) {
+          this.leading = true;
+          try {
+            await this.options.onStartedLeading();
+          } catch (err) {
+            this.options.onError?.(err);
+          }
+        }
+      } else if (this.leading && Date.now() - this.lastRenewal >= this.renewDeadlineMs) {
+        await this.loseLeadership();
+      } else if (this.leading && this.observed && !this.observed.record.startsWith(`${this.identity}|`)) {
+        // Someone else holds the Lease now.
+        await this.loseLeadership();
+      }
+      await this.sleep(this.leading && renewed ? this.renewIntervalMs : this.retryIntervalMs);
+    }
+  }
+
+  private async loseLeadership(): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    try {
+      await this.options.onStoppedLeading();
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private desiredSpec(current: LeaseSpec | undefined, now: Date): LeaseSpec {
+    const ours = current?.holderIdentity === this.identity;
+    return {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
+      acquireTime: ours && current?.acquireTime ? current.acquireTime : microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: (current?.leaseTransitions ?? 0) + (ours || !current?.holderIdentity ? 0 : 1),
+    };
+  }
+
+  /** True when this process holds the Lease after the call. */
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, name } = this.options;
+    const now = new Date();
+    const lease = await this.leases.find(namespace, name);
+    if (!lease) {
+      try {
+        await this.leases.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: this.desiredSpec(undefined, now) });
+        this.observe(this.desiredSpec(undefined, now));
+        return true;
+      } catch (err) {
+        if (isAlreadyExists(err)) return false;
+        throw err;
+      }
+    }
+    const spec = lease.spec ?? {};
+    this.observe(spec);
+    const holder = spec.holderIdentity;
+    const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (holder && holder !== this.identity && Date.now() - this.observed!.at < durationMs) return false;
+    const next = this.desiredSpec(spec, now);
+    try {
+      await this.leases.replace({ ...lease, spec: next });
+    } catch (err) {
+      if (isConflict(err)) return false;
+      throw err;
+    }
+    this.observe(next);
+    return true;
+  }
+
+  private observe(spec: LeaseSpec): void {
+    const record = `${spec.holderIdentity ?? ''}|${spec.renewTime ?? ''}|${spec.leaseTransitions ?? 0}`;
+    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+  }
+
+  private async release(): Promise<void> {
+    const { namespace, name } = this.options;
+    const lease = await this.leases.find(namespace, name);
+    if (!lease || lease.spec?.holderIdentity !== this.identity) return;
+    await this.leases.replace({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } });
+  }
+}

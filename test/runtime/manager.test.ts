@@ -1,0 +1,138 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../src/kube/index.js';
+import { Manager, updateStatus, type ControllerDefinition, type ObjectKey } from '../../src/runtime/index.js';
+import {
+  controllerReference,
+  isTrue,
+  LEASE,
+  PROJECT,
+  setCondition,
+  TRIGGER,
+  triggerName,
+  type KubeObject,
+  type Project,
+  type Trigger,
+} from '../../src/resources/index.js';
+import { eventually, startTestCluster, type TestCluster } from '../kube/cluster.js';
+
+let cluster: TestCluster;
+let client: KubeClient;
+beforeAll(async () => {
+  cluster = await startTestCluster();
+  client = cluster.client();
+});
+afterAll(() => cluster?.close());
+
+const managers: Manager[] = [];
+afterEach(async () => {
+  for (const m of managers.splice(0)) await m.stop();
+});
+
+const NS = 'default';
+const projects = () => client.resource<Project>(PROJECT);
+const triggers = () => client.resource<Trigger>(TRIGGER);
+
+function project(name: string): Project {
+  return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: NS }, spec: { repoUrl: 'file:///r.git', defaultBranch: 'main' } };
+}
+
+/** A small Project controller: Ready reports how many Triggers the project owns. */
+interface Call extends ObjectKey {
+  /** Whether the reconcile wrote status. */
+  wrote?: boolean;
+  /** resourceVersion of the object the reconcile saw. */
+  seen?: string;
+}
+
+function countingController(calls: Call[], label = ''): ControllerDefinition {
+  return {
+    name: `counting${label}`,
+    for: PROJECT,
+    owns: [TRIGGER],
+    async reconcile(key, ctx) {
+      const obj = ctx.informer<Project>(PROJECT).get(key.namespace, key.name);
+      if (!obj) return void calls.push(key);
+      const owned = ctx.informer<Trigger>(TRIGGER).list(key.namespace).filter((t) => t.metadata.ownerReferences?.some((r) => r.uid === obj.metadata.uid));
+      const stored = await updateStatus(projects(), obj, {
+        observedGeneration: obj.metadata.generation,
+        triggers: owned.map((t) => t.spec.slug).sort(),
+        conditions: setCondition(obj.status?.conditions, { type: 'Ready', status: 'True', reason: 'Counted', message: `${owned.length} triggers${label}`, observedGeneration: obj.metadata.generation }),
+      });
+      calls.push({ ...key, wrote: stored !== obj, seen: obj.metadata.resourceVersion });
+    },
+  };
+}
+
+function ownedTrigger(owner: Project, slug: string): Trigger {
+  return {
+    apiVersion: 'svc.dev/v1alpha1',
+    kind: 'Trigger',
+    metadata: { name: triggerName(owner.metadata.name!, slug), namespace: NS, ownerReferences: [controllerReference(owner)] },
+    spec: { projectRef: { name: owner.metadata.name! }, slug, type: 'webhook', prompt: 'p', name: slug, agent: 'default', sessionMode: 'fresh', enabled: true, timezone: 'UTC', secretEnv: 'HOOK' },
+  };
+}
+
+describe('manager and controllers', () => {
+  it('reconciles its kind, is woken by owned objects, and writes status only when it changed', async () => {
+    const calls: Call[] = [];
+    const manager = new Manager({ client, leaderElection: false });
+    managers.push(manager);
+    manager.add(countingController(calls));
+    await manager.start();
+
+    const owner = await projects().create(project('counted'));
+    await eventually(async () => (isTrue((await projects().get(NS, 'counted')).status?.conditions, 'Ready') ? true : undefined));
+
+    await triggers().create(ownedTrigger(owner, 'nightly'));
+    const withTrigger = await eventually(async () => {
+      const p = await projects().get(NS, 'counted');
+      return p.status?.triggers?.length === 1 ? p : undefined;
+    });
+    expect(withTrigger.status?.triggers).toEqual(['nightly']);
+    expect(withTrigger.status?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True', message: '1 triggers', observedGeneration: withTrigger.metadata.generation });
+
+    // A reconcile that computes the same status writes nothing.
+    const touched = await projects().mergePatch(NS, 'counted', { metadata: { annotations: { touch: '1' } } });
+    const call = await eventually(() => calls.find((c) => c.seen === touched.metadata.resourceVersion));
+    expect(call.wrote).toBe(false);
+    expect((await projects().get(NS, 'counted')).metadata.resourceVersion).toBe(touched.metadata.resourceVersion);
+  });
+
+  it('with two managers on one Lease, exactly one runs controllers; the other takes over when it stops or dies', async () => {
+    const lease = { namespace: NS, name: 'svc-operator-test', leaseDurationMs: 2000, renewIntervalMs: 200, renewDeadlineMs: 1000, retryIntervalMs: 100 };
+    const callsA: Call[] = [];
+    const callsB: Call[] = [];
+    const a = new Manager({ client: cluster.client('a'), leaderElection: { ...lease, identity: 'a' } }).add(countingController(callsA, ' (a)'));
+    const b = new Manager({ client: cluster.client('b'), leaderElection: { ...lease, identity: 'b' } }).add(countingController(callsB, ' (b)'));
+    managers.push(a, b);
+    let bothActive = false;
+    const check = () => (bothActive ||= a.isActive() && b.isActive());
+    a.onLeadershipChange(check);
+    b.onLeadershipChange(check);
+
+    await a.start();
+    await eventually(() => (a.isActive() ? true : undefined));
+    await b.start();
+    await projects().create(project('elected'));
+    await eventually(async () => ((await projects().get(NS, 'elected')).status?.conditions?.[0]?.message === '0 triggers (a)' ? true : undefined));
+    expect(b.isActive()).toBe(false);
+    expect(callsB).toEqual([]);
+    const held = await client.resource<KubeObject & { spec: { holderIdentity: string } }>(LEASE).get(NS, 'svc-operator-test');
+    expect(held.spec.holderIdentity).toBe('a');
+
+    // a dies without releasing the Lease: b takes over once the Lease expires.
+    await a.stop({ releaseLease: false });
+    await eventually(() => (b.isActive() ? true : undefined));
+    await projects().create(project('after-failover'));
+    await eventually(async () => ((await projects().get(NS, 'after-failover')).status?.conditions?.[0]?.message === '0 triggers (b)' ? true : undefined));
+    expect(callsA.some((k) => k.name === 'after-failover')).toBe(false);
+
+    // b stops cleanly and releases: a new candidate takes over without waiting for expiry.
+    const c = new Manager({ client: cluster.client('c'), leaderElection: { ...lease, identity: 'c' } });
+    managers.push(c);
+    await c.start();
+    await b.stop();
+    await eventually(() => (c.isActive() ? true : undefined));
+    expect(bothActive).toBe(false);
+  });
+});
