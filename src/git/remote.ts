@@ -32,8 +32,16 @@ export function parseRemote(url: string, credentials?: GitCredentials | null): R
     try { parsed = new URL(url); } catch { throw new InvalidRemoteError(redact(url), 'not a URL'); }
     if (!['http', 'https', 'file', 'ssh', 'git'].includes(scheme)) throw new InvalidRemoteError(redact(url), `unsupported scheme ${scheme}`);
     let fromUrl: GitCredentials | null = null;
-    if ((parsed.username || parsed.password) && (scheme === 'http' || scheme === 'https')) {
-      fromUrl = { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) };
+    const http = scheme === 'http' || scheme === 'https';
+    // Elsewhere a password would end up in git's argv: only http(s) can take it out of the URL.
+    if (parsed.password && !http) throw new InvalidRemoteError(redact(url), `a password in a ${scheme} URL is not supported`);
+    if ((parsed.username || parsed.password) && http) {
+      try {
+        fromUrl = { username: decodeURIComponent(parsed.username), password: decodeURIComponent(parsed.password) };
+      } catch {
+        throw new InvalidRemoteError(redact(url), 'malformed percent-encoding in the userinfo');
+      }
+      assertCredentials(fromUrl);
       parsed.username = '';
       parsed.password = '';
     }
