@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
-import { ApiError } from './status.js';
+import type { ApiError } from './status.js';
 
 describe('mergePatch (RFC 7386)', () => {
   it.each([
