@@ -1,0 +1,64 @@
+// Composition root of the operator: `node dist/src/main/operator.js`. Settings (env):
+// KUBECONFIG (else in-cluster), SVC_NAMESPACE (Lease namespace), SVC_POD_NAME (Lease identity),
+// SVC_HTTP_PORT (health and metrics, default 8081; 0 = any), SVC_MIRROR_DIR,
+// SVC_PROJECT_RESYNC_SECONDS (default 30), SVC_LEASE_DURATION_SECONDS (default 15),
+// SVC_WATCH_NAMESPACE (default: all namespaces).
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { projectController } from '../../controllers/project/controller.js';
+import { KubeClient } from '../kube/index.js';
+import { Manager } from '../runtime/index.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+
+export const LEASE_NAME = 'svc-operator';
+
+async function main(): Promise<void> {
+  const config = clusterConfigFromEnv();
+  const client = new KubeClient(config, 'svc-operator');
+  const identity = envString('SVC_POD_NAME', `${os.hostname()}-${process.pid}`);
+  const leaseDurationMs = envInt('SVC_LEASE_DURATION_SECONDS', 15, 2) * 1000;
+  const log = (message: string) => process.stdout.write(`${message}\n`);
+  const manager = new Manager({
+    client,
+    namespace: process.env.SVC_WATCH_NAMESPACE?.trim() || undefined,
+    leaderElection: {
+      namespace: envString('SVC_NAMESPACE', config.namespace),
+      name: LEASE_NAME,
+      identity,
+      leaseDurationMs,
+      renewIntervalMs: Math.max(500, Math.floor(leaseDurationMs / 3)),
+      retryIntervalMs: Math.max(500, Math.floor(leaseDurationMs / 5)),
+    },
+    log,
+  });
+  manager.add(projectController({
+    mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
+    resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
+  }));
+  manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
+
+  const started = Date.now();
+  const server = http.createServer((req, res) => {
+    const send = (status: number, type: string, body: string) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
+    if (req.url === '/healthz' || req.url === '/readyz') return send(200, 'application/json', JSON.stringify({ status: 'ok', leading: manager.isActive() }));
+    if (req.url === '/metrics') {
+      return send(200, 'text/plain; version=0.0.4', prometheusText({
+        svc_operator_leader: { help: '1 while this replica holds the Lease and runs the controllers', value: manager.isActive() ? 1 : 0 },
+        svc_operator_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
+      }));
+    }
+    send(404, 'application/json', JSON.stringify({ error: 'not found' }));
+  });
+  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
+  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  await manager.start();
+  stopOnSignal('svc operator', async () => {
+    await manager.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+}
+
+main().catch(fatal('svc operator'));
