@@ -1,0 +1,90 @@
+// The API as `svc dev` serves it, in-process: the local cluster with the svc CRDs, token
+// Secrets, createApp with the kube-backed project store and change-request service, on a
+// loopback port. Plus real git hosts (test/git/fixtures.ts) and Projects pointing at them.
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createApp } from '../../src/api/app.js';
+import { ChangeRequestService, kubeChangeRequestStore } from '../../src/api/change-requests/index.js';
+import { kubeProjectStore, kubeTokenSecretReader } from '../../src/api/kube-store.js';
+import { mintToken, secretTokenVerifier, type TokenGrant } from '../../src/api/tokens.js';
+import type { KubeClient } from '../../src/kube/index.js';
+import { API_VERSION, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
+import { startTestCluster, type TestCluster } from '../kube/cluster.js';
+
+export const NAMESPACE = 'default';
+export const MERGE_IDENTITY = { name: 'svc merge bot', email: 'noreply@svc.test' };
+
+export interface ApiResponse<T = Record<string, any>> { status: number; body: T }
+
+export interface Harness {
+  cluster: TestCluster;
+  client: KubeClient;
+  /** http://127.0.0.1:PORT/v1 */
+  apiUrl: string;
+  /** Tokens by role: admin (write, every capability), reader, writer (write, no capability),
+   *  pusher (write + project.gitops.push), otherProject (admin of another project only). */
+  tokens: Record<'admin' | 'reader' | 'writer' | 'pusher' | 'otherProject', string>;
+  userId: string;
+  call<T = Record<string, any>>(token: string, method: string, urlPath: string, body?: unknown, raw?: string): Promise<ApiResponse<T>>;
+  /** A Project (as a GitOps pipeline applies it) backed by `repoUrl`; returns it with its uid. */
+  project(name: string, repoUrl: string, defaultBranch?: string): Promise<Project>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  const cluster = await startTestCluster();
+  const client = cluster.client('svc-api');
+  const mirrorDir = mkdtempSync(path.join(os.tmpdir(), 'svc-cr-mirrors-'));
+  const userId = randomUUID();
+  const grant = async (g: Omit<TokenGrant, 'userId'>) => {
+    const { token, secret } = mintToken({ userId, ...g }, NAMESPACE);
+    await client.resource(SECRET).create(secret as unknown as KubeObject);
+    return token;
+  };
+  const tokens = {
+    admin: await grant({ access: 'write', capabilities: ['*'] }),
+    reader: await grant({ access: 'read', capabilities: [] }),
+    writer: await grant({ access: 'write', capabilities: [] }),
+    pusher: await grant({ access: 'write', capabilities: ['project.gitops.push'] }),
+    otherProject: await grant({ access: 'write', capabilities: ['*'], projectUid: randomUUID() }),
+  };
+  const projects = kubeProjectStore(client, NAMESPACE);
+  const service = new ChangeRequestService({ store: kubeChangeRequestStore(client), mirrorDir, mergeIdentity: MERGE_IDENTITY, fetchMaxAgeMs: 0 });
+  const app = createApp({
+    projects,
+    changeRequests: service,
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, NAMESPACE)),
+    isReady: () => true,
+    config: { projectNamespace: NAMESPACE },
+    log: () => undefined,
+  });
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+
+  return {
+    cluster, client, apiUrl, tokens, userId,
+    async call(token, method, urlPath, body, raw) {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+      if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(apiUrl + urlPath, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : {} };
+    },
+    async project(name, repoUrl, defaultBranch = 'main') {
+      return client.resource<Project>(PROJECT).create({
+        apiVersion: API_VERSION, kind: PROJECT.kind, metadata: { name, namespace: NAMESPACE }, spec: { repoUrl, defaultBranch },
+      });
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await cluster.close();
+      rmSync(mirrorDir, { recursive: true, force: true });
+    },
+  };
+}
