@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies, asserted field by field */
 // The API as `svc dev` serves it, in-process: the local cluster with the svc CRDs, token
 // Secrets, createApp with the kube-backed project store and change-request service, on a
 // loopback port. Plus real git hosts (test/git/fixtures.ts) and Projects pointing at them.
