@@ -2,7 +2,7 @@
 // at <engine dir>/skills/<name>/SKILL.md. Reads a repository checkout on disk.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseYaml } from './parse.js';
 import { type ManifestIssue, plainMessages, toManifestIssues } from './issues.js';
 import { enumOf, isRecord, positiveInt } from './rules.js';

@@ -27,9 +27,19 @@ export function cronProblem(expression: string): string | undefined {
   }
 }
 
+const zoneValidity = new Map<string, boolean>();
+
 /** IANA zone names such as `UTC` or `Europe/Paris`; offsets like `+02:00` are not zones. */
 export function isIanaZone(name: string): boolean {
-  if (!/^[A-Za-z]/.test(name)) return false;
+  let valid = zoneValidity.get(name);
+  if (valid === undefined) {
+    valid = /^[A-Za-z]/.test(name) && acceptedByIntl(name);
+    zoneValidity.set(name, valid); // constructing a DateTimeFormat is slow: once per distinct name
+  }
+  return valid;
+}
+
+function acceptedByIntl(name: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;

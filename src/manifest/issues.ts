@@ -1,5 +1,5 @@
 // zod issues -> { path (JSON pointer), message (a sentence a person understands) }.
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export type ManifestIssue = { path: string; message: string };
 

@@ -1,5 +1,5 @@
 // Shared definitions of SPEC §2.1 as zod building blocks; every other schema is made of these.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;

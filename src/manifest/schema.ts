@@ -1,6 +1,6 @@
 // The manifest schema of SPEC §2.1 for versions 1 and 2, and the combined schema that
 // dispatches on `svc_version`. The same schema applies to svc.yaml and svc.toml.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ALWAYS, type ManifestVersion, allowlist, anyObject, enumOf, envName, flexibleBoolean, forbidden, isRecord,
   nonEmptyString, oneOf, positiveInt, report, safeRelativePath, slug, svcCli,

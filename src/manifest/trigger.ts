@@ -1,6 +1,6 @@
 // Trigger entries (SPEC §2.5): one zod schema for the entry rules, plus the rules that need the
 // whole document (unique slugs, agents of version 2), and the normalization of a valid entry.
-import { z } from 'zod';
+import * as z from 'zod';
 import { cronProblem, isIanaZone } from './cron.js';
 import { ALWAYS, isRecord, nonEmptyString, report, secretEnvName, slug } from './rules.js';
 

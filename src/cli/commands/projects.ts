@@ -1,6 +1,7 @@
 // `svc projects create|ls|show` over the REST API (docs/api.md). Output formatting is pure.
 import type { Command } from 'commander';
-import { createApiClient, type ApiClient } from '../api-client.js';
+import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
+import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
 
 interface ProjectView {
   id: string;
@@ -26,20 +27,15 @@ function manifestOf(p: ProjectView): string {
   return `${p.manifest.file ?? 'none'} ${p.manifest.valid ? 'valid' : 'invalid'}`;
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+export function formatProjectList(projects: ProjectView[]): string[] {
+  if (projects.length === 0) return ['No projects. Create one with: svc projects create NAME --repo URL'];
+  return formatTable(
+    ['name', 'id', 'ready', 'branch', 'manifest', 'triggers'],
+    projects.map((p) => [p.name, p.id, readyOf(p), p.default_branch, manifestOf(p), String(p.triggers.length)]),
+  );
 }
 
-export function formatProjectList(projects: ProjectView[]): string {
-  if (projects.length === 0) return 'No projects. Create one with: svc projects create NAME --repo URL';
-  return table([
-    ['NAME', 'ID', 'READY', 'BRANCH', 'MANIFEST', 'TRIGGERS'],
-    ...projects.map((p) => [p.name, p.id, readyOf(p), p.default_branch, manifestOf(p), String(p.triggers.length)]),
-  ]);
-}
-
-export function formatProject(p: ProjectView): string {
+export function formatProject(p: ProjectView): string[] {
   const lines = [
     `Name:           ${p.name}`,
     `ID:             ${p.id}`,
@@ -59,11 +55,22 @@ export function formatProject(p: ProjectView): string {
   lines.push('Conditions:');
   if (p.conditions.length === 0) lines.push('  (not reconciled yet)');
   for (const c of p.conditions) lines.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-  return lines.join('\n');
+  return lines;
 }
 
-const print = (text: string) => process.stdout.write(`${text}\n`);
-const json = (value: unknown) => print(JSON.stringify(value, null, 2));
+/** Runs a command against the API; a failed call becomes `svc: <server message>` and exit 1. */
+function withApi<A extends unknown[]>(action: (client: ApiClient, ...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await action(createApiClient(), ...args);
+    } catch (error) {
+      if (error instanceof ApiCallError) {
+        throw new CliError(error.status ? `${error.message} (HTTP ${error.status}${error.code ? ` ${error.code}` : ''})` : error.message, EXIT.invalid);
+      }
+      throw error;
+    }
+  };
+}
 
 /** Accepts the project's id (UUID) or its name. */
 async function findProject(client: ApiClient, ref: string): Promise<ProjectView> {
@@ -72,7 +79,7 @@ async function findProject(client: ApiClient, ref: string): Promise<ProjectView>
   }
   const { projects } = await client.request<{ projects: ProjectView[] }>('GET', '/projects');
   const found = projects.find((p) => p.name === ref);
-  if (!found) throw new Error(`no project named ${ref}`);
+  if (!found) throw new CliError(`no project named ${ref}`, EXIT.invalid);
   return found;
 }
 
@@ -87,31 +94,31 @@ export function registerProjectsCommands(program: Command): void {
     .option('--default-branch <branch>', 'branch whose manifest drives triggers', 'main')
     .option('--description <text>', 'free text')
     .option('--json', 'print the project as JSON')
-    .action(async (name: string, opts: { repo: string; defaultBranch: string; description?: string; json?: boolean }) => {
+    .action(withApi(async (client, name: string, opts: { repo: string; defaultBranch: string; description?: string; json?: boolean }) => {
       const body = { name, repo_url: opts.repo, default_branch: opts.defaultBranch, ...(opts.description !== undefined ? { description: opts.description } : {}) };
-      const { project } = await createApiClient().request<{ project: ProjectView }>('POST', '/projects', body);
-      if (opts.json) json(project);
-      else print(`Created project ${project.name} (${project.id}).`);
-    });
+      const { project } = await client.request<{ project: ProjectView }>('POST', '/projects', body);
+      if (opts.json) printJson(project);
+      else printLines([`Created project ${project.name} (${project.id}).`, `Follow it with: svc projects show ${project.name}`]);
+    }));
 
   projects
     .command('ls')
     .description('list projects')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const { projects: list } = await createApiClient().request<{ projects: ProjectView[] }>('GET', '/projects');
-      if (opts.json) json(list);
-      else print(formatProjectList(list));
-    });
+    .action(withApi(async (client, opts: { json?: boolean }) => {
+      const { projects: list } = await client.request<{ projects: ProjectView[] }>('GET', '/projects');
+      if (opts.json) printJson(list);
+      else printLines(formatProjectList(list));
+    }));
 
   projects
     .command('show')
     .description('show one project: manifest, triggers, conditions')
     .argument('<project>', 'project id or name')
     .option('--json', 'print JSON')
-    .action(async (ref: string, opts: { json?: boolean }) => {
-      const project = await findProject(createApiClient(), ref);
-      if (opts.json) json(project);
-      else print(formatProject(project));
-    });
+    .action(withApi(async (client, ref: string, opts: { json?: boolean }) => {
+      const project = await findProject(client, ref);
+      if (opts.json) printJson(project);
+      else printLines(formatProject(project));
+    }));
 }
