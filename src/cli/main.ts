@@ -6,11 +6,15 @@ import { packageVersion } from './version.js';
 import { registerManifestCommands } from './commands/manifest.js';
 import { registerTriggersCommands } from './commands/triggers.js';
 import { registerShipCommand } from './commands/ship.js';
+import { registerProjectsCommands } from './commands/projects.js';
+import { registerDevCommand } from './commands/dev.js';
 
 const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerManifestCommands,
   registerTriggersCommands,
   registerShipCommand,
+  registerProjectsCommands,
+  registerDevCommand,
 ];
 
 export function buildProgram(): Command {
