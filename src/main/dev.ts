@@ -5,6 +5,7 @@
 // (docs/dev.md).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,9 +13,19 @@ import { parse as parseYaml } from 'yaml';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-/** dist/src/main (this file's folder once built). */
-const MAIN_DIR = path.dirname(fileURLToPath(import.meta.url));
+/** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'crds')) || !existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('cannot find the svc package root (crds/ and package.json) above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+  return dir;
+}
+const REPO_ROOT = packageRoot();
+/** The built composition roots the child processes run (the chart runs the same files). */
+const MAIN_DIR = path.join(REPO_ROOT, 'dist/src/main');
 
 export interface DevOptions {
   dataDir: string;
