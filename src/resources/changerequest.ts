@@ -24,6 +24,8 @@ export const ChangeRequestSpecSchema = z
   })
   .describe('A change request (SPEC §2.2).');
 export type ChangeRequestSpec = z.infer<typeof ChangeRequestSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type ChangeRequestSpecInput = z.input<typeof ChangeRequestSpecSchema>;
 
 export const RequestedChangeSchema = z
   .object({
@@ -50,5 +52,7 @@ export const ChangeRequestStatusSchema = z
   })
   .describe('State of a change request, written by the API.');
 export type ChangeRequestStatus = z.infer<typeof ChangeRequestStatusSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type ChangeRequestStatusInput = z.input<typeof ChangeRequestStatusSchema>;
 
 export type ChangeRequest = Resource<ChangeRequestSpec, ChangeRequestStatus>;

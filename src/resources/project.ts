@@ -30,6 +30,8 @@ export const ProjectSpecSchema = z
   })
   .describe('Desired state of a Project.');
 export type ProjectSpec = z.infer<typeof ProjectSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type ProjectSpecInput = z.input<typeof ProjectSpecSchema>;
 
 export const ManifestIssueSchema = z
   .object({

@@ -31,6 +31,8 @@ export const SandboxSpecSchema = z
   })
   .describe('Desired state of a Sandbox. Named after its Session.');
 export type SandboxSpec = z.infer<typeof SandboxSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type SandboxSpecInput = z.input<typeof SandboxSpecSchema>;
 
 export const SandboxStatusSchema = z
   .object({

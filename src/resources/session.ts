@@ -24,6 +24,8 @@ export const SessionSpecSchema = z
   })
   .describe('Desired state of a Session. metadata.name is the session id (UUID) and the branch name.');
 export type SessionSpec = z.infer<typeof SessionSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type SessionSpecInput = z.input<typeof SessionSpecSchema>;
 
 export const SessionStatusSchema = z
   .object({

@@ -44,6 +44,8 @@ export const TriggerSpecSchema = TriggerEntrySchema.extend({
   })
   .describe('A trigger of the default-branch manifest, written by the Project controller.');
 export type TriggerSpec = z.infer<typeof TriggerSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type TriggerSpecInput = z.input<typeof TriggerSpecSchema>;
 
 export const TriggerStatusSchema = z
   .object({

@@ -25,6 +25,8 @@ export const TriggerFireSpecSchema = z
   })
   .describe('One fire of a trigger.');
 export type TriggerFireSpec = z.infer<typeof TriggerFireSpecSchema>;
+/** What a writer must give (fields with defaults optional). */
+export type TriggerFireSpecInput = z.input<typeof TriggerFireSpecSchema>;
 
 export const TriggerFireStatusSchema = z
   .object({
