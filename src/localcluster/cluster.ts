@@ -289,10 +289,10 @@ export class Cluster {
     const causes: StatusCause[] = [];
     const meta = o.metadata!;
     const name = meta.name ?? '';
-    const nameRule = t.plural === 'namespaces' ? DNS1123_LABEL : DNS1123_SUBDOMAIN;
     if (!name) causes.push({ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' });
-    else if (!nameRule.test(name) || name.length > (t.plural === 'namespaces' ? 63 : 253)) {
-      causes.push({ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${name}": a lowercase RFC 1123 ${t.plural === 'namespaces' ? 'label' : 'subdomain'} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character` });
+    else {
+      const problem = nameProblem(t, name);
+      if (problem) causes.push({ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: "${name}": ${problem}` });
     }
     for (const [k, v] of Object.entries(meta.labels ?? {})) {
       if (!labelKeyValid(k)) causes.push({ reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.'` });
@@ -569,6 +569,16 @@ export class Cluster {
     for (const m of this.objects.values()) for (const o of m.values()) if (o.metadata?.namespace === name) return;
     if (this.find(t, undefined, name) === ns) await this.commit(t, 'DELETED', ns, ns);
   }
+}
+
+/** Namespaces are DNS labels, RBAC kinds any path segment (e.g. "system:controller"), the rest DNS subdomains. */
+function nameProblem(t: ResourceType, name: string): string | undefined {
+  if (t.group === 'rbac.authorization.k8s.io') {
+    return name === '.' || name === '..' || /[/%]/.test(name) ? 'may not be "." or ".." and may not contain "/" or "%"' : undefined;
+  }
+  const [rule, max, what] = t.plural === 'namespaces' && t.group === '' ? [DNS1123_LABEL, 63, 'label'] : [DNS1123_SUBDOMAIN, 253, 'subdomain'];
+  if (rule.test(name) && name.length <= max) return undefined;
+  return `a lowercase RFC 1123 ${what} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`;
 }
 
 function combine(a: Matcher, b: Matcher): Matcher {

@@ -56,6 +56,10 @@ describe('status codes', () => {
     const r = await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad_Name' } });
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ reason: 'Invalid', details: { causes: [expect.objectContaining({ field: 'metadata.name', reason: 'FieldValueInvalid' })] } });
+    // RBAC names are path segments: colons are fine, slashes are not.
+    const role = (name: string) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: [] });
+    expect((await tc.api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role('system:svc:reader'))).status).toBe(201);
+    expect((await tc.api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role('a%2Fb'))).status).toBe(422);
   });
 
   it('custom resources: PUT without resourceVersion is 422; a type error names the field', async () => {
