@@ -1,0 +1,239 @@
+// `svc cr ls|show|diff|open|merge|close|reopen` over the REST API (SPEC §4.6). Defaults from the
+// sandbox environment: SVC_PROJECT_ID, SVC_BRANCH_NAME|SVC_HEAD_REF, SVC_SESSION_ID; outside a
+// session, --project or a `svc projects link`ed repository. Formatting is pure.
+import type { Command } from 'commander';
+import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
+import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
+import { linkedProject, resolveProject } from './link.js';
+
+export interface CrView {
+  cr_id: string;
+  number: number;
+  title: string;
+  description: string;
+  base_ref: string;
+  head_ref: string;
+  status: 'open' | 'merged' | 'closed';
+  head_commit_sha: string | null;
+  base_commit_sha: string | null;
+  origin_session_id: string | null;
+  created_by: string;
+  merged_at: string | null;
+  merged_by: string | null;
+  merge_commit_sha: string | null;
+  closed_at: string | null;
+  closed_by: string | null;
+  metadata: { requested_changes: { text: string; by: string; at: string }[] };
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export interface PreviewView {
+  base_sha: string;
+  head_sha: string;
+  merge_base: string | null;
+  is_up_to_date: boolean;
+  can_merge: boolean;
+  can_fast_forward: boolean;
+  conflicts: string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
+
+/** Runs a command body; an API error prints the server's message (and MANIFEST_INVALID issues) and exits 1. */
+export async function withApiErrors(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    if (!(error instanceof ApiCallError)) throw error;
+    const issues = Array.isArray(error.body?.issues) ? (error.body.issues as { path: string; message: string }[]) : [];
+    const detail = issues.map((i) => `\n  ${i.path || '(top level)'}: ${i.message}`).join('');
+    throw new CliError(`${error.message}${error.code ? ` (${error.code})` : ''}${detail}`, EXIT.invalid);
+  }
+}
+
+/** `3`, `#3` or a UUID -> a number or an id; anything else is a usage error. */
+export function parseCrRef(ref: string): { id: string } | { number: number } {
+  if (UUID.test(ref)) return { id: ref.toLowerCase() };
+  const m = /^#?(\d+)$/.exec(ref.trim());
+  if (m && Number(m[1]) > 0) return { number: Number(m[1]) };
+  throw new CliError(`${JSON.stringify(ref)} is not a change request: give its number (3 or #3) or its id (UUID)`);
+}
+
+export function formatCrList(crs: CrView[], status: string): string[] {
+  if (crs.length === 0) return [`No ${status === 'all' ? '' : `${status} `}change requests.`];
+  return formatTable(
+    ['#', 'status', 'title', 'head -> base', 'updated'],
+    crs.map((c) => [`#${c.number}`, c.status, c.title, `${c.head_ref} -> ${c.base_ref}`, c.updated_at ?? '-']),
+  );
+}
+
+export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
+  const lines = [
+    `CR #${cr.number}: ${cr.title}`,
+    `ID:          ${cr.cr_id}`,
+    `Status:      ${cr.status}`,
+    `Branches:    ${cr.head_ref} (${short(cr.head_commit_sha)}) -> ${cr.base_ref} (${short(cr.base_commit_sha)})`,
+    `Created:     ${cr.created_at ?? '-'} by ${cr.created_by}`,
+    `Updated:     ${cr.updated_at ?? '-'}`,
+  ];
+  if (cr.origin_session_id) lines.push(`Session:     ${cr.origin_session_id}`);
+  if (cr.status === 'merged') lines.push(`Merged:      ${cr.merged_at} by ${cr.merged_by} as ${short(cr.merge_commit_sha)}`);
+  if (cr.status === 'closed') lines.push(`Closed:      ${cr.closed_at} by ${cr.closed_by}`);
+  if (cr.description) lines.push('', ...cr.description.split('\n').map((l) => `  ${l}`));
+  if (cr.metadata.requested_changes.length) {
+    lines.push('', 'Requested changes:');
+    for (const note of cr.metadata.requested_changes) lines.push(`  ${note.at} ${note.by}: ${note.text}`);
+  }
+  if (preview) {
+    lines.push('', 'Merge preview:');
+    if (preview.is_up_to_date) lines.push('  up to date: the head is already merged into the base');
+    else if (preview.can_fast_forward) lines.push('  can fast-forward');
+    else if (preview.can_merge) lines.push(`  can merge cleanly (three-way${preview.merge_base ? '' : ', unrelated histories'})`);
+    else lines.push(`  CONFLICTS in ${preview.conflicts.length} file(s):`, ...preview.conflicts.map((p) => `    ${p}`));
+  }
+  return lines;
+}
+
+const COLORS: [RegExp, string][] = [[/^(\+\+\+|---)/, '\x1b[1m'], [/^@@/, '\x1b[36m'], [/^\+/, '\x1b[32m'], [/^-/, '\x1b[31m'], [/^diff --git/, '\x1b[1m']];
+
+/** Colours a unified patch line by line (ANSI). */
+export function colorPatch(patch: string): string {
+  return patch.split('\n').map((line) => {
+    const color = COLORS.find(([re]) => re.test(line))?.[1];
+    return color ? `${color}${line}\x1b[0m` : line;
+  }).join('\n');
+}
+
+interface Context { client: ApiClient; projectId: string; base: string }
+
+async function context(projectOption: string | undefined): Promise<Context> {
+  const client = createApiClient();
+  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
+  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
+  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+  return { client, projectId, base: `/projects/${projectId}/change-requests` };
+}
+
+async function findCr(ctx: Context, ref: string): Promise<CrView> {
+  const parsed = parseCrRef(ref);
+  if ('id' in parsed) return (await ctx.client.request<{ change_request: CrView }>('GET', `${ctx.base}/${parsed.id}`)).change_request;
+  const { change_requests } = await ctx.client.request<{ change_requests: CrView[] }>('GET', `${ctx.base}?status=all`);
+  const found = change_requests.find((c) => c.number === parsed.number);
+  if (!found) throw new CliError(`no change request #${parsed.number} in this project`, EXIT.invalid);
+  return found;
+}
+
+const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
+
+function act(action: (...args: never[]) => Promise<void>) {
+  return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
+}
+
+export function registerCrCommands(program: Command): void {
+  const cr = program.command('cr').description('change requests: the only way work reaches the default branch (SVC_API_URL, SVC_CLI_TOKEN)');
+  cr.addHelpText('after', examples([
+    ['svc cr open --title "Add login"', 'inside a session: head, session and project come from the environment'],
+    ['svc cr ls --status all', 'every change request of the project'],
+    ['svc cr show 3', 'metadata and merge preview of CR #3'],
+    ['svc cr merge 3', 'fast-forward or three-way merge'],
+  ]));
+
+  cr.command('ls')
+    .description('list change requests (default: open ones), newest first')
+    .option('--status <status>', 'open, merged, closed or all', 'open')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (opts: { status: string; project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const { change_requests } = await ctx.client.request<{ change_requests: CrView[] }>('GET', `${ctx.base}?status=${encodeURIComponent(opts.status)}`);
+      if (opts.json) printJson(change_requests);
+      else printLines(formatCrList(change_requests, opts.status));
+    }));
+
+  cr.command('show')
+    .description('metadata plus the merge preview (for open change requests)')
+    .argument('<cr>', 'number (3 or #3) or id')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print { change_request, merge_preview }')
+    .action(act(async (ref: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const found = await findCr(ctx, ref);
+      // GET by id refreshes the SHAs; the preview is fetched for open CRs only.
+      const { change_request } = await ctx.client.request<{ change_request: CrView }>('GET', `${ctx.base}/${found.cr_id}`);
+      const preview = change_request.status === 'open' ? await ctx.client.request<PreviewView>('GET', `${ctx.base}/${found.cr_id}/merge-preview`) : null;
+      if (opts.json) printJson({ change_request, merge_preview: preview });
+      else printLines(formatCr(change_request, preview));
+    }));
+
+  cr.command('diff')
+    .description('the unified patch (coloured on a terminal unless --no-color)')
+    .argument('<cr>', 'number (3 or #3) or id')
+    .option(...PROJECT_OPTION)
+    .option('--no-color', 'never colour the patch')
+    .option('--json', 'print the diff object (patch, files, additions, deletions)')
+    .action(act(async (ref: string, opts: { project?: string; color: boolean; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const found = await findCr(ctx, ref);
+      const diff = await ctx.client.request<{ patch: string }>('GET', `${ctx.base}/${found.cr_id}/diff`);
+      if (opts.json) return printJson(diff);
+      process.stdout.write(opts.color && process.stdout.isTTY ? colorPatch(diff.patch) : diff.patch);
+    }));
+
+  cr.command('open')
+    .description('open a change request from --head (default SVC_BRANCH_NAME or SVC_HEAD_REF) into --base (default: the default branch)')
+    .requiredOption('--title <text>', 'title')
+    .option('--description <text>', 'description')
+    .option('--head <ref>', 'branch to merge from')
+    .option('--base <ref>', 'branch to merge into')
+    .option('--session <id>', 'originating session (default SVC_SESSION_ID)')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print the change request as JSON')
+    .action(act(async (opts: { title: string; description?: string; head?: string; base?: string; session?: string; project?: string; json?: boolean }) => {
+      const head = opts.head || process.env.SVC_BRANCH_NAME?.trim() || process.env.SVC_HEAD_REF?.trim();
+      if (!head) throw new CliError('no head branch: pass --head, or set SVC_BRANCH_NAME (or SVC_HEAD_REF)');
+      const session = opts.session || process.env.SVC_SESSION_ID?.trim();
+      const ctx = await context(opts.project);
+      const body = {
+        title: opts.title,
+        head_ref: head,
+        ...(opts.description !== undefined ? { description: opts.description } : {}),
+        ...(opts.base ? { base_ref: opts.base } : {}),
+        ...(session ? { session_id: session } : {}),
+      };
+      const { change_request } = await ctx.client.request<{ change_request: CrView }>('POST', ctx.base, body);
+      if (opts.json) printJson(change_request);
+      else printLines([`Opened CR #${change_request.number}: ${change_request.title} (${change_request.head_ref} -> ${change_request.base_ref}, id ${change_request.cr_id})`]);
+    }));
+
+  cr.command('merge')
+    .description('merge: fast-forward when possible, else a three-way merge commit')
+    .argument('<cr>', 'number (3 or #3) or id')
+    .option('--message <text>', 'merge commit message (default "Merge CR #<n>: <title>")')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print the change request as JSON')
+    .action(act(async (ref: string, opts: { message?: string; project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const found = await findCr(ctx, ref);
+      const { change_request: c } = await ctx.client.request<{ change_request: CrView }>('POST', `${ctx.base}/${found.cr_id}/merge`, opts.message !== undefined ? { message: opts.message } : {});
+      if (opts.json) return printJson(c);
+      const how = c.merge_commit_sha === c.head_commit_sha ? 'fast-forward' : 'merge commit';
+      printLines([`Merged CR #${c.number} into ${c.base_ref} at ${short(c.merge_commit_sha)} (${how}).`]);
+    }));
+
+  for (const [name, description, past] of [['close', 'close without merging', 'Closed'], ['reopen', 'reopen a closed change request', 'Reopened']] as const) {
+    cr.command(name)
+      .description(description)
+      .argument('<cr>', 'number (3 or #3) or id')
+      .option(...PROJECT_OPTION)
+      .option('--json', 'print the change request as JSON')
+      .action(act(async (ref: string, opts: { project?: string; json?: boolean }) => {
+        const ctx = await context(opts.project);
+        const found = await findCr(ctx, ref);
+        const { change_request: c } = await ctx.client.request<{ change_request: CrView }>('POST', `${ctx.base}/${found.cr_id}/${name}`);
+        if (opts.json) printJson(c);
+        else printLines([`${past} CR #${c.number}: ${c.title}.`]);
+      }));
+  }
+}
