@@ -6,6 +6,8 @@ import { packageVersion } from './version.js';
 import { registerManifestCommands } from './commands/manifest.js';
 import { registerTriggersCommands } from './commands/triggers.js';
 import { registerShipCommand } from './commands/ship.js';
+import { registerCrCommands } from './commands/cr.js';
+import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
 
@@ -13,7 +15,10 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerManifestCommands,
   registerTriggersCommands,
   registerShipCommand,
+  registerCrCommands,
   registerProjectsCommands,
+  // after the `projects` group: adds `svc projects link` to it
+  registerLinkCommand,
   registerDevCommand,
 ];
 
