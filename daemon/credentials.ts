@@ -47,7 +47,8 @@ export class CredentialBroker {
   async listen(): Promise<void> {
     mkdirSync(path.dirname(this.socketPath), { recursive: true, mode: 0o700 });
     rmSync(this.socketPath, { force: true });
-    this.server = net.createServer((socket) => this.serve(socket));
+    // half-open: git's request ends with the client's end of the stream, the answer follows
+    this.server = net.createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(this.socketPath, () => resolve());

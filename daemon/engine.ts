@@ -84,6 +84,11 @@ export class EngineSupervisor {
     }
   }
 
+  /** Last resort when the daemon itself exits: never leave an orphaned engine behind. */
+  killNow(): void {
+    if (this.child) killGroup(this.child, 'SIGKILL');
+  }
+
   private clearTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

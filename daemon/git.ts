@@ -130,8 +130,8 @@ export class Workspace {
   /** Branch and commit for health; nulls when the workspace is not a repository (yet). */
   async status(): Promise<{ branch: string | null; commit: string | null }> {
     if (!this.isRepository()) return { branch: null, commit: null };
-    const r = await this.git(['rev-parse', '--abbrev-ref', 'HEAD', 'HEAD'], true);
-    const [branch, commit] = r.stdout.trim().split('\n');
+    const r = await this.git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], true);
+    const [commit, branch] = r.stdout.trim().split('\n');
     return { branch: r.code === 0 ? branch ?? null : null, commit: r.code === 0 ? commit ?? null : null };
   }
 }

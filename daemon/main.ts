@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('exit', () => agent.engine.killNow());
   const port = await agent.start();
   process.stdout.write(`svc-agent listening on http://${config.serviceHost}:${port}\n`);
 }

@@ -1,6 +1,7 @@
 // Shared pieces of the daemon integration tests: the built daemon as a process, the fixture
 // engine, signed headers, free ports and scratch git repositories.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, rmSync, statSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -50,12 +51,11 @@ export function buildArtifacts(): Promise<{ daemon: string; fixtureEngine: strin
       format: 'esm',
       target: 'node20',
       packages: 'external',
-      outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     });
     return {
-      daemon: distFresh ? path.join(REPO_ROOT, 'bin', 'svc-agent.js') : path.join(out, 'main.mjs'),
-      fixtureEngine: path.join(out, 'fixture-engine.mjs'),
+      daemon: distFresh ? path.join(REPO_ROOT, 'bin', 'svc-agent.js') : path.join(out, 'main.js'),
+      fixtureEngine: path.join(out, 'fixture-engine.js'),
     };
   })();
   return built;
@@ -176,14 +176,17 @@ export async function startDaemon(dirs: DaemonDirs, env: Record<string, string> 
   };
 }
 
-/** Runs git, returns trimmed stdout. */
+const GIT_TEST_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_TERMINAL_PROMPT: '0' };
+
+/** Runs git, returns trimmed stdout. Blocks the event loop: not for servers living in this process. */
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_TERMINAL_PROMPT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim();
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...GIT_TEST_ENV }, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+/** git without blocking, for commands that reach a server in this process. `env` replaces the identity. */
+export async function gitAsync(cwd: string, args: string[], env: Record<string, string | undefined> = { ...process.env, ...GIT_TEST_ENV }): Promise<string> {
+  const { stdout } = await promisify(execFile)('git', args, { cwd, env, encoding: 'utf8' });
+  return stdout.trim();
 }
 
 /** A bare repository `<dir>/<name>.git` with one commit on `main` (optionally a manifest). */
