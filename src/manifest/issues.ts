@@ -20,8 +20,8 @@ const TYPE_NAMES: Record<string, string> = {
 
 /** Wording for the issues whose schema gives no message of its own. */
 export const plainMessages: z.core.$ZodErrorMap = (iss) => {
+  if (iss.input === undefined && (iss.code === 'invalid_type' || iss.code === 'invalid_value')) return 'is required';
   if (iss.code === 'invalid_type') {
-    if (iss.input === undefined) return 'is required';
     return `must be ${TYPE_NAMES[iss.expected] ?? iss.expected}`;
   }
   if (iss.code === 'invalid_value') return `must be ${iss.values.map((v) => String(v)).join(' or ')}`;
@@ -37,6 +37,8 @@ export function toManifestIssues(issues: readonly z.core.$ZodIssue[], prefix: re
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) out.push({ path: jsonPointer([...path, key]), message: 'is not an allowed key here' });
+    } else if (issue.code === 'invalid_key') {
+      out.push(...toManifestIssues(issue.issues, path));
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // When one branch matched the shape and failed deeper (a list with a bad item), its issues are the precise ones.
       const deeper = issue.errors.find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));

@@ -10,8 +10,14 @@ export function oneOf(values: readonly string[]): string {
   return values.length <= 1 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 }
 
+/**
+ * A schema-level message for a value that is present but wrong; a missing value falls through
+ * to the generic "is required" (a schema-level message would otherwise win).
+ */
+export const whenPresent = (message: string) => (iss: { input?: unknown }) => (iss.input === undefined ? undefined : message);
+
 export function enumOf<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
+  return z.enum(values, { error: whenPresent(`must be one of ${values.join(', ')}`) });
 }
 
 export const slug = () =>
@@ -34,11 +40,11 @@ export const flexibleBoolean = () =>
     z.boolean(),
     z.number(),
     z.string().refine((s) => (FLEXIBLE_BOOLEAN_WORDS as readonly string[]).includes(s.toLowerCase()), { error: FLEXIBLE_BOOLEAN_MESSAGE }),
-  ], { error: FLEXIBLE_BOOLEAN_MESSAGE });
+  ], { error: whenPresent(FLEXIBLE_BOOLEAN_MESSAGE) });
 
 /** A list of items, or one of the keywords `all` / `none`. */
 export const listOrKeyword = (item: z.ZodType, what: string) =>
-  z.union([z.enum(['all', 'none']), z.array(item)], { error: `must be a list of ${what}, or all, or none` });
+  z.union([z.enum(['all', 'none']), z.array(item)], { error: whenPresent(`must be a list of ${what}, or all, or none`) });
 
 export const allowlist = () => listOrKeyword(nonEmptyString(), 'non-empty names');
 

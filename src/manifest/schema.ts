@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import {
   ALWAYS, type ManifestVersion, allowlist, anyObject, enumOf, envName, flexibleBoolean, forbidden, isRecord,
-  nonEmptyString, oneOf, positiveInt, report, safeRelativePath, slug, svcCli,
+  nonEmptyString, oneOf, whenPresent, positiveInt, report, safeRelativePath, slug, svcCli,
 } from './rules.js';
 import { triggerContextIssues, triggerEntrySchema } from './trigger.js';
 
@@ -21,6 +21,7 @@ const template = z
     disk: positiveInt().optional(),
   })
   .superRefine((t, ctx) => {
+    if (!isRecord(t)) return;
     if ((t.image === undefined) === (t.dockerfile === undefined)) {
       report(ctx, [], 'a sandbox template needs exactly one of image and dockerfile');
     }
@@ -69,6 +70,7 @@ const connector = (version: ManifestVersion) =>
         .optional(),
     })
     .superRefine((c, ctx) => {
+      if (!isRecord(c)) return;
       const required = typeof c.provider === 'string' ? PROVIDER_REQUIRES[c.provider] : undefined;
       if (required && required.every((key) => c[key] === undefined)) {
         report(ctx, [required[0]!], `is required when provider is ${c.provider}${required.length > 1 ? ` (alias ${required[1]})` : ''}`);
@@ -127,7 +129,7 @@ const agentV2 = z.strictObject({
 });
 
 const agentsV2 = z
-  .record(slug(), agentV2, { error: 'must be a mapping of agent names to agent objects' })
+  .record(slug(), agentV2, { error: whenPresent('must be a mapping of agent names to agent objects') })
   .refine((agents) => Object.keys(agents).length > 0, { error: 'must declare at least one agent' });
 
 const common = (version: ManifestVersion) => ({
@@ -136,16 +138,16 @@ const common = (version: ManifestVersion) => ({
   engine: z.looseObject({ config_dir: safeRelativePath().optional() }).optional(),
   sandbox: sandbox.optional(),
   sandboxes: forbidden('declare sandbox templates under sandbox.templates'),
-  triggers: z.array(triggerEntrySchema, { error: 'must be a list of trigger entries' }).optional(),
-  connectors: z.array(connector(version), { error: 'must be a list of connector entries' }).optional(),
-  apps: z.array(app, { error: 'must be a list of app entries' }).optional(),
+  triggers: z.array(triggerEntrySchema, { error: whenPresent('must be a list of trigger entries') }).optional(),
+  connectors: z.array(connector(version), { error: whenPresent('must be a list of connector entries') }).optional(),
+  apps: z.array(app, { error: whenPresent('must be a list of app entries') }).optional(),
 });
 
 const manifestV1 = z.looseObject({
   svc_version: z.literal(1),
   ...common(1),
-  agents: z.array(agentV1, { error: 'must be a list of agent entries in version 1' }).optional(),
-  channels: z.array(channel, { error: 'must be a list of channel entries' }).optional(),
+  agents: z.array(agentV1, { error: whenPresent('must be a list of agent entries in version 1') }).optional(),
+  channels: z.array(channel, { error: whenPresent('must be a list of channel entries') }).optional(),
 });
 
 const manifestV2 = z.looseObject({

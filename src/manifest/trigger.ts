@@ -2,7 +2,7 @@
 // whole document (unique slugs, agents of version 2), and the normalization of a valid entry.
 import * as z from 'zod';
 import { cronProblem, isIanaZone } from './cron.js';
-import { ALWAYS, isRecord, nonEmptyString, report, secretEnvName, slug } from './rules.js';
+import { ALWAYS, isRecord, nonEmptyString, report, secretEnvName, slug, whenPresent } from './rules.js';
 
 export const TRIGGER_TYPES = ['cron', 'webhook'] as const;
 export const SESSION_MODES = ['fresh', 'reuse'] as const;
@@ -61,7 +61,7 @@ const MODEL_PATTERN = /^[^/\s]+\/\S+$/;
 export const triggerEntrySchema = z
   .looseObject({
     slug: slug(),
-    type: z.enum(TRIGGER_TYPES, { error: 'must be cron or webhook' }),
+    type: z.enum(TRIGGER_TYPES, { error: whenPresent('must be cron or webhook') }),
     name: z.string().optional(),
     model: z.string().regex(MODEL_PATTERN, { error: 'must have the form <provider>/<model>, such as anthropic/claude-sonnet-4' }).optional(),
     enabled: z.boolean({ error: 'must be true or false' }).optional(),
@@ -74,6 +74,7 @@ export const triggerEntrySchema = z
     ...withAlias('secret_env', secretEnvName),
   })
   .superRefine((entry, ctx) => {
+    if (!isRecord(entry)) return;
     for (const [field, alias] of Object.entries(TRIGGER_ALIASES)) {
       if (entry[field] !== undefined && entry[alias] !== undefined) {
         report(ctx, [alias], `is an alias of ${field}: set only one of ${field} and ${alias}`);
