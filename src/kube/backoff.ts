@@ -21,3 +21,23 @@ export class Backoff {
     this.failures = 0;
   }
 }
+
+/** A sleep that `wake()` cuts short: loops that wait between attempts but must stop promptly. */
+export class Sleeper {
+  private wakeCurrent?: () => void;
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeCurrent = done;
+    });
+  }
+
+  wake(): void {
+    this.wakeCurrent?.();
+  }
+}

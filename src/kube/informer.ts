@@ -6,7 +6,7 @@
  */
 import { Watch } from '@kubernetes/client-node';
 import type { KubeObject, ResourceType } from '../resources/index.js';
-import { Backoff } from './backoff.js';
+import { Backoff, Sleeper } from './backoff.js';
 import type { KubeClient, ListOptions } from './client.js';
 import { resourcePath } from './client.js';
 import { classifyError, errorFromResponse, type KubeError } from './errors.js';
@@ -56,7 +56,7 @@ export class Informer<T extends KubeObject> {
   private synced = false;
   private abortWatch?: () => void;
   private relistTimer?: NodeJS.Timeout;
-  private wake?: () => void;
+  private readonly sleeper = new Sleeper();
   private loop?: Promise<void>;
   private syncWaiters: (() => void)[] = [];
 
@@ -105,7 +105,7 @@ export class Informer<T extends KubeObject> {
     this.running = false;
     clearInterval(this.relistTimer);
     this.abortWatch?.();
-    this.wake?.();
+    this.sleeper.wake();
     await this.loop;
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
@@ -114,7 +114,7 @@ export class Informer<T extends KubeObject> {
   requestRelist(): void {
     this.needsList = true;
     this.abortWatch?.();
-    this.wake?.();
+    this.sleeper.wake();
   }
 
   private waitForSync(): Promise<void> {
@@ -129,7 +129,7 @@ export class Informer<T extends KubeObject> {
         const started = Date.now();
         await this.watchOnce();
         // A watch that the server ends at once (without error) must not spin.
-        if (Date.now() - started < 1000 && this.running && !this.needsList) await this.sleep(this.backoff.next());
+        if (Date.now() - started < 1000 && this.running && !this.needsList) await this.sleeper.sleep(this.backoff.next());
         else this.backoff.reset();
       } catch (err) {
         if (!this.running) break;
@@ -144,20 +144,9 @@ export class Informer<T extends KubeObject> {
         // relists); a failed list is retried as a list.
         this.stats.errors++;
         for (const handler of this.errorHandlers) handler(error);
-        await this.sleep(this.backoff.next());
+        await this.sleeper.sleep(this.backoff.next());
       }
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 
   private async relist(): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { isAlreadyExists, isConflict, type KubeClient, type ResourceClient } from '../kube/index.js';
+import { isAlreadyExists, isConflict, Sleeper, type KubeClient, type ResourceClient } from '../kube/index.js';
 import { LEASE, type KubeObject } from '../resources/index.js';
 
 export interface LeaseSpec {
@@ -59,7 +59,7 @@ export class LeaderElector {
   private lastRenewal = 0;
   private observed?: { record: string; at: number };
   private loop?: Promise<void>;
-  private wake?: () => void;
+  private readonly sleeper = new Sleeper();
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? defaultIdentity();
@@ -86,7 +86,7 @@ export class LeaderElector {
   /** Stops campaigning; a leader stops leading and, with `release`, frees the Lease for the next one at once. */
   async stop({ release = true }: { release?: boolean } = {}): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.sleeper.wake();
     await this.loop;
     if (this.leading) {
       await this.loseLeadership();
@@ -119,7 +119,7 @@ export class LeaderElector {
         // Someone else holds the Lease now.
         await this.loseLeadership();
       }
-      await this.sleep(this.leading && renewed ? this.renewIntervalMs : this.retryIntervalMs);
+      await this.sleeper.sleep(this.leading && renewed ? this.renewIntervalMs : this.retryIntervalMs);
     }
   }
 
@@ -131,17 +131,6 @@ export class LeaderElector {
     } catch (err) {
       this.options.onError?.(err);
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 
   private desiredSpec(current: LeaseSpec | undefined, now: Date): LeaseSpec {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeError, type KubeClient } from '../../src/kube/index.js';
 import { EVENT, LEASE, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
-import { startTestCluster, type TestCluster } from './cluster.js';
+import { projectObject as project, startTestCluster, type TestCluster } from './cluster.js';
 
 let cluster: TestCluster;
 let client: KubeClient;
@@ -10,10 +10,6 @@ beforeAll(async () => {
   client = cluster.client();
 });
 afterAll(() => cluster?.close());
-
-function project(name: string): Project {
-  return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: 'default' }, spec: { repoUrl: 'file:///tmp/repo.git', defaultBranch: 'main' } };
-}
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
   try {

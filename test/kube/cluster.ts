@@ -5,7 +5,7 @@ import path from 'node:path';
 import { buildCrd } from '../../src/crdgen/crd.js';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
-import { CUSTOM_RESOURCE_DEFINITION, KINDS, type KubeObject } from '../../src/resources/index.js';
+import { CUSTOM_RESOURCE_DEFINITION, KINDS, type KubeObject, type Project } from '../../src/resources/index.js';
 
 export interface TestCluster {
   url: string;
@@ -50,4 +50,9 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
     if (value !== undefined) return value;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A Project in the default namespace on a placeholder repository. */
+export function projectObject(name: string, spec: Partial<Project['spec']> = {}): Project {
+  return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: 'default' }, spec: { repoUrl: 'file:///tmp/repo.git', defaultBranch: 'main', ...spec } };
 }

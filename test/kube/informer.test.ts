@@ -2,17 +2,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Informer, KubeClient, loadClusterConfig, type KubeError } from '../../src/kube/index.js';
 import { kubeconfigYaml } from '../../src/localcluster/index.js';
 import { PROJECT, type Project } from '../../src/resources/index.js';
-import { eventually, startTestCluster, type TestCluster } from './cluster.js';
+import { eventually, projectObject, startTestCluster, type TestCluster } from './cluster.js';
+
+const project = (name: string, description = '') => projectObject(name, { description });
 import { startFlakyProxy, type FlakyProxy } from './proxy.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function project(name: string, description = ''): Project {
-  return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: 'default' }, spec: { repoUrl: 'file:///r.git', defaultBranch: 'main', description } };
-}
 
 async function cluster(options: Parameters<typeof startTestCluster>[0] = {}): Promise<TestCluster> {
   const c = await startTestCluster(options);

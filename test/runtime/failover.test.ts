@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { kubeconfigYaml } from '../../src/localcluster/index.js';
 import { PROJECT, type Project } from '../../src/resources/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../kube/cluster.js';
+import { eventually, projectObject, startTestCluster, type TestCluster } from '../kube/cluster.js';
 
 const OPERATOR = path.resolve('test/runtime/fixtures/operator.ts');
 
@@ -42,12 +42,12 @@ it('two operator processes: one reconciles; after kill -9 of it the other takes 
   await eventually(() => (second.said('started') ? true : undefined));
 
   const projects = cluster.client().resource<Project>(PROJECT);
-  await projects.create({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'one', namespace: 'default' }, spec: { repoUrl: 'file:///r.git', defaultBranch: 'main' } });
+  await projects.create(projectObject('one'));
   expect(await eventually(() => readyMessage('one'))).toBe('first');
   expect(second.said('leading')).toBe(false);
 
   first.child.kill('SIGKILL');
   await eventually(() => (second.said('leading') ? true : undefined));
-  await projects.create({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'two', namespace: 'default' }, spec: { repoUrl: 'file:///r.git', defaultBranch: 'main' } });
+  await projects.create(projectObject('two'));
   expect(await eventually(() => readyMessage('two'))).toBe('second');
 });

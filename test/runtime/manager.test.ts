@@ -13,7 +13,7 @@ import {
   type Project,
   type Trigger,
 } from '../../src/resources/index.js';
-import { eventually, startTestCluster, type TestCluster } from '../kube/cluster.js';
+import { eventually, projectObject as project, startTestCluster, type TestCluster } from '../kube/cluster.js';
 
 let cluster: TestCluster;
 let client: KubeClient;
@@ -31,10 +31,6 @@ afterEach(async () => {
 const NS = 'default';
 const projects = () => client.resource<Project>(PROJECT);
 const triggers = () => client.resource<Trigger>(TRIGGER);
-
-function project(name: string): Project {
-  return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: NS }, spec: { repoUrl: 'file:///r.git', defaultBranch: 'main' } };
-}
 
 /** A small Project controller: Ready reports how many Triggers the project owns. */
 interface Call extends ObjectKey {
