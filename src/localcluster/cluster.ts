@@ -29,6 +29,7 @@ export interface ListOptions { labelSelector?: string | null; fieldSelector?: st
 export type PatchType = 'merge' | 'json' | 'strategic';
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+const PROTECTED_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -337,6 +338,7 @@ export class Cluster {
     this.defaultsForKind(t, o);
     if (opts.dryRun) return o;
     const created = await this.commit(t, 'ADDED', o);
+    if (meta.ownerReferences?.length) this.collectIfOrphaned(`${storeId(t)}|${objKey(meta.namespace, meta.name!)}`);
     if (t.group === CRD_GROUP && t.plural === 'customresourcedefinitions') this.registry.registerCrd(created);
     return this.view(t, created);
   }
@@ -437,6 +439,7 @@ export class Cluster {
       return this.view(t, await this.remove(t, next));
     }
     const updated = await this.commit(t, 'MODIFIED', next, current);
+    if (next.metadata!.ownerReferences?.length) this.collectIfOrphaned(`${storeId(t)}|${objKey(cur.namespace, name)}`);
     if (t.group === CRD_GROUP && t.plural === 'customresourcedefinitions') this.registry.registerCrd(updated);
     return this.view(t, updated);
   }
@@ -461,7 +464,10 @@ export class Cluster {
     if (opts.preconditions?.resourceVersion && opts.preconditions.resourceVersion !== cur.resourceVersion) throw errors.conflict(t.group, t.plural, name);
     if (opts.dryRun) return this.view(t, current);
     if (opts.propagationPolicy === 'Orphan') await this.orphanDependents(cur.uid!);
-    if (t.builtin && t.plural === 'namespaces' && t.group === '') return this.view(t, await this.deleteNamespace(t, current));
+    if (t.builtin && t.plural === 'namespaces' && t.group === '') {
+      if (PROTECTED_NAMESPACES.includes(name)) throw errors.forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`);
+      return this.view(t, await this.deleteNamespace(t, current));
+    }
     if (cur.finalizers?.length) {
       if (cur.deletionTimestamp) return this.view(t, current);
       const next = { ...current, metadata: { ...cur, deletionTimestamp: now(), deletionGracePeriodSeconds: 0 } };
@@ -512,22 +518,24 @@ export class Cluster {
   private collectDependents(ownerUid: string): void {
     const deps = this.dependents.get(ownerUid);
     this.dependents.delete(ownerUid);
-    if (!deps?.size) return;
+    for (const ref of deps ?? []) this.collectIfOrphaned(ref);
+  }
+
+  /** Soon (as the real garbage collector would): deletes the object at "sid|key" if none of its owners exists. */
+  private collectIfOrphaned(ref: string): void {
     setImmediate(() => {
-      for (const ref of deps) {
-        const [sid, key] = ref.split('|') as [string, string];
-        const o = this.objects.get(sid)?.get(key);
-        const t = this.typeOfSid(sid);
-        if (!o || !t) continue;
-        if ((o.metadata?.ownerReferences ?? []).some((r) => this.uids.has(r.uid))) continue;
-        this.delete(t, o.metadata?.namespace, o.metadata!.name!).catch(() => undefined);
-      }
+      const [sid, key] = ref.split('|') as [string, string];
+      const o = this.objects.get(sid)?.get(key);
+      const owners = o?.metadata?.ownerReferences ?? [];
+      const t = this.typeOfSid(sid);
+      if (!o || !t || owners.length === 0 || owners.some((r) => this.uids.has(r.uid))) return;
+      this.delete(t, o.metadata?.namespace, o.metadata!.name!).catch(() => undefined);
     });
   }
 
   /** At startup: objects whose owners vanished while the server was down. */
   private gcOrphans(): void {
-    for (const ownerUid of [...this.dependents.keys()]) if (!this.uids.has(ownerUid)) this.collectDependents(ownerUid);
+    for (const [sid, m] of this.objects) for (const [key, o] of m) if (o.metadata?.ownerReferences?.length) this.collectIfOrphaned(`${sid}|${key}`);
   }
 
   private async orphanDependents(ownerUid: string): Promise<void> {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { FIXTURES, WIDGETS, startTestCluster, widget } from './helpers.js';
+import { FIXTURES, WIDGETS, eventually, startTestCluster, widget } from './helpers.js';
 import type { TestCluster } from './helpers.js';
 
 let tc: TestCluster;
@@ -50,6 +50,19 @@ describe('status codes', () => {
     expect(noNs.body.message).toBe('namespaces "absent" not found');
     expect((await tc.api('POST', `${CMS}/c`, {})).status).toBe(405);
     expect((await tc.api('GET', '/apis/nothing.example/v1/things')).status).toBe(404);
+  });
+
+  it('403 for deleting the default namespace', async () => {
+    const r = await tc.api('DELETE', '/api/v1/namespaces/default');
+    expect(r.status).toBe(403);
+    expect(r.body.reason).toBe('Forbidden');
+    expect((await tc.api('GET', '/api/v1/namespaces/default')).status).toBe(200);
+  });
+
+  it('an object whose owner does not exist is garbage-collected', async () => {
+    const orphan = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'orphan', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: 'no-such-uid' }] } };
+    expect((await tc.api('POST', CMS, orphan)).status).toBe(201);
+    await eventually(async () => (await tc.api('GET', `${CMS}/orphan`)).status === 404, 'the orphan to be collected');
   });
 
   it('422 for an invalid name, with field causes', async () => {
