@@ -1,0 +1,143 @@
+// `svc cr` and `svc projects link` as a user runs them: the built CLI (node bin/svc.js) against
+// `svc dev`, a real git host and a clone, with the sandbox environment defaults of SPEC §4.6.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { git, seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
+import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+
+let dev: DevInstance;
+let host: HostRepo;
+let work: WorkClone;
+let projectId: string;
+
+/** Runs the CLI in `cwd` with only the given environment (plus PATH and HOME). */
+function svc(args: string[], env: Record<string, string | undefined>, cwd = work.dir) {
+  const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), ...args], {
+    cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+const userEnv = () => ({ SVC_API_URL: dev.apiUrl, SVC_CLI_TOKEN: dev.token });
+
+beforeAll(async () => {
+  dev = await startDev();
+  ({ host, work } = seededHost());
+  const created = svc(['projects', 'create', 'crcli', '--repo', host.hostDir, '--json'], userEnv());
+  expect(created.code, created.stderr).toBe(0);
+  projectId = JSON.parse(created.stdout).id;
+  work.branch('feature', { 'feature.txt': 'one\n' }, { from: 'main' });
+  work.branch('other', { 'other.txt': 'two\n' }, { from: 'main' });
+}, 60_000);
+afterAll(async () => {
+  await dev?.stop();
+  if (dev) removeDevDir(dev.dataDir);
+  host?.cleanup();
+});
+
+describe('svc cr', () => {
+  it('needs a project: --project, SVC_PROJECT_ID or a linked repository', () => {
+    const res = svc(['cr', 'ls'], userEnv());
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/no project: pass --project, set SVC_PROJECT_ID, or run svc projects link/);
+    expect(svc(['cr', 'ls', '--project', 'crcli'], userEnv()).code).toBe(0);
+  });
+
+  it('opens change requests from the sandbox environment (executor token, branch, session)', () => {
+    const sandbox = {
+      SVC_API_URL: dev.apiUrl, SVC_EXECUTOR_TOKEN: dev.token, SVC_PROJECT_ID: projectId,
+      SVC_BRANCH_NAME: 'feature', SVC_SESSION_ID: randomUUID(),
+    };
+    const opened = svc(['cr', 'open', '--title', 'Add feature', '--description', 'adds feature.txt'], sandbox);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(opened.stdout).toMatch(/^Opened CR #1: Add feature \(feature -> main, id [0-9a-f-]{36}\)/);
+
+    const alias = svc(['cr', 'open', '--title', 'Add other', '--json'], { ...sandbox, SVC_BRANCH_NAME: undefined, SVC_HEAD_REF: 'other' });
+    expect(alias.code, alias.stderr).toBe(0);
+    const cr = JSON.parse(alias.stdout);
+    // The session id is unknown to the service: dropped (SPEC §4.1 rule 5).
+    expect(cr).toMatchObject({ number: 2, head_ref: 'other', base_ref: 'main', origin_session_id: null, status: 'open' });
+
+    const noHead = svc(['cr', 'open', '--title', 'x'], { ...sandbox, SVC_BRANCH_NAME: undefined });
+    expect(noHead.code).not.toBe(0);
+    expect(noHead.stderr).toMatch(/no head branch: pass --head, or set SVC_BRANCH_NAME/);
+    const notAhead = svc(['cr', 'open', '--title', 'x', '--head', 'main', '--base', 'feature'], sandbox);
+    expect(notAhead.code).toBe(1);
+    expect(notAhead.stderr).toMatch(/has no commit that feature does not have.*\(CR_HEAD_NOT_AHEAD\)/);
+  });
+
+  it('projects link stores the project in .git/config, where git does not commit it', () => {
+    const linked = svc(['projects', 'link', 'crcli'], userEnv());
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(linked.stdout).toMatch(/Linked this repository to project crcli/);
+    expect(git(work.dir, 'config', '--local', '--get', 'svc.project')).toBe(projectId);
+    expect(git(work.dir, 'status', '--porcelain')).toBe('');
+    expect(svc(['projects', 'link'], userEnv()).stdout.trim()).toBe(projectId);
+    const unknown = svc(['projects', 'link', 'nope'], userEnv());
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/no project named nope/);
+  });
+
+  it('ls, show and diff print tables, previews and patches (JSON on request)', () => {
+    const ls = svc(['cr', 'ls'], userEnv());
+    expect(ls.code, ls.stderr).toBe(0);
+    const rows = ls.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^#\s+STATUS\s+TITLE\s+HEAD -> BASE\s+UPDATED$/);
+    expect(rows[1]).toMatch(/^#2\s+open\s+Add other\s+other -> main/);
+    expect(rows[2]).toMatch(/^#1\s+open\s+Add feature\s+feature -> main/);
+    expect(JSON.parse(svc(['cr', 'ls', '--json'], userEnv()).stdout)).toHaveLength(2);
+    expect(svc(['cr', 'ls', '--status', 'merged'], userEnv()).stdout.trim()).toBe('No merged change requests.');
+    const badStatus = svc(['cr', 'ls', '--status', 'draft'], userEnv());
+    expect(badStatus.code).toBe(1);
+    expect(badStatus.stderr).toMatch(/status must be one of open, merged, closed, all/);
+
+    const show = svc(['cr', 'show', '1'], userEnv());
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain('CR #1: Add feature');
+    expect(show.stdout).toContain(`feature (${host.tip('feature')!.slice(0, 12)}) -> main (${host.tip('main')!.slice(0, 12)})`);
+    expect(show.stdout).toMatch(/Merge preview:\n {2}can fast-forward/);
+    expect(show.stdout).toContain('adds feature.txt');
+    const showJson = JSON.parse(svc(['cr', 'show', '#1', '--json'], userEnv()).stdout);
+    expect(showJson.merge_preview).toMatchObject({ can_fast_forward: true, conflicts: [] });
+
+    for (const args of [['cr', 'diff', '1'], ['cr', 'diff', '1', '--no-color']]) {
+      const diff = svc(args, userEnv());
+      expect(diff.code, diff.stderr).toBe(0);
+      expect(diff.stdout).toContain('+++ b/feature.txt');
+      expect(diff.stdout).toContain('+one');
+      expect(diff.stdout).not.toContain('\x1b[');
+    }
+    const missing = svc(['cr', 'show', '99'], userEnv());
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/no change request #99/);
+    expect(svc(['cr', 'show', 'three'], userEnv()).stderr).toMatch(/give its number \(3 or #3\) or its id/);
+  });
+
+  it('close, reopen and merge by number or id; server errors are printed and exit non-zero', () => {
+    expect(svc(['cr', 'close', '2'], userEnv()).stdout).toMatch(/^Closed CR #2: Add other\./);
+    const reopenTwice = svc(['cr', 'reopen', '#2'], userEnv());
+    expect(reopenTwice.stdout).toMatch(/^Reopened CR #2/);
+    const again = svc(['cr', 'reopen', '2'], userEnv());
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^svc: change request #2 is open, not closed/);
+
+    const ff = svc(['cr', 'merge', '1'], userEnv());
+    expect(ff.code, ff.stderr).toBe(0);
+    expect(ff.stdout).toMatch(/^Merged CR #1 into main at [0-9a-f]{12} \(fast-forward\)\./);
+    expect(host.tip('main')).toBe(host.tip('feature'));
+
+    const id = JSON.parse(svc(['cr', 'show', '2', '--json'], userEnv()).stdout).change_request.cr_id;
+    const threeWay = svc(['cr', 'merge', id, '--message', 'Ship other'], userEnv());
+    expect(threeWay.code, threeWay.stderr).toBe(0);
+    expect(threeWay.stdout).toMatch(/\(merge commit\)/);
+    expect(git(host.hostDir, 'log', '-1', '--format=%s|%an <%ae>', 'main')).toBe('Ship other|svc <noreply@svc.dev>');
+
+    const twice = svc(['cr', 'merge', '1'], userEnv());
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/change request #1 is already merged/);
+    const badToken = svc(['cr', 'close', '1'], { ...userEnv(), SVC_CLI_TOKEN: 'svc_not-a-token' });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stderr).toMatch(/unknown or revoked token/);
+  });
+});
