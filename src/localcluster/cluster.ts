@@ -30,6 +30,8 @@ export type PatchType = 'merge' | 'json' | 'strategic';
 
 const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 const PROTECTED_NAMESPACES = ['default', 'kube-system', 'kube-public'];
+/** Built-ins whose status the server writes: a write to the main resource keeps it. */
+const SERVER_OWNED_STATUS = new Set(['/namespaces', `${CRD_GROUP}/customresourcedefinitions`]);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -427,7 +429,10 @@ export class Cluster {
       }
     }
     this.admit(t, next, opts);
-    if (t.builtin && t.plural === 'namespaces' && opts.subresource !== 'status') next.status = current.status;
+    if (SERVER_OWNED_STATUS.has(storeId(t)) && opts.subresource !== 'status') {
+      if (current.status === undefined) delete next.status;
+      else next.status = current.status;
+    }
     if (t.group === '' && t.plural === 'secrets') this.defaultsForKind(t, next);
     if (opts.subresource !== 'status' && cur.generation !== undefined && !deepEqual(body(next, t.builtin), body(current, t.builtin))) {
       next.metadata!.generation = cur.generation + 1;

@@ -210,6 +210,14 @@ describe('discovery and openapi', () => {
     expect((await fetch(`${tc.cluster.url}/openapi/v3`)).status).toBe(404);
   });
 
+  it('a CRD replaced without its status keeps the status the server wrote', async () => {
+    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.svc.dev';
+    const { status: _status, ...rest } = (await tc.api('GET', crdPath)).body;
+    const replaced = await tc.api('PUT', crdPath, rest);
+    expect(replaced.status).toBe(200);
+    expect((replaced.body.status as { conditions: { type: string; status: string }[] }).conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Established', status: 'True' })]));
+  });
+
   it('deleting a CRD removes its kind and its objects', async () => {
     const del = await tc.api('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.test.svc.dev');
     expect(del.status).toBe(200);
