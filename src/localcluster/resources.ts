@@ -17,6 +17,8 @@ export interface ResourceType {
   /** Built-ins keep every field on the main resource; custom resources with a status subresource do not. */
   builtin: boolean;
   hasStatus: boolean;
+  /** Access reviews: create-only, answered (always allowed: there is no authorization) and not stored. */
+  review?: boolean;
   schema?: JsonSchema;
   printerColumns?: PrinterColumn[];
 }
@@ -76,11 +78,22 @@ const BUILTINS: BuiltinRow[] = [
   ['apiextensions.k8s.io/v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds']],
 ];
 
+const REVIEWS: [string, string, boolean][] = [
+  ['selfsubjectaccessreviews', 'SelfSubjectAccessReview', false],
+  ['selfsubjectrulesreviews', 'SelfSubjectRulesReview', false],
+  ['subjectaccessreviews', 'SubjectAccessReview', false],
+  ['localsubjectaccessreviews', 'LocalSubjectAccessReview', true],
+];
+
 function builtinTypes(): ResourceType[] {
-  return BUILTINS.map(([gv, plural, kind, namespaced, shortNames = [], categories = []]) => {
+  const types: ResourceType[] = BUILTINS.map(([gv, plural, kind, namespaced, shortNames = [], categories = []]) => {
     const [group, version] = gv.includes('/') ? (gv.split('/') as [string, string]) : ['', gv];
     return { group, version, plural, singular: kind.toLowerCase(), kind, namespaced, shortNames, categories, builtin: true, hasStatus: true };
   });
+  for (const [plural, kind, namespaced] of REVIEWS) {
+    types.push({ group: 'authorization.k8s.io', version: 'v1', plural, singular: '', kind, namespaced, shortNames: [], categories: [], builtin: true, hasStatus: false, review: true });
+  }
+  return types;
 }
 
 export const CRD_GROUP = 'apiextensions.k8s.io';
@@ -195,7 +208,7 @@ export class Registry {
     if (!types) return undefined;
     const resources: Record<string, unknown>[] = [];
     for (const t of [...types.values()].sort((a, b) => a.plural.localeCompare(b.plural))) {
-      const entry: Record<string, unknown> = { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: ALL_VERBS };
+      const entry: Record<string, unknown> = { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.review ? ['create'] : ALL_VERBS };
       if (t.shortNames.length) entry.shortNames = t.shortNames;
       if (t.categories.length) entry.categories = t.categories;
       resources.push(entry);

@@ -157,6 +157,14 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
 
   const handleResource = async (req: IncomingMessage, res: ServerResponse, target: Target, q: URLSearchParams, method: string) => {
     const { t, ns, name, sub } = target;
+    if (t.review) {
+      if (method !== 'POST' || name !== undefined) throw errors.methodNotAllowed(`${method} is not supported on ${t.plural}`);
+      const input = ((await parseBody(req, await readBody(req))) ?? {}) as KObject;
+      const status = t.kind === 'SelfSubjectRulesReview'
+        ? { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false }
+        : { allowed: true, reason: 'the svc local cluster does not authorize: every request is allowed' };
+      return send(res, 201, { ...input, apiVersion: apiVersionOf(t), kind: t.kind, metadata: input.metadata ?? {}, status });
+    }
     if (sub !== undefined && sub !== 'status') throw errors.pathNotFound(`${t.plural}/${sub}`);
     if (sub === 'status' && !t.hasStatus) throw errors.pathNotFound(`${t.plural}/status`);
     const dryRun = q.getAll('dryRun').includes('All');

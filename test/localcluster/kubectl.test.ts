@@ -145,6 +145,10 @@ describe('kubectl with built-in kinds', () => {
     expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:2', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]))).toContain('unchanged');
   });
 
+  it('auth can-i answers yes: there is no authorization', async () => {
+    expect((await tc.kubectlOk(['auth', 'can-i', 'delete', 'secrets'])).trim()).toBe('yes');
+  });
+
   it('deleting a namespace deletes what is in it', async () => {
     await tc.kubectlOk(['create', 'namespace', 'scratch']);
     await tc.kubectlOk(['-n', 'scratch', 'create', 'configmap', 'c1', '--from-literal=k=v']);
