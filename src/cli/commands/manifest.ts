@@ -7,7 +7,8 @@ export const PATH_ARGUMENT_HELP = 'a manifest file, or a repository directory wh
 export function registerManifestCommands(program: Command): void {
   const manifest = program
     .command('manifest')
-    .description('check the project manifest (svc.yaml, legacy svc.toml)');
+    .description('check the project manifest (svc.yaml, legacy svc.toml)')
+    .addHelpText('after', examples([['svc manifest validate --json', 'validate ./svc.yaml (or ./svc.toml) and print JSON']]));
   manifest
     .command('validate')
     .description('validate a manifest against the schema; in a directory, also the agent definition files and skills')

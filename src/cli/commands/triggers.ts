@@ -4,7 +4,10 @@ import { examples } from '../output.js';
 import { PATH_ARGUMENT_HELP } from './manifest.js';
 
 export function registerTriggersCommands(program: Command): void {
-  const triggers = program.command('triggers').description('the cron and webhook triggers of a manifest');
+  const triggers = program
+    .command('triggers')
+    .description('the cron and webhook triggers of a manifest')
+    .addHelpText('after', examples([['svc triggers ls', 'the triggers of ./svc.yaml, with their next fire time']]));
   triggers
     .command('ls')
     .description('list the triggers, normalized (aliases resolved, defaults filled); invalid entries are listed as errors')
