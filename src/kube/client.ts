@@ -73,8 +73,10 @@ export interface RawResponse {
 export class KubeClient {
   constructor(
     readonly config: ClusterConfig,
-    /** Name written as the Event source and field manager. */
+    /** Name written as the Event source. */
     readonly component = 'svc',
+    /** A request without an answer for this long fails as Unavailable. */
+    readonly requestTimeoutMs = 30_000,
   ) {}
 
   /** One HTTP request to the API server; no error handling beyond the transport. */
@@ -95,6 +97,7 @@ export class KubeClient {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
+      req.setTimeout(this.requestTimeoutMs, () => req.destroy(new Error(`no answer within ${this.requestTimeoutMs} ms`)));
       req.on('error', reject);
       req.end(payload);
     });

@@ -7,7 +7,7 @@
 import { Watch } from '@kubernetes/client-node';
 import type { KubeObject, ResourceType } from '../resources/index.js';
 import { Backoff, Sleeper } from './backoff.js';
-import type { KubeClient, ListOptions } from './client.js';
+import type { KubeClient, ListOptions, ResourceClient } from './client.js';
 import { resourcePath } from './client.js';
 import { classifyError, errorFromResponse, type KubeError } from './errors.js';
 
@@ -50,6 +50,7 @@ export class Informer<T extends KubeObject> {
   private readonly errorHandlers: ((err: KubeError) => void)[] = [];
   private readonly backoff: Backoff;
   private readonly watcher: Watch;
+  private readonly resources: ResourceClient<T>;
   private resourceVersion = '';
   private needsList = true;
   private running = false;
@@ -67,6 +68,7 @@ export class Informer<T extends KubeObject> {
   ) {
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
     this.watcher = new Watch(client.config.kc);
+    this.resources = client.resource<T>(type);
   }
 
   on(event: InformerEvent, handler: InformerHandler<T>): void {
@@ -152,7 +154,7 @@ export class Informer<T extends KubeObject> {
   private async relist(): Promise<void> {
     const { namespace, labelSelector, fieldSelector } = this.options;
     this.stats.lists++;
-    const list = await this.client.resource<T>(this.type).list(namespace, { labelSelector, fieldSelector });
+    const list = await this.resources.list(namespace, { labelSelector, fieldSelector });
     const fresh = new Map(list.items.map((obj) => [objectKey(obj), obj]));
     for (const [key, old] of this.cache) {
       if (!fresh.has(key)) {
@@ -212,7 +214,7 @@ export class Informer<T extends KubeObject> {
           return;
         }
         const rv = object.metadata?.resourceVersion;
-        if (type === 'ADDED' || type === 'MODIFIED') this.upsert(this.client.resource<T>(this.type).decode(object as T));
+        if (type === 'ADDED' || type === 'MODIFIED') this.upsert(this.resources.decode(object as T));
         else if (type === 'DELETED') {
           const key = objectKey(object);
           const old = this.cache.get(key);

@@ -107,17 +107,14 @@ export class LeaderElector {
         this.lastRenewal = Date.now();
         if (!this.leading) {
           this.leading = true;
-          try {
-            await this.options.onStartedLeading();
-          } catch (err) {
-            this.options.onError?.(err);
-          }
+          // Not awaited: renewals must go on while the controllers start.
+          void this.callback(this.options.onStartedLeading);
         }
       } else if (this.leading && Date.now() - this.lastRenewal >= this.renewDeadlineMs) {
-        await this.loseLeadership();
+        void this.loseLeadership();
       } else if (this.leading && this.observed && !this.observed.record.startsWith(`${this.identity}|`)) {
         // Someone else holds the Lease now.
-        await this.loseLeadership();
+        void this.loseLeadership();
       }
       await this.sleeper.sleep(this.leading && renewed ? this.renewIntervalMs : this.retryIntervalMs);
     }
@@ -126,8 +123,12 @@ export class LeaderElector {
   private async loseLeadership(): Promise<void> {
     if (!this.leading) return;
     this.leading = false;
+    await this.callback(this.options.onStoppedLeading);
+  }
+
+  private async callback(fn: () => Promise<void> | void): Promise<void> {
     try {
-      await this.options.onStoppedLeading();
+      await fn();
     } catch (err) {
       this.options.onError?.(err);
     }

@@ -35,6 +35,8 @@ export class Manager {
   private controllers: RunningController[] = [];
   private readonly elector?: LeaderElector;
   private active = false;
+  /** The state the latest transition asked for (an activation in progress checks it). */
+  private wanted = false;
   /** Serializes start/stop of the controllers (leadership can flap). */
   private transition: Promise<void> = Promise.resolve();
   private readonly leadershipListeners: ((leading: boolean) => void)[] = [];
@@ -100,12 +102,16 @@ export class Manager {
   }
 
   private enqueueTransition(leading: boolean): Promise<void> {
+    this.wanted = leading;
+    // An activation may be waiting for informers that cannot sync (API server down): stopping
+    // them ends that wait, so that the deactivation queued behind it can run.
+    if (!leading) for (const informer of this.informers.values()) void informer.stop();
     this.transition = this.transition.then(() => (leading ? this.activate() : this.deactivate()));
     return this.transition;
   }
 
   private async activate(): Promise<void> {
-    if (this.active) return;
+    if (this.active || !this.wanted) return;
     this.active = true;
     this.log('started leading: starting controllers');
     const ctx: ReconcileContext = { client: this.options.client, informer: (type) => this.informer(type) };
@@ -113,7 +119,7 @@ export class Manager {
       (def) => new RunningController(def, ctx, (name, key, err) => this.log(`${name} ${key}: ${(err as Error)?.message ?? err}`)),
     );
     await Promise.all([...this.informers.values()].map((i) => i.start()));
-    if (!this.active) return;
+    if (!this.wanted) return; // the queued deactivation cleans up
     for (const controller of this.controllers) controller.start();
     for (const runnable of this.runnables) await runnable.start(ctx);
     this.leadershipListeners.forEach((l) => l(true));

@@ -131,4 +131,25 @@ describe('manager and controllers', () => {
     await eventually(() => (c.isActive() ? true : undefined));
     expect(bothActive).toBe(false);
   });
+
+  it('a leader that cannot renew its Lease stops its controllers, and leads again once the API server is back', async () => {
+    const own = await startTestCluster();
+    try {
+      const lease = { namespace: NS, name: 'svc-operator-outage', identity: 'solo', leaseDurationMs: 1500, renewIntervalMs: 100, renewDeadlineMs: 800, retryIntervalMs: 100 };
+      const transitions: boolean[] = [];
+      const m = new Manager({ client: own.client(), leaderElection: lease }).add(countingController([]));
+      managers.push(m);
+      m.onLeadershipChange((leading) => transitions.push(leading));
+      await m.start();
+      await eventually(() => (m.isActive() ? true : undefined));
+      await own.stopServer();
+      await eventually(() => (m.isActive() ? undefined : true));
+      await own.startServer();
+      await eventually(() => (m.isActive() ? true : undefined));
+      expect(transitions).toEqual([true, false, true]);
+      await m.stop();
+    } finally {
+      await own.close();
+    }
+  });
 });
