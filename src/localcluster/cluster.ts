@@ -340,9 +340,16 @@ export class Cluster {
     this.defaultsForKind(t, o);
     if (opts.dryRun) return o;
     const created = await this.commit(t, 'ADDED', o);
+    if (t.group === '' && t.plural === 'namespaces') await this.createDefaultServiceAccount(meta.name!);
     if (meta.ownerReferences?.length) this.collectIfOrphaned(`${storeId(t)}|${objKey(meta.namespace, meta.name!)}`);
     if (t.group === CRD_GROUP && t.plural === 'customresourcedefinitions') this.registry.registerCrd(created);
     return this.view(t, created);
+  }
+
+  /** What the real serviceaccount controller does for every namespace. */
+  private async createDefaultServiceAccount(ns: string): Promise<void> {
+    const t = this.type('', 'v1', 'serviceaccounts');
+    if (!this.find(t, ns, 'default')) await this.create(t, ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
   }
 
   /** Built-in defaults clients read back: namespace phase, Service type and clusterIP, CRD conditions, Secret stringData. */

@@ -134,6 +134,8 @@ function columnsFor(t: ResourceType): Column[] {
     const declared = t.printerColumns ?? [];
     return declared.length ? [NAME, ...declared.map(printerColumn)] : [NAME, AGE];
   }
+  // Events are the one common kind whose table has no Name column.
+  if (t.kind === 'Event') return BUILTIN_COLUMNS.Event!;
   return [NAME, ...(BUILTIN_COLUMNS[t.kind] ?? [AGE])];
 }
 

@@ -43,11 +43,21 @@ describe('kubectl with a CRD', () => {
     expect(await tc.kubectlOk(['get', 'testcat', '-o', 'name'])).toContain('widget.test.svc.dev/alpha');
   });
 
-  it('describe shows the object', async () => {
+  it('describe shows the object and its core/v1 Events; get events prints the event table', async () => {
+    const uid = await tc.kubectlOk(['get', 'widget', 'alpha', '-o', 'jsonpath={.metadata.uid}']);
+    const event = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'alpha.1' }, type: 'Normal', reason: 'Polished', message: 'shiny now', count: 1,
+      involvedObject: { apiVersion: 'test.svc.dev/v1', kind: 'Widget', name: 'alpha', namespace: 'default', uid },
+      firstTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), source: { component: 'test' },
+    };
+    await tc.kubectlOk(['create', '-f', '-'], JSON.stringify(event));
     const out = await tc.kubectlOk(['describe', 'widget', 'alpha']);
     expect(out).toMatch(/Name:\s+alpha/);
     expect(out).toMatch(/Size:\s+3/);
-    expect(out).toContain('Events:');
+    expect(out).toMatch(/Normal\s+Polished\s+.*shiny now/);
+    const events = (await tc.kubectlOk(['get', 'events'])).split('\n');
+    expect(events[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    expect(events[1]).toMatch(/Normal\s+Polished\s+widget\/alpha\s+shiny now/);
   });
 
   it('filters by label selectors', async () => {
@@ -151,6 +161,7 @@ describe('kubectl with built-in kinds', () => {
 
   it('deleting a namespace deletes what is in it', async () => {
     await tc.kubectlOk(['create', 'namespace', 'scratch']);
+    expect(await tc.kubectlOk(['-n', 'scratch', 'get', 'serviceaccount', 'default', '-o', 'name'])).toBe('serviceaccount/default\n');
     await tc.kubectlOk(['-n', 'scratch', 'create', 'configmap', 'c1', '--from-literal=k=v']);
     await tc.kubectlOk(['-n', 'scratch', 'apply', '-f', '-'], JSON.stringify(widget('w1')));
     expect(await tc.kubectlOk(['delete', 'namespace', 'scratch'])).toContain('namespace "scratch" deleted');
