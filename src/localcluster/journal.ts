@@ -35,7 +35,10 @@ export class Journal {
     /** The whole state right now, for compaction. */
     private snapshotState: () => LoadedState,
   ) {
-    this.fd = fs.openSync(path.join(dir, JOURNAL), 'a');
+    const file = path.join(dir, JOURNAL);
+    const existed = fs.existsSync(file);
+    this.fd = fs.openSync(file, 'a');
+    if (!existed) fsyncDir(dir); // the new file's directory entry must survive a crash too
     this.recordsSinceSnapshot = recordsSinceSnapshot;
   }
 
@@ -131,9 +134,7 @@ export class Journal {
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     fs.renameSync(tmp, path.join(this.dir, SNAPSHOT));
-    const dirFd = fs.openSync(this.dir, 'r');
-    fs.fsyncSync(dirFd);
-    fs.closeSync(dirFd);
+    fsyncDir(this.dir);
     // Records still queued have rv <= state.rv; on load they are skipped as already snapshotted.
     fs.ftruncateSync(this.fd, 0);
     this.recordsSinceSnapshot = 0;
@@ -143,4 +144,9 @@ export class Journal {
     await this.idle();
     fs.closeSync(this.fd);
   }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
 }
