@@ -86,6 +86,9 @@ const BUILTIN_COLUMNS: Record<string, Column[]> = {
     col('Up-to-date', (o) => get(o, '.status.updatedReplicas') ?? 0, 'integer'),
     col('Available', (o) => get(o, '.status.availableReplicas') ?? 0, 'integer'),
     AGE,
+    col('Containers', (o) => jsonPath(o, '.spec.template.spec.containers[*].name').join(','), 'string', 1),
+    col('Images', (o) => jsonPath(o, '.spec.template.spec.containers[*].image').join(','), 'string', 1),
+    col('Selector', (o) => Object.entries((get(o, '.spec.selector.matchLabels') as Record<string, string> | undefined) ?? {}).map(([k, v]) => `${k}=${v}`).join(','), 'string', 1),
   ],
   Service: [
     col('Type', (o) => get(o, '.spec.type') ?? 'ClusterIP'),

@@ -152,6 +152,9 @@ describe('kubectl with built-in kinds', () => {
     const got = JSON.parse(await tc.kubectlOk(['get', 'deploy', 'web', '-o', 'json']));
     expect(got.spec.template.spec.containers).toEqual([{ name: 'web', image: 'nginx:2', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }]);
     expect(got.metadata.generation).toBe(2);
+    const wide = (await tc.kubectlOk(['get', 'deploy', 'web', '-o', 'wide'])).split('\n');
+    expect(wide[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
+    expect(wide[1]).toMatch(/^web\s+0\/1\s+0\s+0\s+\S+\s+web\s+nginx:2\s+app=web$/);
     expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:2', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]))).toContain('unchanged');
   });
 
