@@ -35,6 +35,8 @@ export class Manager {
   private controllers: RunningController[] = [];
   private readonly elector?: LeaderElector;
   private active = false;
+  /** Controllers started and not yet told to stop. */
+  private running = false;
   /** The state the latest transition asked for (an activation in progress checks it). */
   private wanted = false;
   /** Serializes start/stop of the controllers (leadership can flap). */
@@ -69,7 +71,7 @@ export class Manager {
 
   /** True while controllers run (this manager leads, or leader election is off and it started). */
   isActive(): boolean {
-    return this.active;
+    return this.running;
   }
 
   onLeadershipChange(listener: (leading: boolean) => void): void {
@@ -122,12 +124,14 @@ export class Manager {
     if (!this.wanted) return; // the queued deactivation cleans up
     for (const controller of this.controllers) controller.start();
     for (const runnable of this.runnables) await runnable.start(ctx);
+    this.running = true;
     this.leadershipListeners.forEach((l) => l(true));
   }
 
   private async deactivate(): Promise<void> {
     if (!this.active) return;
     this.active = false;
+    this.running = false;
     this.log('stopped leading: stopping controllers');
     for (const runnable of this.runnables) await runnable.stop();
     await Promise.all(this.controllers.map((c) => c.stop()));
