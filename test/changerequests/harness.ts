@@ -36,7 +36,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `fetchMaxAgeMs`: 0 by default (every read fetches); undefined = the service default. */
+export async function startHarness(options: { fetchMaxAgeMs?: number } = { fetchMaxAgeMs: 0 }): Promise<Harness> {
   const cluster = await startTestCluster();
   const client = cluster.client('svc-api');
   const mirrorDir = mkdtempSync(path.join(os.tmpdir(), 'svc-cr-mirrors-'));
@@ -54,7 +55,7 @@ export async function startHarness(): Promise<Harness> {
     otherProject: await grant({ access: 'write', capabilities: ['*'], projectUid: randomUUID() }),
   };
   const projects = kubeProjectStore(client, NAMESPACE);
-  const service = new ChangeRequestService({ store: kubeChangeRequestStore(client), mirrorDir, mergeIdentity: MERGE_IDENTITY, fetchMaxAgeMs: 0 });
+  const service = new ChangeRequestService({ store: kubeChangeRequestStore(client), mirrorDir, mergeIdentity: MERGE_IDENTITY, fetchMaxAgeMs: options.fetchMaxAgeMs });
   const app = createApp({
     projects,
     changeRequests: service,
