@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { openMirror } from '../../src/git/index.js';
 import { median, percentile, writeSection } from '../lib/report.js';
 import { benchRepo, MERGE_BRANCHES } from './generate.js';
+import { restBenchmark } from './rest.js';
 
 const execFileAsync = promisify(execFile);
 const WORK = new URL('../.work/changerequests/', import.meta.url).pathname;
@@ -128,12 +129,8 @@ async function main(): Promise<void> {
     }
     rows.push(merges);
 
-    // === REST API numbers (issue 4 §2) ===========================================
-    // Added with the change-request routes: merge preview and merge through
-    // `GET/POST /v1/projects/:id/change-requests/:crId/...` on `svc dev`, as extra rows
-    // next to the plumbing baseline above (target: within 1.5x + 20 ms), and 50
-    // concurrent creates. Until then the report says so.
-    const restNote = '_REST API rows (preview and merge through the routes, 50 concurrent creates): not measured yet, they are added with the change-request routes._';
+    // REST API rows (bench/changerequests/rest.ts): preview, merge and 50 concurrent creates through the routes.
+    const restNote = await restBenchmark({ hostDir: repo.hostDir, forkSha: repo.mainSha, runDir, direct });
 
     const ms = (v: number) => `${v.toFixed(1)} ms`;
     const table = rows.map((r) => {
