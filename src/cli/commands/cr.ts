@@ -2,6 +2,7 @@
 // sandbox environment: SVC_PROJECT_ID, SVC_BRANCH_NAME|SVC_HEAD_REF, SVC_SESSION_ID; outside a
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
+import type { MergePreview } from '../../git/index.js';
 import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { linkedProject, resolveProject } from './link.js';
@@ -28,15 +29,8 @@ export interface CrView {
   updated_at: string | null;
 }
 
-export interface PreviewView {
-  base_sha: string;
-  head_sha: string;
-  merge_base: string | null;
-  is_up_to_date: boolean;
-  can_merge: boolean;
-  can_fast_forward: boolean;
-  conflicts: string[];
-}
+/** The merge preview of SPEC §4.1, as the engine computes it. */
+export type PreviewView = MergePreview;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
