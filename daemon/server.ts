@@ -90,7 +90,10 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
       else res.destroy();
     } else res.destroy();
   };
+  // keep-alive to upstreams: a new loopback connection per request costs more than the proxying
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const portProxy: RequestHandler = createProxyMiddleware({
+    agent,
     router: (req) => `http://127.0.0.1:${(req as ProxiedRequest)[TARGET_PORT]}`,
     changeOrigin: true,
     // only the plugin that wires `on`: no logging of URLs, our own error answer
@@ -100,6 +103,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   });
   const setEngineAuth = (proxyReq: http.ClientRequest) => proxyReq.setHeader('authorization', handlers.engineAuthorization);
   const engineProxy: RequestHandler = createProxyMiddleware({
+    agent,
     target: handlers.engineUrl,
     changeOrigin: true,
     ejectPlugins: true,
