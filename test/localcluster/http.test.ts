@@ -10,7 +10,7 @@ import type { TestCluster } from './helpers.js';
 let tc: TestCluster;
 const CMS = '/api/v1/namespaces/default/configmaps';
 beforeAll(async () => {
-  tc = await startTestCluster();
+  tc = await startTestCluster({ bookmarkIntervalMs: 200 });
   const crd = YAML.parse(readFileSync(path.join(FIXTURES, 'widget-crd.yaml'), 'utf8'));
   expect((await tc.api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
 });
@@ -175,8 +175,21 @@ describe('watch', () => {
     expect(res.headers.get('content-type')).toBe('application/json');
     await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'watched' } });
     await tc.api('DELETE', `${CMS}/watched`);
-    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
-    expect(lines.map((l) => `${l.type} ${l.object.metadata.name}`)).toEqual(['ADDED watched', 'DELETED watched']);
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { kind: string; metadata: { name: string; resourceVersion: string } } });
+    const changes = lines.filter((l) => l.type !== 'BOOKMARK');
+    expect(changes.map((l) => `${l.type} ${l.object.metadata.name}`)).toEqual(['ADDED watched', 'DELETED watched']);
+    const bookmarks = lines.filter((l) => l.type === 'BOOKMARK');
+    expect(bookmarks.length).toBeGreaterThan(0);
+    expect(bookmarks.at(-1)!.object).toEqual({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: changes[1]!.object.metadata.resourceVersion } });
+  });
+
+  it('deletecollection deletes what the selector selects', async () => {
+    for (const [name, app] of [['dc1', 'x'], ['dc2', 'x'], ['dc3', 'y']]) {
+      await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: app! } } });
+    }
+    expect((await tc.api('DELETE', `${CMS}?labelSelector=app%3Dx`)).status).toBe(200);
+    const left = await tc.api('GET', `${CMS}?labelSelector=app`);
+    expect((left.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name)).toEqual(['dc3']);
   });
 
   it('a watch on a label selector sees an object leave the selection as DELETED', async () => {
