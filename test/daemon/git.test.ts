@@ -4,35 +4,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 import {
-  PROJECT_ID, SESSION_ID, TOKEN, cleanupArtifacts, commitAndPush, git, gitAsync, makeUpstream, signed, startDaemon, tempDir, type DaemonProcess,
+  DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, commitAndPush, git, gitAsync, makeUpstream, signed, type DaemonProcess,
 } from './harness.js';
 
-const dirs: string[] = [];
-const running: DaemonProcess[] = [];
 const bearer = { authorization: `Bearer ${TOKEN}` };
+const pool = new DaemonPool();
+const scratch = () => pool.scratch('upstream');
+const start = (...args: Parameters<DaemonPool['start']>) => pool.start(...args);
 
-function scratch() {
-  const d = { workspace: tempDir('ws'), home: tempDir('home'), upstream: tempDir('upstream') };
-  dirs.push(d.workspace, d.home, d.upstream);
-  return d;
-}
-
-async function start(...args: Parameters<typeof startDaemon>): Promise<DaemonProcess> {
-  const d = await startDaemon(...args);
-  running.push(d);
-  return d;
-}
-
-afterAll(async () => {
-  await Promise.all(running.map((d) => d.stop()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  cleanupArtifacts();
-});
+afterAll(() => pool.cleanup());
 
 describe('auto-clone from a local repository', () => {
   let s: ReturnType<typeof scratch>;

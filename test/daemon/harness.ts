@@ -220,3 +220,32 @@ export function readCalls(home: string): Array<{ method: string; path: string; b
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
+
+/** Scratch folders and daemons of one test file, removed and stopped together. */
+export class DaemonPool {
+  readonly dirs: string[] = [];
+  readonly running: DaemonProcess[] = [];
+
+  /** a fresh workspace and engine home, plus any named extra folders */
+  scratch<K extends string>(...extra: K[]): DaemonDirs & Record<K, string> {
+    const d = { workspace: tempDir('ws'), home: tempDir('home'), ...Object.fromEntries(extra.map((k) => [k, tempDir(k)])) } as DaemonDirs & Record<K, string>;
+    this.dirs.push(...(Object.values(d) as string[]));
+    return d;
+  }
+
+  async start(...args: Parameters<typeof startDaemon>): Promise<DaemonProcess> {
+    const d = await startDaemon(...args);
+    this.running.push(d);
+    return d;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.running.splice(0).map((d) => d.stop()));
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stopAll();
+    for (const d of this.dirs) rmSync(d, { recursive: true, force: true });
+    cleanupArtifacts();
+  }
+}

@@ -5,32 +5,15 @@ import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, cleanupArtifacts, readCalls, signed, startDaemon, tempDir, type DaemonProcess,
+  DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, readCalls, signed,
 } from './harness.js';
 
-const running: DaemonProcess[] = [];
-const dirs: string[] = [];
+const pool = new DaemonPool();
+const scratch = () => pool.scratch();
+const start = (...args: Parameters<DaemonPool['start']>) => pool.start(...args);
 
-function scratch() {
-  const d = { workspace: tempDir('ws'), home: tempDir('home') };
-  dirs.push(d.workspace, d.home);
-  return d;
-}
-
-async function start(...args: Parameters<typeof startDaemon>): Promise<DaemonProcess> {
-  const d = await startDaemon(...args);
-  running.push(d);
-  return d;
-}
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((d) => d.stop()));
-});
-
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  cleanupArtifacts();
-});
+afterEach(() => pool.stopAll());
+afterAll(() => pool.cleanup());
 
 async function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const { daemon } = await buildArtifacts();
