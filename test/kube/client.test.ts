@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeError, type KubeClient } from '../../src/kube/index.js';
+import { describe, expect, it } from 'vitest';
+import { KubeError } from '../../src/kube/index.js';
 import { EVENT, LEASE, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
-import { projectObject as project, startTestCluster, type TestCluster } from './cluster.js';
+import { projectObject as project, useTestCluster } from './cluster.js';
 
-let cluster: TestCluster;
-let client: KubeClient;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-  client = cluster.client();
-});
-afterAll(() => cluster?.close());
+const env = useTestCluster();
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
   try {
@@ -23,7 +17,7 @@ async function reasonOf(promise: Promise<unknown>): Promise<string> {
 
 describe('kube client against the local cluster', () => {
   it('creates, reads (with schema defaults), merge-patches, writes status and deletes a custom resource', async () => {
-    const projects = client.resource<Project>(PROJECT);
+    const projects = env.client.resource<Project>(PROJECT);
     const created = await projects.create({ ...project('alpha'), spec: { repoUrl: 'file:///tmp/a.git' } as Project['spec'] });
     expect(created.metadata.uid).toBeTruthy();
     expect((await projects.get('default', 'alpha')).spec.defaultBranch).toBe('main');
@@ -46,7 +40,7 @@ describe('kube client against the local cluster', () => {
   });
 
   it('classifies errors: NotFound, AlreadyExists, Conflict on a stale write, Invalid', async () => {
-    const projects = client.resource<Project>(PROJECT);
+    const projects = env.client.resource<Project>(PROJECT);
     expect(await reasonOf(projects.get('default', 'missing'))).toBe('NotFound');
     const first = await projects.create(project('beta'));
     expect(await reasonOf(projects.create(project('beta')))).toBe('AlreadyExists');
@@ -59,17 +53,17 @@ describe('kube client against the local cluster', () => {
   });
 
   it('handles the built-ins svc uses: Secrets, Leases and Events', async () => {
-    const secrets = client.resource(SECRET);
+    const secrets = env.client.resource(SECRET);
     await secrets.create({ metadata: { name: 'creds', namespace: 'default' }, data: { token: Buffer.from('s3cret').toString('base64') } });
     expect((await secrets.get('default', 'creds')).data).toEqual({ token: Buffer.from('s3cret').toString('base64') });
 
-    const leases = client.resource(LEASE);
+    const leases = env.client.resource(LEASE);
     const lease = await leases.create({ metadata: { name: 'l', namespace: 'default' }, spec: { holderIdentity: 'a' } });
     expect((lease as KubeObject & { spec: { holderIdentity: string } }).spec.holderIdentity).toBe('a');
 
-    const owner = await client.resource<Project>(PROJECT).create(project('delta'));
-    await client.recordEvent(owner, { type: 'Warning', reason: 'RepositoryUnreachable', message: 'could not fetch' });
-    const events = await client.resource<KubeObject & { reason: string; involvedObject: { uid: string } }>(EVENT).list('default');
+    const owner = await env.client.resource<Project>(PROJECT).create(project('delta'));
+    await env.client.recordEvent(owner, { type: 'Warning', reason: 'RepositoryUnreachable', message: 'could not fetch' });
+    const events = await env.client.resource<KubeObject & { reason: string; involvedObject: { uid: string } }>(EVENT).list('default');
     const mine = events.items.filter((e) => e.involvedObject.uid === owner.metadata.uid);
     expect(mine.map((e) => e.reason)).toEqual(['RepositoryUnreachable']);
   });

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 /** A local cluster with the svc CRDs installed, for the kube and runtime integration tests. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,4 +56,23 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
 /** A Project in the default namespace on a placeholder repository. */
 export function projectObject(name: string, spec: Partial<Project['spec']> = {}): Project {
   return { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: 'default' }, spec: { repoUrl: 'file:///tmp/repo.git', defaultBranch: 'main', ...spec } };
+}
+
+/** Registers beforeAll/afterAll hooks for one test cluster shared by a file. */
+export function useTestCluster(): { readonly cluster: TestCluster; readonly client: KubeClient } {
+  let cluster: TestCluster | undefined;
+  let client: KubeClient | undefined;
+  beforeAll(async () => {
+    cluster = await startTestCluster();
+    client = cluster.client();
+  });
+  afterAll(() => cluster?.close());
+  return {
+    get cluster() {
+      return cluster!;
+    },
+    get client() {
+      return client!;
+    },
+  };
 }

@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeClient } from '../../src/kube/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Manager, updateStatus, type ControllerDefinition, type ObjectKey } from '../../src/runtime/index.js';
 import {
   controllerReference,
@@ -13,15 +12,9 @@ import {
   type Project,
   type Trigger,
 } from '../../src/resources/index.js';
-import { eventually, projectObject as project, startTestCluster, type TestCluster } from '../kube/cluster.js';
+import { eventually, projectObject as project, startTestCluster, useTestCluster } from '../kube/cluster.js';
 
-let cluster: TestCluster;
-let client: KubeClient;
-beforeAll(async () => {
-  cluster = await startTestCluster();
-  client = cluster.client();
-});
-afterAll(() => cluster?.close());
+const env = useTestCluster();
 
 const managers: Manager[] = [];
 afterEach(async () => {
@@ -29,8 +22,8 @@ afterEach(async () => {
 });
 
 const NS = 'default';
-const projects = () => client.resource<Project>(PROJECT);
-const triggers = () => client.resource<Trigger>(TRIGGER);
+const projects = () => env.client.resource<Project>(PROJECT);
+const triggers = () => env.client.resource<Trigger>(TRIGGER);
 
 /** A small Project controller: Ready reports how many Triggers the project owns. */
 interface Call extends ObjectKey {
@@ -71,7 +64,7 @@ function ownedTrigger(owner: Project, slug: string): Trigger {
 describe('manager and controllers', () => {
   it('reconciles its kind, is woken by owned objects, and writes status only when it changed', async () => {
     const calls: Call[] = [];
-    const manager = new Manager({ client, leaderElection: false });
+    const manager = new Manager({ client: env.client, leaderElection: false });
     managers.push(manager);
     manager.add(countingController(calls));
     await manager.start();
@@ -98,8 +91,8 @@ describe('manager and controllers', () => {
     const lease = { namespace: NS, name: 'svc-operator-test', leaseDurationMs: 2000, renewIntervalMs: 200, renewDeadlineMs: 1000, retryIntervalMs: 100 };
     const callsA: Call[] = [];
     const callsB: Call[] = [];
-    const a = new Manager({ client: cluster.client('a'), leaderElection: { ...lease, identity: 'a' } }).add(countingController(callsA, ' (a)'));
-    const b = new Manager({ client: cluster.client('b'), leaderElection: { ...lease, identity: 'b' } }).add(countingController(callsB, ' (b)'));
+    const a = new Manager({ client: env.cluster.client('a'), leaderElection: { ...lease, identity: 'a' } }).add(countingController(callsA, ' (a)'));
+    const b = new Manager({ client: env.cluster.client('b'), leaderElection: { ...lease, identity: 'b' } }).add(countingController(callsB, ' (b)'));
     managers.push(a, b);
     let bothActive = false;
     const check = () => (bothActive ||= a.isActive() && b.isActive());
@@ -113,7 +106,7 @@ describe('manager and controllers', () => {
     await eventually(async () => ((await projects().get(NS, 'elected')).status?.conditions?.[0]?.message === '0 triggers (a)' ? true : undefined));
     expect(b.isActive()).toBe(false);
     expect(callsB).toEqual([]);
-    const held = await client.resource<KubeObject & { spec: { holderIdentity: string } }>(LEASE).get(NS, 'svc-operator-test');
+    const held = await env.client.resource<KubeObject & { spec: { holderIdentity: string } }>(LEASE).get(NS, 'svc-operator-test');
     expect(held.spec.holderIdentity).toBe('a');
 
     // a dies without releasing the Lease: b takes over once the Lease expires.
@@ -124,7 +117,7 @@ describe('manager and controllers', () => {
     expect(callsA.some((k) => k.name === 'after-failover')).toBe(false);
 
     // b stops cleanly and releases: a new candidate takes over without waiting for expiry.
-    const c = new Manager({ client: cluster.client('c'), leaderElection: { ...lease, identity: 'c' } });
+    const c = new Manager({ client: env.cluster.client('c'), leaderElection: { ...lease, identity: 'c' } });
     managers.push(c);
     await c.start();
     await b.stop();
