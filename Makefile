@@ -16,6 +16,7 @@ install: node_modules/.package-lock.json ## install dependencies (npm ci)
 
 build: install ## compile TypeScript to dist/
 	$(NPM_BIN)/tsc -p tsconfig.build.json
+	node src/cli/bundle.mjs
 
 lint: install ## eslint, including the import fences of DESIGN.md §5
 	$(NPM_BIN)/eslint .
@@ -35,8 +36,8 @@ verify: generate ## fail when generated files are stale
 
 ci: lint typecheck test ## what CI runs: lint, typecheck, tests
 
-dev: ## run the whole system on this machine
-	@echo "make dev: not available yet: the local cluster and 'svc dev' arrive with issue #3." >&2; exit 1
+dev: build ## run the whole system on this machine (local cluster, operator, API); Ctrl-C stops it
+	node bin/svc.js dev
 
 bench: build ## run the benchmarks in bench/ and update docs/benchmarks.md
 	@for b in bench/*/main.ts; do echo "== $$b"; $(NPM_BIN)/tsx $$b || exit 1; done

@@ -11,6 +11,14 @@ import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
 
+// A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
 const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerManifestCommands,
   registerTriggersCommands,
