@@ -8,11 +8,14 @@ NPM_BIN := node_modules/.bin
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-node_modules/.package-lock.json: package-lock.json
-	npm ci --no-audit --no-fund
+# Not `npm ci`: opencode-ai lists per-platform optional packages that the registry does not carry
+# for this version, and `npm ci` refuses a lock without them; `npm install --no-save` installs
+# exactly the locked versions, skips the missing optional ones, and never rewrites the lock.
+node_modules/.package-lock.json: package-lock.json package.json
+	npm install --no-save --no-audit --no-fund
 	@touch $@
 
-install: node_modules/.package-lock.json ## install dependencies (npm ci)
+install: node_modules/.package-lock.json ## install the locked dependencies
 
 build: install ## compile TypeScript to dist/
 	$(NPM_BIN)/tsc -p tsconfig.build.json
