@@ -107,3 +107,17 @@ describe('eventsFor', () => {
     expect(eventsFor(undefined, after, plan).at(-1)!.message).toBe('created web-nightly');
   });
 });
+
+describe('credentials in the repository URL', () => {
+  it('never reach the status conditions', () => {
+    const secretUrl = 'https://bot:s3cret-pass@git.example/web.git';
+    const withSecret: Project = { ...project(), spec: { repoUrl: secretUrl, defaultBranch: 'main' } };
+    const reachable = nextStatus(withSecret, read([nightly]), T0);
+    const missing = nextStatus(withSecret, { kind: 'branch-missing', sha: null }, T0);
+    for (const status of [reachable, missing]) {
+      const text = JSON.stringify(status.conditions);
+      expect(text).not.toContain('s3cret-pass');
+      expect(text).toContain('https://***@git.example/web.git');
+    }
+  });
+});

@@ -5,6 +5,7 @@ import {
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
+import { redact } from '../../src/git/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
@@ -151,11 +152,11 @@ export function nextStatus(project: Project, observation: Observation, now: Date
     if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', 'the repository has not been read yet', generation));
     set(condition('Ready', 'False', 'RepositoryUnreachable', `${observation.message}; the last known manifest and triggers are kept`, generation));
   } else if (observation.kind === 'branch-missing') {
-    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${project.spec.repoUrl}`, generation));
+    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${redact(project.spec.repoUrl)}`, generation));
     if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', `branch ${branch} does not exist yet`, generation));
     set(condition('Ready', 'False', 'DefaultBranchNotFound', `the repository has no branch ${branch}; push it or change spec.defaultBranch (triggers are kept)`, generation));
   } else {
-    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${project.spec.repoUrl}`, generation));
+    set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${redact(project.spec.repoUrl)}`, generation));
     const manifest = manifestCondition(observation, branch, generation);
     set(manifest.condition);
     next.defaultBranchSha = observation.sha;
