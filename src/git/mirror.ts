@@ -8,7 +8,7 @@ import {
 } from './errors.js';
 import { runGit, type RunOptions, type RunResult } from './exec.js';
 import { parseRawNumstat, type DiffFile } from './diffparse.js';
-import { KeyedMutex } from './lock.js';
+import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 import { apiErrorFromGit } from './git-errors.js';
-import { KeyedLock } from './keyed-lock.js';
+import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { transition, type ChangeRequestAction } from './state.js';
 import { NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
 import type { CreateRequest, EditRequest, MergeBody, StatusFilter } from './validate.js';
@@ -32,7 +32,7 @@ const STATUS_WRITE_ATTEMPTS = 10;
 
 export class ChangeRequestService {
   private readonly store: ChangeRequestStore;
-  private readonly locks = new KeyedLock();
+  private readonly locks = new KeyedMutex();
   private readonly now: () => Date;
 
   constructor(private readonly options: ChangeRequestServiceOptions) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedMutex } from './lock.js';
+import { KeyedMutex } from './keyed-mutex.js';
 
 describe('KeyedMutex', () => {
   it('runs one task at a time per key, keys independently, and survives failures', async () => {

@@ -1,5 +1,5 @@
-// In-process async mutex keyed by a string (the mirror directory): writes to one
-// repository run one at a time, different repositories in parallel.
+// In-process async mutex keyed by a string: work under one key runs one at a time, different
+// keys in parallel (writes to one git mirror; one change request or project counter).
 
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();
