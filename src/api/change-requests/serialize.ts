@@ -1,29 +1,8 @@
 // A ChangeRequest resource as the REST API shows it: every field of SPEC §2.2, snake_case.
-import type { ChangeRequest, RequestedChange } from '../../resources/index.js';
+import type { ChangeRequest } from '../../resources/index.js';
+import type { SerializedChangeRequest } from '../../lib/change-request-shape.js';
 
-export interface SerializedChangeRequest {
-  cr_id: string;
-  account_id: string | null;
-  project_id: string;
-  number: number;
-  title: string;
-  description: string;
-  base_ref: string;
-  head_ref: string;
-  status: 'open' | 'merged' | 'closed';
-  head_commit_sha: string | null;
-  base_commit_sha: string | null;
-  origin_session_id: string | null;
-  created_by: string;
-  merged_at: string | null;
-  merged_by: string | null;
-  merge_commit_sha: string | null;
-  closed_at: string | null;
-  closed_by: string | null;
-  metadata: { requested_changes: RequestedChange[] };
-  created_at: string | null;
-  updated_at: string | null;
-}
+export type { SerializedChangeRequest };
 
 export interface Owner {
   /** The namespace's uid (account); null when the namespace could not be read. */

@@ -3,31 +3,13 @@
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
 import type { MergePreview } from '../../git/index.js';
+import type { SerializedChangeRequest } from '../../lib/change-request-shape.js';
 import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { linkedProject, resolveProject } from './link.js';
 
-export interface CrView {
-  cr_id: string;
-  number: number;
-  title: string;
-  description: string;
-  base_ref: string;
-  head_ref: string;
-  status: 'open' | 'merged' | 'closed';
-  head_commit_sha: string | null;
-  base_commit_sha: string | null;
-  origin_session_id: string | null;
-  created_by: string;
-  merged_at: string | null;
-  merged_by: string | null;
-  merge_commit_sha: string | null;
-  closed_at: string | null;
-  closed_by: string | null;
-  metadata: { requested_changes: { text: string; by: string; at: string }[] };
-  created_at: string | null;
-  updated_at: string | null;
-}
+/** A change request as the REST API serializes it. */
+export type CrView = SerializedChangeRequest;
 
 /** The merge preview of SPEC §4.1, as the engine computes it. */
 export type PreviewView = MergePreview;
