@@ -18,11 +18,13 @@ async function main(): Promise<void> {
   const client = new KubeClient(config, 'svc-api');
   const store = kubeProjectStore(client, projectNamespace);
   const started = Date.now();
-  // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>.
+  // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
+  // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const changeRequests = new ChangeRequestService({
     store: kubeChangeRequestStore(client),
     mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`))),
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
+    fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
   });
   const app = createApp({
     projects: store,

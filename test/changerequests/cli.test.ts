@@ -79,6 +79,17 @@ describe('svc cr', () => {
     expect(unknown.stderr).toMatch(/no project named nope/);
   });
 
+  it('a read right after a push shows the new head tip (svc dev refreshes open CRs on every read)', async () => {
+    const list = await fetch(`${dev.apiUrl}/projects/${projectId}/change-requests?status=open`, { headers: { authorization: `Bearer ${dev.token}` } });
+    const other = ((await list.json()) as { change_requests: { cr_id: string; head_ref: string }[] }).change_requests.find((c) => c.head_ref === 'other')!;
+    work.checkout('other').write('later.txt', 'pushed after the CR was opened\n');
+    const pushed = work.commit('later work');
+    work.push('other');
+    const read = await fetch(`${dev.apiUrl}/projects/${projectId}/change-requests/${other.cr_id}`, { headers: { authorization: `Bearer ${dev.token}` } });
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { change_request: { head_commit_sha: string } }).change_request.head_commit_sha).toBe(pushed);
+  });
+
   it('ls, show and diff print tables, previews and patches (JSON on request)', () => {
     const ls = svc(['cr', 'ls'], userEnv());
     expect(ls.code, ls.stderr).toBe(0);

@@ -23,7 +23,7 @@ export interface ChangeRequestServiceOptions {
   mirrorDir: string;
   /** Author and committer of merge commits: service configuration, never the caller's. */
   mergeIdentity?: GitIdentity;
-  /** How long a fetch is reused by reads (default 2 s; 0 = every read goes to the host). */
+  /** How long a fetch is reused by reads (default 0: every read of an open CR sees the live branches, SPEC §3.1; concurrent reads share one fetch). */
   fetchMaxAgeMs?: number;
   now?: () => Date;
 }
@@ -62,7 +62,7 @@ export class ChangeRequestService {
       url: project.spec.repoUrl,
       credentials,
       mergeIdentity: this.options.mergeIdentity,
-      maxAgeMs: this.options.fetchMaxAgeMs,
+      maxAgeMs: this.options.fetchMaxAgeMs ?? 0,
     });
   }
 
