@@ -3,11 +3,11 @@
 import { Router } from 'express';
 import { branchNameProblem } from '../git/index.js';
 import { API_VERSION, PROJECT } from '../resources/constants.js';
-import type { Condition } from '../resources/conditions.js';
-import type { Project, ManifestIssue, TriggerError } from '../resources/project.js';
+import type { Project } from '../resources/project.js';
 import { requireAccess } from './auth.js';
 import { canSeeProject } from './authz.js';
 import { badRequest, notFound } from './errors.js';
+import type { SerializedProject, SerializedTrigger } from '../lib/rest-shapes.js';
 
 /** What the project routes need from the cluster (an adapter over the kube client). */
 export interface ProjectStore {
@@ -24,22 +24,7 @@ export interface ProjectRoutesConfig {
   namespace: string;
 }
 
-export type SerializedTrigger = Record<string, unknown> & { slug: string };
-
-export interface SerializedProject {
-  id: string;
-  name: string;
-  namespace: string;
-  repo_url: string;
-  default_branch: string;
-  description: string | null;
-  default_branch_sha: string | null;
-  manifest: { file: string | null; version: number | null; valid: boolean; issues: ManifestIssue[] } | null;
-  triggers: SerializedTrigger[];
-  trigger_errors: TriggerError[];
-  conditions: Condition[];
-  created_at: string | null;
-}
+export type { SerializedProject, SerializedTrigger };
 
 export interface CreateProjectRequest {
   name: string;

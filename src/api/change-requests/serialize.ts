@@ -1,6 +1,6 @@
 // A ChangeRequest resource as the REST API shows it: every field of SPEC §2.2, snake_case.
 import type { ChangeRequest } from '../../resources/index.js';
-import type { SerializedChangeRequest } from '../../lib/change-request-shape.js';
+import type { SerializedChangeRequest } from '../../lib/rest-shapes.js';
 
 export type { SerializedChangeRequest };
 

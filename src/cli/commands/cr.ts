@@ -3,7 +3,7 @@
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
 import type { MergePreview } from '../../git/index.js';
-import type { SerializedChangeRequest } from '../../lib/change-request-shape.js';
+import type { SerializedChangeRequest } from '../../lib/rest-shapes.js';
 import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { linkedProject, resolveProject } from './link.js';

@@ -2,21 +2,9 @@
 import type { Command } from 'commander';
 import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
+import type { SerializedProject } from '../../lib/rest-shapes.js';
 
-interface ProjectView {
-  id: string;
-  name: string;
-  namespace: string;
-  repo_url: string;
-  default_branch: string;
-  description: string | null;
-  default_branch_sha: string | null;
-  manifest: { file: string | null; version: number | null; valid: boolean; issues: { path: string; message: string }[] } | null;
-  triggers: { slug: string; type: string; cron?: string; enabled?: boolean }[];
-  trigger_errors: { index: number; slug?: string; messages: string[] }[];
-  conditions: { type: string; status: string; reason: string; message: string }[];
-  created_at: string | null;
-}
+type ProjectView = SerializedProject;
 
 function readyOf(p: ProjectView): string {
   return p.conditions.find((c) => c.type === 'Ready')?.status ?? 'Unknown';

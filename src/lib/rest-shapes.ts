@@ -1,0 +1,45 @@
+// Resources as the REST API serializes them (snake_case). The API writes these shapes and the
+// CLI reads them, so they live here, where both may import them.
+
+/** A trigger entry as listed with its project (normalized, snake_case, plus runtime state). */
+export type SerializedTrigger = Record<string, unknown> & { slug: string };
+
+export interface SerializedProject {
+  id: string;
+  name: string;
+  namespace: string;
+  repo_url: string;
+  default_branch: string;
+  description: string | null;
+  default_branch_sha: string | null;
+  manifest: { file: string | null; version: number | null; valid: boolean; issues: { path: string; message: string }[] } | null;
+  triggers: SerializedTrigger[];
+  trigger_errors: { index: number; slug?: string; messages: string[] }[];
+  conditions: { type: string; status: string; reason: string; message: string; observedGeneration?: number; lastTransitionTime?: string }[];
+  created_at: string | null;
+}
+
+/** A change request (SPEC §2.2). */
+export interface SerializedChangeRequest {
+  cr_id: string;
+  account_id: string | null;
+  project_id: string;
+  number: number;
+  title: string;
+  description: string;
+  base_ref: string;
+  head_ref: string;
+  status: 'open' | 'merged' | 'closed';
+  head_commit_sha: string | null;
+  base_commit_sha: string | null;
+  origin_session_id: string | null;
+  created_by: string;
+  merged_at: string | null;
+  merged_by: string | null;
+  merge_commit_sha: string | null;
+  closed_at: string | null;
+  closed_by: string | null;
+  metadata: { requested_changes: { text: string; by: string; at: string }[] };
+  created_at: string | null;
+  updated_at: string | null;
+}
