@@ -15,6 +15,7 @@ import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js
 import { kubeconfigYaml, startLocalCluster } from '../../src/localcluster/index.js';
 import { API_VERSION, PROJECT, type Project } from '../../src/resources/index.js';
 import { median, percentile, writeSection } from '../lib/report.js';
+import { makeRepo, manifestWithTriggers } from '../../test/dev/util.js';
 
 const N = 200;
 const CONCURRENCY = 10;
@@ -22,27 +23,6 @@ const SEQUENTIAL = 20;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-reconcile-'));
 
-function makeRepo(dir: string): void {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
-  execFileSync('git', ['init', '-q', '-b', 'main', dir]);
-  writeFileSync(path.join(dir, 'svc.yaml'), `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: nightly
-    type: cron
-    cron: "0 0 3 * * *"
-    prompt: nightly
-  - slug: on-push
-    type: webhook
-    secret_env: HOOK
-    prompt: push
-`);
-  writeFileSync(path.join(dir, 'README.md'), '# bench\n');
-  execFileSync('git', ['add', '-A'], { cwd: dir });
-  execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: dir, env });
-}
 
 /** The git work of one reconcile without svc: fetch into a fresh bare repo, resolve the tip, read svc.yaml. */
 function rawGitOnce(repo: string, i: number): number {
@@ -57,7 +37,7 @@ function rawGitOnce(repo: string, i: number): number {
 
 async function main(): Promise<void> {
   const repo = path.join(tmp, 'repo');
-  makeRepo(repo);
+  makeRepo(repo, { 'svc.yaml': manifestWithTriggers(), 'README.md': '# bench\n' });
   const cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
   writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
@@ -132,7 +112,7 @@ async function main(): Promise<void> {
     `| ${what} | ${ms(median(values))} | ${ms(percentile(values, 95))} | ${(median(values) / median(base)).toFixed(1)}× |`;
   const markdown = `## localcluster-reconcile: Project reconcile latency
 
-${N} Projects created (${CONCURRENCY} at a time) on one small repository (svc.yaml with two triggers);
+${N} Projects created (${CONCURRENCY} at a time) on one small repository (svc.yaml with two valid triggers and one invalid);
 latency = create call -> the Project's status carries the default-branch SHA (mirror fetched,
 manifest read, 2 Triggers created, status written, Events recorded), seen through a watch.
 The operator runs as the chart runs it (a child process, Lease held, 4 reconciles at once).

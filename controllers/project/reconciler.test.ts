@@ -8,24 +8,10 @@ import type { Project, ProjectStatus, Trigger } from '../../src/resources/index.
 import type { ProjectEvent } from './desired.js';
 import { projectReconciler, type ProjectCluster } from './reconciler.js';
 import { repositoryReader } from './repository.js';
+import { manifestWithTriggers } from '../../test/dev/util.js';
 
-const MANIFEST = (extra = '') => `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: nightly
-    type: cron
-    cron: "0 0 3 * * *"
-    prompt: nightly run
-  - slug: on-push
-    type: webhook
-    secret_env: HOOK_SECRET
-    prompt: "push {{ref}}"
-  - slug: Broken
-    type: cron
-    prompt: x
-${extra}`;
+// The same manifest the svc dev acceptance tests use: two valid triggers and one invalid.
+const MANIFEST = manifestWithTriggers;
 
 let root: string;
 let repo: string;
@@ -99,7 +85,7 @@ describe('project reconciler', () => {
   });
 
   it('follows a pushed change: adds a new trigger, updates a changed one', async () => {
-    commitManifest(MANIFEST(`  - slug: weekly\n    type: cron\n    cron: "0 0 4 * * 1"\n    prompt: weekly\n`).replace('nightly run', 'nightly run v2'));
+    commitManifest(MANIFEST(`  - slug: weekly\n    type: cron\n    cron: "0 0 4 * * 1"\n    prompt: weekly\n`).replace("Review yesterday's changes", "Review yesterday's changes again"));
     const reconcileIn = projectReconciler({ cluster, readRepository: repositoryReader({ mirrorDir: path.join(root, 'mirrors') }) });
     cluster.writes = [];
     await reconcileIn({ ...current, metadata: { ...current.metadata, annotations: { 'svc.dev/refresh': 'one' } } });
