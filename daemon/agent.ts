@@ -22,7 +22,8 @@ const HIDDEN_FROM_ENGINE = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_ENGINE_COMMAN
 export class Agent {
   state: DaemonState = 'starting';
   error: string | null = null;
-  lastActivity: Date | null = null;
+  /** epoch ms of the last authenticated request or engine event */
+  lastActivity: number | null = null;
   readonly startedAt = new Date();
   readonly engine: EngineSupervisor;
   readonly workspace: Workspace;
@@ -78,7 +79,7 @@ export class Agent {
   }
 
   touch(): void {
-    this.lastActivity = new Date();
+    this.lastActivity = Date.now();
   }
 
   /** Starts serving, prepares the workspace, starts the engine. Resolves once listening. */
@@ -92,7 +93,7 @@ export class Agent {
       abort: () => this.abort(),
       setEnv: (body) => this.env.update(body),
       engineState: () => this.engine.state,
-      engineUrl: this.engine.baseUrl,
+      enginePort: this.config.enginePort,
       engineAuthorization: this.engine.authorization,
       ownPort: () => this.port(),
       touch: () => this.touch(),
@@ -169,7 +170,7 @@ export class Agent {
         commit: repo.commit,
       },
       runtime_env_names: this.env.names(),
-      last_activity_at: this.lastActivity?.toISOString() ?? null,
+      last_activity_at: this.lastActivity === null ? null : new Date(this.lastActivity).toISOString(),
     };
   }
 

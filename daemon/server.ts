@@ -1,12 +1,14 @@
 // The daemon's HTTP server on SVC_SERVICE_PORT (SPEC §4.5): /svc/* control, /proxy/{port}/* to a
 // port inside the sandbox, anything else to the engine. Everything outside /svc/* needs the signed
-// context header; the header is stripped before forwarding. Proxied bodies, SSE and WebSocket
-// upgrades stream through http-proxy-middleware unbuffered.
+// context header; the header is stripped before forwarding. Plain requests go through the
+// Forwarder (undici), WebSocket upgrades through http-proxy-middleware; both stream unbuffered.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
 import type { RequestAuth } from './auth.js';
+import { Forwarder } from './forward.js';
+import { CONTEXT_HEADER } from '../src/lib/context-header.js';
 
 export interface ControlResult { status: number; body: unknown }
 
@@ -17,7 +19,7 @@ export interface DaemonHandlers {
   abort(): Promise<ControlResult>;
   setEnv(body: unknown): ControlResult;
   engineState(): string;
-  engineUrl: string;
+  enginePort: number;
   engineAuthorization: string;
   /** the port this server listens on (refused as a proxy target) */
   ownPort(): number;
@@ -65,6 +67,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** Where an authenticated request goes: the engine (its password added) or a port in the sandbox. */
+interface Target { engine: boolean; port: number; path: string }
+
 type Route =
   | { kind: 'control'; name: string }
   | { kind: 'proxy'; port: number | null; rest: string }
@@ -84,32 +89,29 @@ function route(url: string): Route {
 }
 
 export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers): http.Server {
-  const proxyError = (_err: Error, _req: IncomingMessage, res: ServerResponse | Duplex) => {
-    if ('writeHead' in res) {
-      if (!res.headersSent) sendJson(res, 502, { error: 'upstream unreachable' });
-      else res.destroy();
-    } else res.destroy();
+  const unreachable = (res: ServerResponse) => sendJson(res, 502, { error: 'upstream unreachable' });
+  const forwarder = new Forwarder(unreachable);
+  const engineHeaders = { authorization: handlers.engineAuthorization };
+  const dropContext = new Set([CONTEXT_HEADER]);
+  const upgradeError = (_err: Error, _req: IncomingMessage, res: ServerResponse | Duplex) => res.destroy();
+  const upgradeOptions = {
+    changeOrigin: true,
+    // only the plugin that wires `on`: no logging of URLs, our own error handling
+    ejectPlugins: true,
+    plugins: [proxyEventsPlugin],
   };
-  // keep-alive to upstreams: a new loopback connection per request costs more than the proxying
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const portProxy: RequestHandler = createProxyMiddleware({
-    agent,
+  const portUpgrade: RequestHandler = createProxyMiddleware({
+    ...upgradeOptions,
     router: (req) => `http://127.0.0.1:${(req as ProxiedRequest)[TARGET_PORT]}`,
-    changeOrigin: true,
-    // only the plugin that wires `on`: no logging of URLs, our own error answer
-    ejectPlugins: true,
-    plugins: [proxyEventsPlugin],
-    on: { error: proxyError },
+    on: { error: upgradeError },
   });
-  const setEngineAuth = (proxyReq: http.ClientRequest) => proxyReq.setHeader('authorization', handlers.engineAuthorization);
-  const engineProxy: RequestHandler = createProxyMiddleware({
-    agent,
-    target: handlers.engineUrl,
-    changeOrigin: true,
-    ejectPlugins: true,
-    plugins: [proxyEventsPlugin],
-    on: { error: proxyError, proxyReq: setEngineAuth, proxyReqWs: setEngineAuth },
+  const engineUpgrade: RequestHandler = createProxyMiddleware({
+    ...upgradeOptions,
+    target: `http://127.0.0.1:${handlers.enginePort}`,
+    on: { error: upgradeError, proxyReqWs: (proxyReq: http.ClientRequest) => proxyReq.setHeader('authorization', handlers.engineAuthorization) },
   });
+  // the server's own port, read once it listens (a proxy target that must be refused)
+  let ownPort: number | undefined;
 
   async function control(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (name === 'health') {
@@ -127,8 +129,8 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     sendJson(res, result.status, result.body);
   }
 
-  /** Authenticates and prepares a non-control request; returns the proxy to use or answers itself. */
-  function prepare(req: IncomingMessage, r: Exclude<Route, { kind: 'control' }>, refuse: (status: number, text: string, json?: unknown) => void): RequestHandler | null {
+  /** Authenticates a non-control request and says where it goes, or answers it itself (null). */
+  function prepare(req: IncomingMessage, r: Exclude<Route, { kind: 'control' }>, refuse: (status: number, text: string, json?: unknown) => void): Target | null {
     const target = r.kind === 'proxy' ? { kind: 'proxy' as const, port: r.port ?? -1 } : { kind: 'engine' as const };
     if (!auth.context(req, target)) {
       refuse(401, 'unauthorized');
@@ -140,21 +142,23 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
         refuse(400, '', { error: 'port must be a decimal number in 1..65535' });
         return null;
       }
-      if (r.port === handlers.ownPort()) {
+      if (r.port === (ownPort ??= handlers.ownPort())) {
         refuse(403, '', { error: "the daemon's own port cannot be proxied" });
         return null;
       }
-      (req as ProxiedRequest)[TARGET_PORT] = r.port;
-      req.url = r.rest;
-      return portProxy;
+      return { engine: false, port: r.port, path: r.rest };
     }
     const state = handlers.engineState();
     if (state !== 'ready') {
       refuse(503, '', { error: `engine is ${state === 'booting' || state === 'restarting' ? 'booting' : state}`, engine_state: state });
       return null;
     }
-    delete req.headers.authorization;
-    return engineProxy;
+    const path = req.url ?? '/';
+    if (!path.startsWith('/')) {
+      refuse(400, '', { error: 'the request target must be a path' });
+      return null;
+    }
+    return { engine: true, port: handlers.enginePort, path };
   }
 
   const server = http.createServer((req, res) => {
@@ -166,15 +170,26 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
       });
       return;
     }
-    const proxy = prepare(req, r, (status, text, json) => (json === undefined ? sendText(res, status, text) : sendJson(res, status, json)));
-    if (proxy) void proxy(req, res);
+    const target = prepare(req, r, (status, text, json) => (json === undefined ? sendText(res, status, text) : sendJson(res, status, json)));
+    if (!target) return;
+    forwarder.forward(target.port, req, res, target.engine
+      ? { path: target.path, drop: dropContext, set: engineHeaders }
+      : { path: target.path, drop: dropContext });
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     const r = route(req.url ?? '/');
     if (r.kind === 'control') return refuseSocket(socket, 404, 'not found');
-    const proxy = prepare(req, r, (status, text, json) => refuseSocket(socket, status, json === undefined ? text : JSON.stringify(json)));
-    if (proxy) proxy.upgrade(req, socket as Socket, head);
+    const target = prepare(req, r, (status, text, json) => refuseSocket(socket, status, json === undefined ? text : JSON.stringify(json)));
+    if (!target) return;
+    if (target.engine) {
+      delete req.headers.authorization;
+      return engineUpgrade.upgrade(req, socket as Socket, head);
+    }
+    (req as ProxiedRequest)[TARGET_PORT] = target.port;
+    req.url = target.path;
+    portUpgrade.upgrade(req, socket as Socket, head);
   });
+  server.on('close', () => void forwarder.close());
   return server;
 }

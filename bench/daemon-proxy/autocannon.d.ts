@@ -1,7 +1,7 @@
 // The part of autocannon 8's API this benchmark uses (the package ships no types).
 declare module 'autocannon' {
   interface Histogram { average: number; mean: number; p50: number; p99: number }
-  interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number }
+  interface Result { requests: Histogram & { total: number }; latency: Histogram; non2xx: number; errors: number; timeouts: number }
   interface RawRequest { method?: string; path?: string; headers?: Record<string, string>; body?: string }
   interface Options {
     url: string;

@@ -2,6 +2,7 @@
 // engine proxy, /proxy/{port} (HTTP, SSE, WebSocket), the root session, /svc/abort and /svc/env.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
+import net from 'node:net';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -20,17 +21,34 @@ let workspace: string;
 let app: http.Server;
 let appPort: number;
 let wss: WebSocketServer;
+/** paths of the test app's requests that ended before their answer did (the client went away) */
+const cutShort: string[] = [];
 
 beforeAll(async () => {
   workspace = tempDir('ws');
   home = tempDir('home');
   // a test app inside the "sandbox": echoes requests, streams SSE, echoes WebSocket messages
   app = http.createServer((req, res) => {
+    res.on('close', () => {
+      if (!res.writableFinished) cutShort.push(req.url!);
+    });
     if (req.url === '/events') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: first\n\n');
       const timer = setInterval(() => res.write('data: tick\n\n'), 50);
       req.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (req.url === '/slow') return; // never answers
+    if (req.url === '/cookies') {
+      res.writeHead(201, 'Made', [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-upstream', 'yes'], ['connection', 'x-private'], ['x-private', 'hop']].flat());
+      res.end('made');
+      return;
+    }
+    if (req.url === '/broken') {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('partial');
+      setTimeout(() => res.destroy(), 20);
       return;
     }
     const chunks: Buffer[] = [];
@@ -86,6 +104,15 @@ describe('context header', () => {
     const echo = await json<Echo>(fetch(`${daemon.url}/fixture/echo`, signed('*', { headers: { authorization: 'Bearer user-supplied' } })));
     expect(echo.headers['x-svc-user-context']).toBeUndefined();
     expect(echo.headers.authorization).toMatch(/^Basic /);
+  });
+
+  it('an absolute-form request target is 400, never forwarded elsewhere', async () => {
+    const socket = net.connect(daemon.port, '127.0.0.1');
+    socket.write(`GET http://example.com/global/health HTTP/1.1\r\nHost: example.com\r\nX-Svc-User-Context: ${sign()}\r\nConnection: close\r\n\r\n`);
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('the request target must be a path');
   });
 
   const refused: Array<[string, () => Record<string, string>]> = [
@@ -180,6 +207,59 @@ describe('/proxy/{port}', () => {
     expect(status).toBe(401);
   });
 
+  it('drops hop-by-hop headers both ways, sets Host to the target, and keeps repeated response headers', async () => {
+    const sent = await rawRequest(`/proxy/${appPort}/h`, { connection: 'keep-alive, x-hop', 'x-hop': 'secret', 'proxy-connection': 'keep-alive', 'keep-alive': 'timeout=5', 'x-kept': 'kept' });
+    const echo = JSON.parse(sent.body) as Echo;
+    expect(echo.headers['x-hop']).toBeUndefined();
+    expect(echo.headers['proxy-connection']).toBeUndefined();
+    expect(echo.headers['keep-alive']).toBeUndefined();
+    expect(echo.headers['x-kept']).toBe('kept');
+    expect(echo.headers.host).toBe(`127.0.0.1:${appPort}`);
+
+    const res = await rawRequest(`/proxy/${appPort}/cookies`);
+    expect(res.status).toBe(201);
+    expect(res.statusMessage).toBe('Made');
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(res.headers['x-upstream']).toBe('yes');
+    expect(res.headers['x-private']).toBeUndefined();
+    expect(res.body).toBe('made');
+  });
+
+  it('streams a chunked 8 MiB upload through intact', async () => {
+    const size = 8 * 1024 * 1024;
+    const payload = Buffer.alloc(size, 'abcdefghij');
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < size; at += 1024 * 1024) controller.enqueue(payload.subarray(at, at + 1024 * 1024));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/upload`, { ...signed('proxy', { method: 'POST', body }), duplex: 'half' } as RequestInit);
+    const echo = await json<Echo>(res);
+    expect(echo.headers['transfer-encoding']).toBe('chunked');
+    expect(echo.body.length).toBe(size);
+    expect(echo.body === payload.toString()).toBe(true);
+  });
+
+  it('a client that goes away ends the upstream request: an SSE stream, and one still waiting for its answer', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/events`, signed('proxy', { signal: controller.signal }));
+    await res.body!.getReader().read();
+    controller.abort();
+    const waiting = new AbortController();
+    const slow = fetch(`${daemon.url}/proxy/${appPort}/slow`, signed('proxy', { signal: waiting.signal })).catch(() => 'aborted');
+    await new Promise((r) => setTimeout(r, 100));
+    waiting.abort();
+    expect(await slow).toBe('aborted');
+    await expect.poll(() => [...new Set(cutShort)].filter((p) => p === '/events' || p === '/slow').sort(), { timeout: 5000 }).toEqual(['/events', '/slow']);
+  });
+
+  it('an upstream that dies mid-answer cuts the client connection instead of hanging', async () => {
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/broken`, signed('proxy'));
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+  });
+
   it('an unreachable port is 502', async () => {
     const res = await fetch(`${daemon.url}/proxy/1/`, signed());
     expect(res.status).toBe(502);
@@ -251,3 +331,17 @@ describe('/svc/env', () => {
     expect(env.ENGINE_CONFIG_DIR).toBe(env.OPENCODE_CONFIG_DIR);
   });
 });
+
+/** One request over a raw HTTP/1.1 client, to see the status message and repeated headers as sent. */
+function rawRequest(path: string, headers: http.OutgoingHttpHeaders = {}): Promise<{ status: number; statusMessage: string; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${daemon.url}${path}`, { headers: { ...headers, 'x-svc-user-context': sign('proxy') } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode!, statusMessage: res.statusMessage!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
