@@ -159,6 +159,7 @@ export class Agent {
         state: this.engine.state,
         restarts: this.engine.restarts,
         last_exit: this.engine.lastExit,
+        next_restart_at: this.engine.nextRestartAt === null ? null : new Date(this.engine.nextRestartAt).toISOString(),
         last_error: this.engine.lastError,
         root_session_id: this.rootSession.id,
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,

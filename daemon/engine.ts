@@ -34,6 +34,8 @@ export class EngineSupervisor {
   restarts = 0;
   lastExit: EngineExit | null = null;
   lastError: string | null = null;
+  /** when the engine is `restarting`: epoch ms of the next start */
+  nextRestartAt: number | null = null;
   private child: ChildProcess | null = null;
   private crashes: number[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -92,6 +94,7 @@ export class EngineSupervisor {
   private clearTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.nextRestartAt = null;
   }
 
   private spawnEngine(): void {
@@ -175,7 +178,8 @@ export class EngineSupervisor {
     this.state = 'restarting';
     this.restarts++;
     const delay = Math.min(backoffMs * 2 ** (this.crashes.length - 1), maxBackoffMs);
-    this.timer = setTimeout(() => { this.timer = null; this.spawnEngine(); }, delay);
+    this.nextRestartAt = now + delay;
+    this.timer = setTimeout(() => { this.clearTimer(); this.spawnEngine(); }, delay);
   }
 
   private fail(reason: string): void {

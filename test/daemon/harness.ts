@@ -95,7 +95,8 @@ export interface Health {
   status: string;
   daemon: { state: string; error: string | null; pid: number };
   engine: {
-    state: string; restarts: number; last_exit: { code: number | null; signal: string | null } | null; last_error: string | null;
+    state: string; restarts: number; last_exit: { code: number | null; signal: string | null; at: string } | null; last_error: string | null;
+    next_restart_at: string | null;
     root_session_id: string | null; initial_prompt_sent_at: string | null; run: { type?: string } | null;
   };
   repository: { url: string | null; branch: string | null; commit: string | null };

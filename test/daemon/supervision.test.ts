@@ -2,7 +2,7 @@
 // backoff, giving up), and a daemon restart that must not send the initial prompt again.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, readCalls, signed,
@@ -82,6 +82,25 @@ describe('engine supervision', () => {
     expect(failed.engine.last_error).toContain('giving up');
     const res = await fetch(`${d.url}/global/health`, signed());
     expect(res.status).toBe(503);
+  });
+
+  it('restarts back off exponentially, and health says when the next start is', async () => {
+    const s = pool.scratch('log');
+    const starts = path.join(s.log, 'starts');
+    const d = await start(s, {
+      SVC_ENGINE_COMMAND: `'${process.execPath}' -e 'require("fs").appendFileSync(process.argv[1], Date.now() + "\\n"); process.exit(3)' '${starts}'`,
+      SVC_ENGINE_MAX_RESTARTS: '3',
+      SVC_ENGINE_RESTART_BACKOFF_MS: '200',
+    });
+    const restarting = await d.waitFor((h) => h.engine.state === 'restarting' && h.engine.next_restart_at !== null, 'a scheduled restart');
+    expect(Date.parse(restarting.engine.next_restart_at!)).toBeGreaterThan(Date.parse(restarting.engine.last_exit!.at));
+    const failed = await d.waitFor((h) => h.engine.state === 'failed', 'engine given up');
+    expect(failed.engine.next_restart_at).toBeNull();
+    const times = readFileSync(starts, 'utf8').trim().split('\n').map(Number);
+    expect(times).toHaveLength(4); // the first start and 3 restarts
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // each wait is at least the doubled backoff (200, 400, 800 ms), plus the time to exit
+    gaps.forEach((gap, i) => expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeGreaterThanOrEqual(200 * 2 ** i));
   });
 
   it('an engine config dir escaping the workspace is refused', async () => {
