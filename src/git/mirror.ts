@@ -444,7 +444,9 @@ export class Mirror {
       if (summary.startsWith('[rejected]') && /stale info|fetch first|non-fast-forward|already exists/.test(summary)) return 'stale';
       // A host that lost a race reports a generic "[remote rejected] (failed to update ref)": look.
       if ((await this.remoteTip(ref)) !== expected) return 'stale';
-      throw new PushRejectedError(ref, summary.replace(/^\[[^\]]*\]\s*/, '').replace(/^\((.*)\)$/, '$1') || 'rejected');
+      const reason = summary.replace(/^\[[^\]]*\]\s*/, '').replace(/^\((.*)\)$/, '$1') || 'rejected';
+      const said = hostMessage(result.stderr);
+      throw new PushRejectedError(ref, said ? `${reason}: ${said}` : reason);
     }
     throw unreachableFrom(result.stderr, this.remote) ?? new GitError('push', result.exitCode, result.stderr);
   }
@@ -570,4 +572,15 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** What the host's hooks said about a refused push (its `remote:` lines, without git's progress), bounded. */
+function hostMessage(stderr: string): string {
+  const lines = stderr.split('\n')
+    .filter((line) => line.startsWith('remote:'))
+    // eslint-disable-next-line no-control-regex -- hooks may colour their output
+    .map((line) => line.slice('remote:'.length).replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').trim())
+    .filter((line) => line !== '' && !/^(Resolving deltas|Counting objects|Compressing objects|Total \d)/.test(line));
+  const text = lines.join(' ');
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }

@@ -235,7 +235,7 @@ describe('races and a refusing host', () => {
     try {
       const res = await merge(cr.cr_id);
       expect(res.status).toBe(409);
-      expect(res.body.error).toMatch(/rejected the push to main: pre-receive hook declined/);
+      expect(res.body.error).toMatch(/rejected the push to main: pre-receive hook declined: policy: main is frozen for the release$/);
       expect(host.tip('main')).toBe(mainBefore);
       expect((await get(cr.cr_id)).status).toBe('open');
     } finally {

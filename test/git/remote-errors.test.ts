@@ -224,7 +224,8 @@ describe('remote failures', () => {
 
     const error = await mirror.merge({ base: 'main', head: 'feature', message: 'm' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushRejectedError);
-    expect((error as Error).message).toMatch(/pre-receive hook declined/);
+    expect((error as Error).message).toMatch(/pre-receive hook declined: main is protected$/);
+    expect((error as PushRejectedError).reason).toBe('pre-receive hook declined: main is protected');
     expect(host.tip('main')).toBe(base);
     expect(await mirror.resolveBranch('main')).toBe(base);
   });
