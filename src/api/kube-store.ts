@@ -26,6 +26,9 @@ export interface KubeProjectStore extends ProjectStore {
   start(): Promise<void>;
   stop(): Promise<void>;
   hasSynced(): boolean;
+  /** uids of the Projects in the cache */
+  projectUids(): Set<string>;
+  onProjectDeleted(handler: () => void): void;
 }
 
 export function kubeProjectStore(client: KubeClient, namespace: string): KubeProjectStore {
@@ -36,6 +39,8 @@ export function kubeProjectStore(client: KubeClient, namespace: string): KubePro
     async start() { await Promise.all([projects.start(), triggers.start()]); },
     async stop() { await Promise.all([projects.stop(), triggers.stop()]); },
     hasSynced: () => projects.hasSynced() && triggers.hasSynced(),
+    projectUids: () => new Set(projects.list().map((p) => p.metadata.uid!)),
+    onProjectDeleted: (handler) => projects.on('delete', () => handler()),
     async listProjects(ns) {
       return projects.list(ns).map((p) => projectClient.decode(p));
     },

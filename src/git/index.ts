@@ -1,5 +1,5 @@
 // Public API of the git engine (docs/git.md). No Kubernetes here: callers pass values.
-export { openMirror, Mirror, DEFAULT_MERGE_IDENTITY } from './mirror.js';
+export { openMirror, pruneMirrors, Mirror, DEFAULT_MERGE_IDENTITY } from './mirror.js';
 export type { MirrorOptions, GitIdentity, DiffMode, DiffResult, MergePreview, MergeRequest, MergeResult } from './mirror.js';
 export type { DiffFile, FileStatus } from './diffparse.js';
 export type { GitCredentials } from './remote.js';

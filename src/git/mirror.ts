@@ -94,6 +94,35 @@ export function openMirror(options: MirrorOptions): Mirror {
   return new Mirror(options);
 }
 
+/**
+ * Removes the mirrors in `cacheDir` of projects that are gone. `liveIds` is asked once for the
+ * candidates and again under each candidate's lock, so a project that appeared meanwhile keeps
+ * its mirror. Returns the project ids whose mirrors were removed.
+ */
+export async function pruneMirrors(cacheDir: string, liveIds: () => ReadonlySet<string>): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(cacheDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const live = liveIds();
+  const removed: string[] = [];
+  for (const entry of entries) {
+    const id = entry.endsWith('.git') ? entry.slice(0, -'.git'.length) : '';
+    if (!PROJECT_ID.test(id) || live.has(id)) continue;
+    const dir = path.join(cacheDir, entry);
+    await writeLocks.run(dir, async () => {
+      if (liveIds().has(id)) return;
+      await rm(dir, { recursive: true, force: true });
+      lastFetch.delete(dir);
+      removed.push(id);
+    });
+  }
+  return removed;
+}
+
 export class Mirror {
   /** The bare repository directory. */
   readonly dir: string;

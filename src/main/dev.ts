@@ -209,7 +209,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     }, log)));
     let apiPort = options.apiPort;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
-    const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1' }, log, (line) => {
+    // each process its own mirror dir: a process removes the mirrors of Projects it does not see
+    const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors') }, log, (line) => {
       const m = listening.exec(line);
       if (m) apiPort = Number(m[1]);
     });

@@ -2,7 +2,7 @@
 // kubectl, curl-like REST calls and the svc CLI, and restarted on the same dir.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -158,4 +158,21 @@ describe('svc dev', () => {
     expect(list.status).toBe(200);
     expect((list.body.projects as { name: string }[]).map((p) => p.name)).toEqual(['example', 'web']);
   }, 90_000);
+
+  it('kubectl delete project removes its triggers and the git mirrors of the operator and the API', async () => {
+    const uid = (await kubectl('get', 'project', 'web', '-o', 'jsonpath={.metadata.uid}')).trim();
+    await runOk('git', ['-C', repo, 'checkout', '-q', '-b', 'feature']);
+    commitFiles(repo, { 'feature.txt': 'f\n' }, 'feature work');
+    await runOk('git', ['-C', repo, 'checkout', '-q', 'main']);
+    const opened = await api('POST', `/projects/${uid}/change-requests`, dev.token, { title: 'feature', head_ref: 'feature', base_ref: 'main' });
+    expect(opened.status).toBe(201);
+    const mirrors = [path.join(dev.dataDir, 'mirrors', `${uid}.git`), path.join(dev.dataDir, 'api-mirrors', `${uid}.git`)];
+    for (const dir of mirrors) expect(existsSync(dir), dir).toBe(true);
+    const exampleMirror = path.join(dev.dataDir, 'mirrors', `${(await kubectl('get', 'project', 'example', '-o', 'jsonpath={.metadata.uid}')).trim()}.git`);
+
+    await kubectl('delete', 'project', 'web');
+    await waitFor('the mirrors of web removed', async () => mirrors.every((dir) => !existsSync(dir)));
+    await waitFor('the triggers of web collected', async () => !(await kubectl('get', 'triggers', '-o', 'name')).includes('web-'));
+    expect(existsSync(exampleMirror)).toBe(true);
+  }, 60_000);
 });

@@ -1,8 +1,8 @@
 // Mirror fetch and reads against a real host repository: refs, files, ancestry, diffs.
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidInputError, InvalidRefError, RefNotFoundError } from '../../src/git/index.js';
+import { InvalidInputError, InvalidRefError, RefNotFoundError, openMirror, pruneMirrors } from '../../src/git/index.js';
 import { git, lines, seededHost, type HostRepo, type WorkClone } from './fixtures.js';
 
 let host: HostRepo;
@@ -174,5 +174,27 @@ describe('diff', () => {
     expect(diff.merge_base).toBeNull();
     expect(diff.files).toEqual([{ path: 'other.txt', status: 'added', additions: 2, deletions: 0, binary: false }]);
     expect(diff.patch).toContain('new file mode 100644');
+  });
+});
+
+describe('pruneMirrors', () => {
+  it("removes the mirrors of gone projects only, re-asking under each mirror's lock", async () => {
+    ({ host } = seededHost());
+    const mirrors = ['kept', 'gone', 'revived'].map((projectId) => openMirror({ cacheDir: host.cacheDir, projectId, url: host.hostDir }));
+    for (const m of mirrors) await m.fetch();
+    mkdirSync(path.join(host.cacheDir, '.init-staging.git-x'));
+    writeFileSync(path.join(host.cacheDir, 'notes.txt'), 'not a mirror\n');
+    let asked = 0;
+    // first answer: only `kept` is live; later answers: `revived` appeared meanwhile
+    const removed = await pruneMirrors(host.cacheDir, () => new Set(asked++ === 0 ? ['kept'] : ['kept', 'revived']));
+    expect(removed).toEqual(['gone']);
+    expect(existsSync(mirrors[0]!.dir)).toBe(true);
+    expect(existsSync(mirrors[1]!.dir)).toBe(false);
+    expect(existsSync(mirrors[2]!.dir)).toBe(true);
+    expect(existsSync(path.join(host.cacheDir, '.init-staging.git-x'))).toBe(true);
+    expect(existsSync(path.join(host.cacheDir, 'notes.txt'))).toBe(true);
+    // a removed project's mirror comes back on use, from scratch
+    expect(await openMirror({ cacheDir: host.cacheDir, projectId: 'gone', url: host.hostDir }).resolveBranch('main')).toBe(host.tip('main'));
+    expect(await pruneMirrors(path.join(host.cacheDir, 'missing'), () => new Set())).toEqual([]);
   });
 });
