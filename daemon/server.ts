@@ -146,6 +146,10 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
         refuse(403, '', { error: "the daemon's own port cannot be proxied" });
         return null;
       }
+      if (r.port === handlers.enginePort) {
+        refuse(403, '', { error: 'the engine is reached through its own paths, not /proxy' });
+        return null;
+      }
       return { engine: false, port: r.port, path: r.rest };
     }
     const state = handlers.engineState();

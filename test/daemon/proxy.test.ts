@@ -23,6 +23,9 @@ let appPort: number;
 let wss: WebSocketServer;
 /** paths of the test app's requests that ended before their answer did (the client went away) */
 const cutShort: string[] = [];
+/** MiB the test app's /big has handed to its socket so far */
+let bigSent = 0;
+const BIG_MIB = 64;
 
 beforeAll(async () => {
   workspace = tempDir('ws');
@@ -40,6 +43,20 @@ beforeAll(async () => {
       return;
     }
     if (req.url === '/slow') return; // never answers
+    if (req.url === '/big') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(1024 * 1024, 'z');
+      bigSent = 0;
+      const more = () => {
+        while (bigSent < BIG_MIB) {
+          bigSent++;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+      return;
+    }
     if (req.url === '/cookies') {
       res.writeHead(201, 'Made', [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-upstream', 'yes'], ['connection', 'x-private'], ['x-private', 'hop']].flat());
       res.end('made');
@@ -173,8 +190,12 @@ describe('/proxy/{port}', () => {
     expect(res.status).toBe(401);
   });
 
-  it("refuses the daemon's own port (403) and a malformed port (400)", async () => {
+  it("refuses the daemon's own port and the engine's (403), and a malformed port (400)", async () => {
     expect((await fetch(`${daemon.url}/proxy/${daemon.port}/svc/health`, signed())).status).toBe(403);
+    const enginePort = Number((await json<Env>(fetch(`${daemon.url}/fixture/env`, signed()))).SVC_ENGINE_PORT);
+    const viaProxy = await fetch(`${daemon.url}/proxy/${enginePort}/global/health`, signed());
+    expect(viaProxy.status).toBe(403);
+    expect(await viaProxy.json()).toEqual({ error: 'the engine is reached through its own paths, not /proxy' });
     for (const bad of ['0', '65536', '08080', 'abc', '80a', '-1']) {
       const res = await fetch(`${daemon.url}/proxy/${bad}/`, signed());
       expect(res.status, bad).toBe(400);
@@ -239,6 +260,25 @@ describe('/proxy/{port}', () => {
     expect(echo.headers['transfer-encoding']).toBe('chunked');
     expect(echo.body.length).toBe(size);
     expect(echo.body === payload.toString()).toBe(true);
+  });
+
+  it('a download waits for a reader that pauses (no buffering ahead), then arrives whole; HEAD has no body', async () => {
+    const res = await fetch(`${daemon.url}/proxy/${appPort}/big`, signed('proxy'));
+    const reader = res.body!.getReader();
+    let size = (await reader.read()).value!.length;
+    await new Promise((r) => setTimeout(r, 500));
+    // socket buffers on both hops hold a few MiB; a proxy without backpressure would have taken all 64
+    expect(bigSent).toBeLessThan(BIG_MIB / 2);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+    }
+    expect(size).toBe(BIG_MIB * 1024 * 1024);
+    const head = await rawRequest(`/proxy/${appPort}/cookies`, {}, 'HEAD');
+    expect(head.status).toBe(201);
+    expect(head.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(head.body).toBe('');
   });
 
   it('a client that goes away ends the upstream request: an SSE stream, and one still waiting for its answer', async () => {
@@ -333,9 +373,9 @@ describe('/svc/env', () => {
 });
 
 /** One request over a raw HTTP/1.1 client, to see the status message and repeated headers as sent. */
-function rawRequest(path: string, headers: http.OutgoingHttpHeaders = {}): Promise<{ status: number; statusMessage: string; headers: http.IncomingHttpHeaders; body: string }> {
+function rawRequest(path: string, headers: http.OutgoingHttpHeaders = {}, method = 'GET'): Promise<{ status: number; statusMessage: string; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${daemon.url}${path}`, { headers: { ...headers, 'x-svc-user-context': sign('proxy') } }, (res) => {
+    const req = http.request(`${daemon.url}${path}`, { method, headers: { ...headers, 'x-svc-user-context': sign('proxy') } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => { body += c; });
