@@ -24,7 +24,13 @@ export interface Watcher {
   send(type: EventType, obj: KObject): void;
 }
 
-export interface WriteOptions { dryRun?: boolean; fieldValidation?: string }
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** Strict (refuse unknown fields), Ignore, or Warn (the default, as the real API server's) */
+  fieldValidation?: string;
+  /** filled with the warnings the answer carries (unknown fields dropped under Warn) */
+  warnings?: string[];
+}
 export interface ListOptions { labelSelector?: string | null; fieldSelector?: string | null; limit?: number; continue?: string | null }
 export type PatchType = 'merge' | 'json' | 'strategic';
 
@@ -309,6 +315,7 @@ export class Cluster {
       if (opts.fieldValidation === 'Strict' && pruned.length) {
         throw errors.badRequest(`strict decoding error: ${pruned.map((p) => `unknown field "${p}"`).join(', ')}`);
       }
+      if (opts.fieldValidation !== 'Ignore') opts.warnings?.push(...pruned.map((p) => `unknown field "${p}"`));
       applyDefaults(o, t.schema);
       causes.push(...validate(o, t.schema));
     }

@@ -29,9 +29,12 @@ export interface ServerOptions { bookmarkIntervalMs: number }
 
 interface Target { t: ResourceType; ns?: string; name?: string; sub?: string; watchPath: boolean }
 
-function send(res: ServerResponse, code: number, body: unknown): void {
+function send(res: ServerResponse, code: number, body: unknown, warnings: string[] = []): void {
   const data = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'Cache-Control': 'no-cache, private' });
+  const headers: Record<string, string | number | string[]> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'Cache-Control': 'no-cache, private' };
+  // as the API server: `Warning: 299 - "<text>"`, which kubectl prints as `Warning: <text>`
+  if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  res.writeHead(code, headers);
   res.end(data);
 }
 
@@ -169,6 +172,7 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
     if (sub === 'status' && !t.hasStatus) throw errors.pathNotFound(`${t.plural}/status`);
     const dryRun = q.getAll('dryRun').includes('All');
     const fieldValidation = q.get('fieldValidation') ?? undefined;
+    const warnings: string[] = [];
     const listOpts = { labelSelector: q.get('labelSelector'), fieldSelector: q.get('fieldSelector'), limit: Number(q.get('limit') ?? 0) || undefined, continue: q.get('continue') };
 
     if (target.watchPath || (method === 'GET' && flag(q, 'watch'))) {
@@ -188,7 +192,7 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
         case 'POST': {
           if (t.namespaced && ns === undefined) throw errors.methodNotAllowed(`POST is not supported on ${t.plural} across all namespaces`);
           const input = (await parseBody(req, await readBody(req))) as KObject;
-          return send(res, 201, await cluster.create(t, ns, input ?? {}, { dryRun, fieldValidation }));
+          return send(res, 201, await cluster.create(t, ns, input ?? {}, { dryRun, fieldValidation, warnings }), warnings);
         }
         case 'DELETE': {
           const options = ((await parseBody(req, await readBody(req))) ?? {}) as Record<string, unknown>;
@@ -205,12 +209,12 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
       }
       case 'PUT': {
         const input = (await parseBody(req, await readBody(req))) as KObject;
-        return send(res, 200, await cluster.update(t, ns, name, input ?? {}, { dryRun, fieldValidation, subresource: sub, requireResourceVersion: true }));
+        return send(res, 200, await cluster.update(t, ns, name, input ?? {}, { dryRun, fieldValidation, warnings, subresource: sub, requireResourceVersion: true }), warnings);
       }
       case 'PATCH': {
         const type = patchTypeOf(req, t);
         const patch = await parseBody(req, await readBody(req));
-        return send(res, 200, await cluster.patch(t, ns, name, applyPatch(type, patch), { dryRun, fieldValidation, subresource: sub }));
+        return send(res, 200, await cluster.patch(t, ns, name, applyPatch(type, patch), { dryRun, fieldValidation, warnings, subresource: sub }), warnings);
       }
       case 'DELETE': {
         if (sub) throw errors.methodNotAllowed('DELETE is not supported on a subresource');

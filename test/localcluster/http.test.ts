@@ -85,6 +85,25 @@ describe('status codes', () => {
     expect(typeErr.body.message).toBe('Widget.test.svc.dev "t" is invalid: [spec.size: Invalid value: "string": spec.size in body must be of type integer: "string", spec.tags[0]: Invalid value: "integer": spec.tags[0] in body must be of type string: "integer"]');
     expect((await tc.api('GET', `${WIDGETS}/t`)).status).toBe(404);
   });
+
+  it('unknown fields: Strict is 400, Ignore drops them quietly, Warn (the default) drops them with a Warning header', async () => {
+    const doc = (name: string) => widget(name, { size: 2, bogus: 'x' });
+    const strict = await tc.api('POST', `${WIDGETS}?fieldValidation=Strict`, doc('strict'));
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('strict decoding error: unknown field "spec.bogus"');
+    const ignored = await tc.api('POST', `${WIDGETS}?fieldValidation=Ignore`, doc('ignored'));
+    expect(ignored.status).toBe(201);
+    expect(ignored.headers.get('warning')).toBeNull();
+    for (const [name, query] of [['warned', '?fieldValidation=Warn'], ['default', '']] as const) {
+      const warned = await tc.api('POST', `${WIDGETS}${query}`, doc(name));
+      expect(warned.status).toBe(201);
+      expect(warned.headers.get('warning')).toBe('299 - "unknown field \\"spec.bogus\\""');
+      expect((warned.body as { spec: Record<string, unknown> }).spec.bogus).toBeUndefined();
+    }
+    const patched = await tc.api('PATCH', `${WIDGETS}/warned`, { spec: { other: 1 } }, 'application/merge-patch+json');
+    expect(patched.headers.get('warning')).toBe('299 - "unknown field \\"spec.other\\""');
+    for (const name of ['ignored', 'warned', 'default']) expect((await tc.api('DELETE', `${WIDGETS}/${name}`)).status).toBe(200);
+  });
 });
 
 describe('patches', () => {
