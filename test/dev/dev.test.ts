@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { mintToken } from '../../src/api/tokens.js';
 import { commitFiles, makeRepo, manifestWithTriggers, run, runOk, waitFor } from './util.js';
+import { startGitHttpServer } from '../helpers/git-http-server.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
 let tmp: string;
@@ -174,5 +175,39 @@ describe('svc dev', () => {
     await waitFor('the mirrors of web removed', async () => mirrors.every((dir) => !existsSync(dir)));
     await waitFor('the triggers of web collected', async () => !(await kubectl('get', 'triggers', '-o', 'name')).includes('web-'));
     expect(existsSync(exampleMirror)).toBe(true);
+  }, 60_000);
+
+  it('a private repository over HTTP: a missing Secret, then a wrong password, then the right one', async () => {
+    const root = path.join(tmp, 'git-host');
+    await runOk('git', ['clone', '--quiet', '--bare', repo, path.join(root, 'private.git')]);
+    const password = 'pw-correct-horse-battery';
+    const server = await startGitHttpServer({ root, auth: { username: 'bot', password } });
+    const condition = async (type: string) => JSON.parse(await kubectl('get', 'project', 'private', '-o', `jsonpath={.status.conditions[?(@.type=="${type}")]}`) || '{}') as { status?: string; reason?: string; message?: string };
+    const refresh = () => kubectl('annotate', 'project', 'private', `svc.dev/refresh=${randomUUID()}`, '--overwrite');
+    const secret = (pw: string) => runOk('kubectl', ['create', 'secret', 'generic', 'private-git', '--from-literal=username=bot', `--from-literal=password=${pw}`, '--dry-run=client', '-o', 'yaml'], dev.env)
+      .then((yaml) => runOk('kubectl', ['apply', '-f', '-'], dev.env, yaml));
+    try {
+      const project = `apiVersion: svc.dev/v1alpha1\nkind: Project\nmetadata:\n  name: private\nspec:\n  repoUrl: ${server.url}/private.git\n  gitCredentialsSecretRef:\n    name: private-git\n`;
+      await runOk('kubectl', ['apply', '-f', '-'], dev.env, project);
+      const missing = await waitFor('CredentialsNotFound', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'CredentialsNotFound' && c; });
+      expect(missing).toMatchObject({ status: 'False', message: 'the git credentials Secret private-git does not exist in namespace default' });
+
+      await secret('wrong-password-xyz');
+      await refresh();
+      const refused = await waitFor('FetchFailed', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'FetchFailed' && c; });
+      expect(refused.status).toBe('False');
+      expect(refused.message).toContain(`${server.url}/private.git`);
+      expect(await kubectl('get', 'project', 'private', '-o', 'yaml')).not.toContain('wrong-password-xyz');
+
+      await secret(password);
+      await refresh();
+      await waitFor('project private Ready', async () => (await readyOf('private')) === 'True');
+      expect((await kubectl('get', 'triggers', '-o', 'name')).split('\n')).toContain('trigger.svc.dev/private-nightly');
+      expect(server.requests.some((r) => r.user === 'bot')).toBe(true);
+      expect(await kubectl('describe', 'project', 'private')).not.toContain(password);
+    } finally {
+      await kubectl('delete', 'project', 'private', '--ignore-not-found');
+      await server.close();
+    }
   }, 60_000);
 });
