@@ -1,7 +1,7 @@
 // Forwards one HTTP request to a server on loopback and streams the answer back unbuffered (SPEC
 // §4.5). Plain requests take this path, not http-proxy-middleware: undici's pooled keep-alive
-// client with a dispatch handler costs about half the CPU per request of http-proxy over
-// node:http (docs/daemon.md, bench/daemon-proxy). WebSocket upgrades stay on http-proxy-middleware.
+// client with a dispatch handler doubled the daemon's request rate in bench/daemon-proxy
+// (docs/daemon.md). WebSocket upgrades stay on http-proxy-middleware.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 
