@@ -46,7 +46,8 @@ function refillPool(size: number): void {
 const nextHeader = (fresh: boolean) => (fresh ? pool[next++] ?? sign('*') : pool[next++ % pool.length]!);
 
 async function throughput(route: Route, seconds: number): Promise<Throughput> {
-  if (route.viaDaemon) refillPool(Math.ceil(seconds * 60_000));
+  // the daemon needs unused headers; direct paths reuse whatever pool there is (but never none)
+  if (route.viaDaemon || pool.length === 0) refillPool(Math.ceil(seconds * 60_000));
   const before = Object.fromEntries(Object.entries(route.cpu).map(([role, read]) => [role, read()]));
   const loadBefore = process.cpuUsage();
   const result = await autocannon({
