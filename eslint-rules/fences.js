@@ -17,6 +17,8 @@ export const AREA_RULES = {
   'src/runtime': { allow: ['src/lib', 'src/resources', 'src/kube'] },
   'src/localcluster': { allow: ['src/lib'] },
   'src/crdgen': { allow: ['src/lib', 'src/resources'] },
+  // Sandbox providers: may talk to Kubernetes, never to the API, the CLI or a controller.
+  'src/sandbox': { allow: ['src/lib', 'src/resources', 'src/kube'] },
   'src/api': { deny: ['controllers/*', 'src/cli', 'src/main', 'daemon', 'src/localcluster', 'src/crdgen'] },
   'src/cli': { deny: ['controllers/*', 'src/api', 'daemon', 'src/kube', 'src/runtime', 'src/localcluster'] },
   'src/main': { deny: [] },

@@ -1,0 +1,1 @@
+export type { ObservedSandboxState, SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from './provider.js';
