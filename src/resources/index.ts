@@ -18,6 +18,8 @@ export * from './names.js';
 export * from './project.js';
 export * from './sandbox.js';
 export * from './session.js';
+export * from './session-cap.js';
+export * from './session-prompts.js';
 export * from './trigger.js';
 export * from './triggerfire.js';
 

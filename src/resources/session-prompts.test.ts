@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { appendPromptPatch, pendingPrompts, removePromptsPatch, PENDING_PROMPTS_ANNOTATION } from './session-prompts.js';
+
+describe('pending prompts', () => {
+  const p1 = { id: 'a', text: 'first', source: 'api' as const, at: '2026-11-23T12:00:00Z' };
+  const p2 = { id: 'b', text: 'second', source: 'feedback' as const, at: '2026-11-23T12:00:01Z' };
+
+  it('appends in order under the read resourceVersion', () => {
+    const s0 = { metadata: { resourceVersion: '7' } };
+    const patch1 = appendPromptPatch(s0, p1);
+    expect(patch1.metadata.resourceVersion).toBe('7');
+    const s1 = { metadata: { resourceVersion: '8', annotations: patch1.metadata.annotations } };
+    const s2 = { metadata: { resourceVersion: '9', annotations: appendPromptPatch(s1, p2).metadata.annotations } };
+    expect(pendingPrompts(s2).map((p) => p.text)).toEqual(['first', 'second']);
+  });
+
+  it('removes only the delivered prompts and deletes the annotation when none remain', () => {
+    const s = { metadata: { annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify([p1, p2]) } } };
+    expect(JSON.parse(removePromptsPatch(s, ['a']).metadata.annotations[PENDING_PROMPTS_ANNOTATION]!)).toEqual([p2]);
+    expect(removePromptsPatch(s, ['a', 'b']).metadata.annotations[PENDING_PROMPTS_ANNOTATION]).toBeNull();
+  });
+
+  it('reads a broken annotation as no prompts', () => {
+    expect(pendingPrompts({ metadata: { annotations: { [PENDING_PROMPTS_ANNOTATION]: '{nope' } } })).toEqual([]);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Follow-up prompts waiting for a session's engine (the prompt route, request-changes feedback,
+ * a `reuse` trigger fire). They are kept on the Session itself, in one annotation, so that they
+ * survive restarts of the API, the operator and the sandbox: the Session controller delivers
+ * them to the root engine session once the session is running and then removes them.
+ * Writers append with the Session's resourceVersion as precondition (a Conflict means re-read
+ * and append again), so concurrent appends are never lost.
+ */
+import type { Session } from './session.js';
+
+export const PENDING_PROMPTS_ANNOTATION = 'svc.dev/pending-prompts';
+
+export type PromptSource = 'api' | 'feedback' | 'trigger';
+
+export interface PendingPrompt {
+  /** Unique per prompt (a UUID): delivery removes exactly the prompts it delivered. */
+  id: string;
+  text: string;
+  source: PromptSource;
+  /** RFC 3339 time the prompt was accepted. */
+  at: string;
+}
+
+/** The prompts waiting on a session, oldest first; an unreadable annotation reads as none. */
+export function pendingPrompts(session: Pick<Session, 'metadata'>): PendingPrompt[] {
+  const raw = session.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION];
+  if (!raw) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (!Array.isArray(parsed)) return [];
+    return parsed.filter(
+      (p): p is PendingPrompt => typeof p === 'object' && p !== null && typeof p.id === 'string' && typeof p.text === 'string',
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** The metadata patch that appends `prompt`, guarded by the resourceVersion it was read at. */
+export function appendPromptPatch(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): { metadata: { resourceVersion?: string; annotations: Record<string, string> } } {
+  return {
+    metadata: {
+      resourceVersion: session.metadata.resourceVersion,
+      annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify([...pendingPrompts(session), prompt]) },
+    },
+  };
+}
+
+/** The metadata patch that removes the delivered prompts (null deletes the annotation when none remain). */
+export function removePromptsPatch(session: Pick<Session, 'metadata'>, deliveredIds: readonly string[]): { metadata: { resourceVersion?: string; annotations: Record<string, string | null> } } {
+  const left = pendingPrompts(session).filter((p) => !deliveredIds.includes(p.id));
+  return {
+    metadata: {
+      resourceVersion: session.metadata.resourceVersion,
+      annotations: { [PENDING_PROMPTS_ANNOTATION]: left.length ? JSON.stringify(left) : null },
+    },
+  };
+}
