@@ -8,8 +8,9 @@ import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requ
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
-import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { createLogger } from '../lib/log.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client),
+    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
@@ -44,14 +45,13 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
-  // a deleted Project's mirror goes, and at start those of Projects deleted while we were away
-  const pruneGone = () => pruneMirrors(mirrorDir, () => store.projectUids()).catch((error: Error) => {
-    process.stderr.write(`svc api: removing mirrors of deleted projects failed: ${error.message}\n`);
-  });
-  store.onProjectDeleted(() => void pruneGone());
-  void store.start().then(pruneGone);
+  // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
+  const pruner = mirrorPruner(mirrorDir);
+  const log = createLogger((line) => process.stderr.write(`svc api: ${line}\n`));
+  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log }));
   stopOnSignal('svc api', async () => {
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    pruner.stop();
     await store.stop();
   });
 }
