@@ -16,6 +16,7 @@ export * from './constants.js';
 export * from './meta.js';
 export * from './names.js';
 export * from './project.js';
+export * from './project-secrets.js';
 export * from './sandbox.js';
 export * from './session.js';
 export * from './session-cap.js';
