@@ -1,9 +1,13 @@
 // Bearer tokens. A token is shown once, when minted; the cluster keeps only its SHA-256 in a
 // Secret labelled svc.dev/token=true in the operator's namespace, named after a prefix of the
 // hash so a request costs one GET and no listing. docs/tokens.md has the format.
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { hashToken, lookupName, TOKEN_LABEL, TOKEN_USER_ID as UUID, type Access, type TokenGrant } from '../lib/api-tokens.js';
 
-export type Access = 'read' | 'write';
+export {
+  hashToken, lookupName, mintToken, newToken, secretNameForHash, tokenSecret, TOKEN_LABEL,
+  type Access, type TokenGrant, type TokenSecret,
+} from '../lib/api-tokens.js';
 
 /** Who a verified token acts as. `projectUid` null = every project of the namespace. */
 export interface Principal {
@@ -15,73 +19,7 @@ export interface Principal {
   capabilities: '*' | ReadonlySet<string>;
 }
 
-export interface TokenGrant {
-  userId: string;
-  access: Access;
-  projectUid?: string | null;
-  capabilities: readonly string[];
-}
-
-export const TOKEN_LABEL = 'svc.dev/token';
-const TOKEN_PREFIX = 'svc_';
-const SECRET_PREFIX = 'svc-token-';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The Secret as the cluster stores it (only the fields we read and write). */
-export interface TokenSecret {
-  apiVersion: 'v1';
-  kind: 'Secret';
-  metadata: { name: string; namespace: string; labels: Record<string, string> };
-  type: 'Opaque';
-  data: Record<string, string>;
-}
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-export function secretNameForHash(hash: string): string {
-  return SECRET_PREFIX + hash.slice(0, 40);
-}
-
-/** Secret-name lookup key for a presented token, or null when it cannot be one of ours. */
-export function lookupName(token: string): string | null {
-  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
-  return secretNameForHash(hashToken(token));
-}
-
-export function newToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
-}
-
-const b64 = (value: string) => Buffer.from(value, 'utf8').toString('base64');
 const unb64 = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
-
-/** The Secret that makes `token` valid with `grant` (the plaintext is not in it). */
-export function tokenSecret(token: string, grant: TokenGrant, namespace: string): TokenSecret {
-  if (!UUID.test(grant.userId)) throw new Error(`token user id must be a UUID, got ${JSON.stringify(grant.userId)}`);
-  const hash = hashToken(token);
-  const data: Record<string, string> = {
-    sha256: b64(hash),
-    userId: b64(grant.userId),
-    access: b64(grant.access),
-    capabilities: b64(JSON.stringify([...grant.capabilities])),
-  };
-  if (grant.projectUid) data.projectUid = b64(grant.projectUid);
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: secretNameForHash(hash), namespace, labels: { [TOKEN_LABEL]: 'true' } },
-    type: 'Opaque',
-    data,
-  };
-}
-
-/** Mints a new token: the plaintext (to show once) and the Secret to store. */
-export function mintToken(grant: TokenGrant, namespace: string): { token: string; secret: TokenSecret } {
-  const token = newToken();
-  return { token, secret: tokenSecret(token, grant, namespace) };
-}
 
 /** The grant of `svc dev`'s admin token: write, every project, every capability. */
 export function adminGrant(userId: string = randomUUID()): TokenGrant {
