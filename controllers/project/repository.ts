@@ -13,12 +13,7 @@ export interface RepositoryReaderOptions {
   fetchTimeoutMs?: number;
 }
 
-/** Git credentials from a Secret's decoded data: username+password, or a token. */
-export function credentialsFromSecret(data: Record<string, string>): GitCredentials | null {
-  if (data.password !== undefined) return { username: data.username || 'git', password: data.password };
-  if (data.token !== undefined) return { username: data.username || 'x-access-token', password: data.token };
-  return null;
-}
+export { credentialsFromSecret } from '../../src/git/index.js';
 
 export type ReadRepository = (project: Project, credentials: GitCredentials | null) => Promise<Observation>;
 

@@ -5,6 +5,7 @@ export type { DiffFile, FileStatus } from './diffparse.js';
 export type { GitCredentials } from './remote.js';
 export { branchNameProblem, isFullSha } from './refs.js';
 export { redact } from './redact.js';
+export { credentialsFromSecret } from './credentials.js';
 export {
   GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, ConflictError, BaseMovedError, HeadMovedError,
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError,
