@@ -41,7 +41,9 @@ export async function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.en
   return {
     provider,
     apiUrl,
-    repoUrl: (project) => gitGatewayUrl(apiUrl, project.metadata.uid!),
+    // SVC_SANDBOX_DIRECT_LOCAL_REPOS=1 (tests, debugging): a project on a local path is cloned
+    // from that path, bypassing the git gateway and its push rules. Never for remote URLs.
+    repoUrl: (project) => (env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!)),
     stop: () => provider.stopAll(),
   };
 }
