@@ -5,6 +5,7 @@ import { changeRequestsGroup, type ChangeRequestService } from './change-request
 import { errorHandler, unknownRoute } from './errors.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
 
 export interface ApiConfig {
@@ -18,6 +19,8 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Session routes and the engine proxy (issue 10); absent: not served. */
+  sessions?: SessionService;
   verifyToken: TokenVerifier;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
@@ -56,5 +59,6 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
   const scope = { namespace: deps.config.projectNamespace };
   const groups = [projectsGroup(deps.projects, scope)];
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
   return groups;
 }
