@@ -10,7 +10,7 @@
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -55,6 +55,24 @@ function alive(pid: number): boolean {
   } catch {
     return true; // no /proc (macOS): trust the signal probe
   }
+}
+
+/**
+ * Processes left by a sandbox whose daemon died without stopping them (its engine runs in its
+ * own process group): found by the sandbox's engine home in their environment (Linux /proc).
+ */
+function strays(home: string): number[] {
+  const marker = `SVC_ENGINE_HOME=${home}\0`;
+  const found: number[] = [];
+  let entries: string[];
+  try { entries = readdirSync('/proc'); } catch { return found; }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) found.push(Number(entry));
+    } catch { /* another user's process, or gone */ }
+  }
+  return found;
 }
 
 function freePort(host: string): Promise<number> {
@@ -119,6 +137,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
       if (previous && previous.uid !== request.uid) await rm(dir, { recursive: true, force: true });
       const workspace = path.join(dir, 'workspace');
       const home = path.join(dir, 'home');
+      for (const pid of strays(home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
       await rm(workspace, { recursive: true, force: true });
       await mkdir(workspace, { recursive: true, mode: 0o700 });
       await mkdir(home, { recursive: true, mode: 0o700 });
@@ -162,6 +181,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
     return this.locks.run(dir, async () => {
       const state = await this.readState(ref);
       if (state) await this.kill(state.pid);
+      for (const pid of strays(path.join(dir, 'home'))) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
       await rm(dir, { recursive: true, force: true });
       this.known.delete(dir);
     });
