@@ -28,6 +28,8 @@ export interface MirrorOptions {
   url: string;
   /** Values, e.g. from the Project's Secret; passed to git through the environment only. */
   credentials?: GitCredentials | null;
+  /** Accept local paths and file:// (default: SVC_ALLOW_LOCAL_REPOS=1 in the environment); else LocalRepoNotAllowedError. */
+  allowLocalRepos?: boolean;
   /** Timeout of every local git call (default 30 s). */
   timeoutMs?: number;
   /** Timeout of fetch and push (default 120 s). */
@@ -138,7 +140,7 @@ export class Mirror {
     if (!PROJECT_ID.test(options.projectId)) throw new TypeError(`git mirror: project id '${options.projectId}' must be 1-128 of [A-Za-z0-9._-]`);
     if (!path.isAbsolute(options.cacheDir)) throw new TypeError(`git mirror: cacheDir '${options.cacheDir}' must be absolute`);
     this.dir = path.join(options.cacheDir, `${options.projectId}.git`);
-    this.remote = parseRemote(options.url, options.credentials);
+    this.remote = parseRemote(options.url, options.credentials, options.allowLocalRepos);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.remoteTimeoutMs = options.remoteTimeoutMs ?? 120_000;
     this.maxAgeMs = options.maxAgeMs ?? 2_000;

@@ -198,6 +198,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       KUBECONFIG: kubeconfigPath,
       SVC_NAMESPACE: namespace,
       SVC_PROJECT_NAMESPACE: namespace,
+      // dev works on repositories of this machine; a deployment never sets it (docs/dev.md)
+      SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
     };
     children.push(watch(startChild('operator', 'operator.js', {
