@@ -1,6 +1,7 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
     }),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
+  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
@@ -54,6 +56,19 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     await store.stop();
   });
+}
+
+/**
+ * Bound to loopback (`svc dev`), only Host headers naming loopback reach the app: a web page
+ * cannot use DNS rebinding to talk to it. A deployment (0.0.0.0 behind a Service) takes any Host.
+ */
+function loopbackOnly(host: string, app: http.RequestListener): http.RequestListener {
+  if (!isLoopbackBinding(host)) return app;
+  return (req, res) => {
+    if (hostAllowed(req.headers.host, host)) return app(req, res);
+    res.writeHead(403, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `Host ${JSON.stringify(req.headers.host ?? '')} is refused: this API listens on ${host} and answers only to loopback names` }));
+  };
 }
 
 main().catch(fatal('svc api'));

@@ -206,6 +206,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       ...baseEnv,
       SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
       SVC_HTTP_PORT: '0',
+      SVC_HTTP_HOST: '127.0.0.1',
       SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
     }, log)));
