@@ -128,6 +128,28 @@ describe('create: the seven rules in order, and nothing written on an error', ()
     expect(known.body.change_request.origin_session_id).toBe(sessionId);
     expect(known.body.change_request.description).toBe('');
   });
+
+  it('sets origin_session_id to null once the originating Session is deleted; the CR stays (SPEC §2.2)', async () => {
+    const sessionId = randomUUID();
+    await h.client.resource(SESSION).create({
+      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
+      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
+    } as KubeObject);
+    const opened = await open({ title: 'from a session', head_ref: 'feature-b', session_id: sessionId });
+    expect(opened.body.change_request.origin_session_id).toBe(sessionId);
+    const crId = opened.body.change_request.cr_id as string;
+    await h.client.resource(SESSION).delete(NAMESPACE, sessionId);
+
+    const listed = await h.call(admin(), 'GET', `${base}?status=all`);
+    expect(listed.body.change_requests.find((c: { cr_id: string }) => c.cr_id === crId).origin_session_id).toBeNull();
+    const shown = await h.call(admin(), 'GET', `${base}/${crId}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body.change_request.origin_session_id).toBeNull();
+    const closed = await h.call(admin(), 'POST', `${base}/${crId}/close`);
+    expect(closed.body.change_request.origin_session_id).toBeNull();
+    const resource = (await h.client.resource<ChangeRequest>(CHANGE_REQUEST).list(NAMESPACE)).items.find((c) => c.metadata.uid === crId)!;
+    expect(resource.spec.originSessionId).toBeNull();
+  });
 });
 
 describe('numbers', () => {
