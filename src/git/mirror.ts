@@ -294,6 +294,27 @@ export class Mirror {
     return exitCode === 0;
   }
 
+  /**
+   * How `head` reached `base`, when it did (a merge by svc whose status write was lost, or a merge
+   * outside svc): the first commit on base's first-parent chain that contains head. A three-way
+   * merge gives that commit and its first parent; a fast-forward (head itself on the chain) gives
+   * head and null (the base before it is not recorded in git). Null when head is not in base.
+   */
+  async mergeOf(base: string, head: string): Promise<{ mergeCommitSha: string; baseCommitSha: string | null } | null> {
+    const [b, h] = await this.resolveRevisions([base, head]);
+    if (!(await this.isAncestor(h!, b!))) return null;
+    const lines = async (args: string[]) => (await this.git(args)).stdout.toString('utf8').split('\n').filter(Boolean);
+    // Newest first: the first-parent chain down to (not including) what head already contains.
+    const chain = await lines(['rev-list', '--first-parent', `^${h}`, b!]);
+    const descendants = new Set(await lines(['rev-list', '--ancestry-path', `^${h}`, b!]));
+    const merge = chain.filter((sha) => descendants.has(sha)).at(-1);
+    if (!merge) return { mergeCommitSha: h!, baseCommitSha: null }; // fast-forward
+    const [firstParent] = (await lines(['rev-list', '--parents', '-n', '1', merge]))[0]!.split(' ').slice(1);
+    // A chain commit right on top of head (its first parent) is a fast-forward followed by more work.
+    if (firstParent === h) return { mergeCommitSha: h!, baseCommitSha: null };
+    return { mergeCommitSha: merge, baseCommitSha: firstParent ?? null };
+  }
+
   /** Commits on `head` that are not on `base` (`git rev-list --count base..head`). */
   async countAhead(base: string, head: string): Promise<number> {
     const [b, h] = await this.resolveRevisions([base, head]);

@@ -3,6 +3,7 @@
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
@@ -29,6 +30,9 @@ async function main(): Promise<void> {
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
+    // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
+    claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
+    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   });
   const app = createApp({
     projects: store,
@@ -52,7 +56,15 @@ async function main(): Promise<void> {
   });
   store.onProjectDeleted(() => void pruneGone());
   void store.start().then(pruneGone);
+  // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
+  const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
+    process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
+  });
+  void settleClaims();
+  const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);
+  sweep.unref();
   stopOnSignal('svc api', async () => {
+    clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     await store.stop();
   });
