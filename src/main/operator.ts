@@ -51,9 +51,10 @@ async function main(): Promise<void> {
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
-  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();
