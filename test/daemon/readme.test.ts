@@ -1,5 +1,6 @@
 // The README's svc-agent example works as written: its environment (parsed from the README's
 // sh block) with the fixture engine in place of opencode; /svc/abort then finds a root session.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,11 +14,14 @@ function readmeExample(): { env: Record<string, string>; abortHeader: string } {
   const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
   const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('svc-agent &'));
   if (!block) throw new Error('README has no sh block starting svc-agent');
+  // shell variables the block sets with a command (TOKEN=$(openssl rand ...)) get a random value
+  const vars = new Map([...block.matchAll(/^([A-Z_]+)=\$\(/gm)].map((m) => [m[1]!, randomBytes(32).toString('hex')]));
+  const expand = (text: string) => text.replace(/\$([A-Z_]+)/g, (all, name: string) => vars.get(name) ?? all);
   const command = block.slice(0, block.indexOf('svc-agent &')).replace(/\\\n/g, ' ');
-  const env = Object.fromEntries([...command.matchAll(/\b(SVC_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
-  const abortHeader = /curl [^\n]*-H '([^']+)'[^\n]*\/svc\/abort/.exec(block)?.[1];
+  const env = Object.fromEntries([...command.matchAll(/\b(SVC_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, expand(m[2]!)]));
+  const abortHeader = /curl [^\n]*-H ['"]([^'"]+)['"][^\n]*\/svc\/abort/.exec(block)?.[1];
   if (!abortHeader) throw new Error('README has no /svc/abort curl');
-  return { env, abortHeader };
+  return { env, abortHeader: expand(abortHeader) };
 }
 
 describe('README svc-agent example', () => {
