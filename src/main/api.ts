@@ -10,6 +10,7 @@ import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requ
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
   const app = createApp({
     projects: store,
     changeRequests,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
     metrics: () => prometheusText({
