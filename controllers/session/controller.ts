@@ -2,8 +2,8 @@
 // tip of its base ref with the project's own credentials, writes the Session Secret (sandbox
 // token + the session's CLI token) and the Sandbox, delivers pending prompts to the root engine
 // session once running, and stops idle sessions. The pure decisions are in desired.ts.
-import { BranchExistsError, credentialsFromSecret, openMirror, PushRejectedError, redact, RefNotFoundError, type GitCredentials } from '../../src/git/index.js';
-import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../../src/kube/index.js';
+import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError } from '../../src/git/index.js';
+import { isAlreadyExists, isConflict, isNotFound, readGitCredentials, readSecretData, type KubeClient } from '../../src/kube/index.js';
 import { newToken, tokenSecret, type TokenGrant } from '../../src/lib/api-tokens.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
 import { newSandboxToken } from '../../src/lib/sandbox-token.js';
@@ -42,21 +42,12 @@ export interface SessionControllerOptions {
 
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
-async function projectCredentials(client: KubeClient, project: Project): Promise<GitCredentials | null | 'missing'> {
-  const ref = project.spec.gitCredentialsSecretRef?.name;
-  if (!ref) return null;
-  const secret = await client.resource<SecretObject>(SECRET).find(project.metadata.namespace!, ref);
-  const data = Object.fromEntries(Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-  return (secret && credentialsFromSecret(data)) || 'missing';
-}
-
 /** Pushes refs/heads/<session id> at the tip of the base ref to the project's repository. */
 async function pushSessionBranch(client: KubeClient, mirrorDir: string, session: Session, project: Project): Promise<BranchOutcome> {
-  const credentials = await projectCredentials(client, project);
+  const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
   const where = redact(project.spec.repoUrl);
-  if (credentials === 'missing') {
-    return { kind: 'failed', reason: 'CredentialsNotFound', message: `the git credentials Secret ${project.spec.gitCredentialsSecretRef!.name} is missing or has neither password nor token` };
-  }
+  if (!lookup.ok) return { kind: 'failed', reason: 'CredentialsNotFound', message: lookup.message };
+  const credentials = lookup.credentials;
   const baseRef = baseRefOf(session, project);
   try {
     const mirror = openMirror({ cacheDir: mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials });

@@ -15,6 +15,7 @@ import { sandboxController } from '../../controllers/sandbox/controller.js';
 import { sessionController } from '../../controllers/session/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
 
@@ -40,10 +41,8 @@ async function main(): Promise<void> {
     log,
   });
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
-  manager.add(projectController({
-    mirrorDir,
-    resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
-  }));
+  manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
+  manager.addRunnable(mirrorPruner(mirrorDir));
   const sandboxes = await sandboxSettingsFromEnv();
   manager.add(sessionController({
     mirrorDir,
@@ -68,9 +67,10 @@ async function main(): Promise<void> {
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
-  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();

@@ -1,6 +1,5 @@
 // SessionStore over the Kubernetes API: reads go to the API server, so a caller sees its own writes.
-import { credentialsFromSecret } from '../../git/index.js';
-import { isConflict, type KubeClient } from '../../kube/index.js';
+import { isConflict, readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
 import {
   NAMESPACE, PROJECT, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionSecretName, sessionTokens,
   type KubeObject, type Project, type Sandbox, type Session, type SessionSecret, type Trigger,
@@ -17,11 +16,8 @@ export function kubeSessionStore(client: KubeClient): SessionStore {
       return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
     },
     async gitCredentials(project) {
-      const ref = project.spec.gitCredentialsSecretRef?.name;
-      if (!ref) return null;
-      const secret = await client.resource<SessionSecret>(SECRET).find(project.metadata.namespace!, ref);
-      const data = Object.fromEntries(Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-      return credentialsFromSecret(data);
+      const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
+      return lookup.ok ? lookup.credentials : null;
     },
     async namespaceAnnotations(namespace) {
       try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../errors.js';
+import type { ApiError } from '../errors.js';
 import { chooseAgent, parsePort, parsePrompt, parseStart, parseStatusFilter } from './validate.js';
 
 const status = (fn: () => unknown) => {
