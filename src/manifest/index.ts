@@ -8,3 +8,4 @@ export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';
 export { checkAgentFiles, checkAgentFrontMatter, engineDirOf, DEFAULT_ENGINE_DIR, type AgentFileIssue } from './agentfiles.js';
 export { findManifestFile, checkManifestFile } from './files.js';
+export { CAPABILITIES } from './rules.js';

@@ -45,6 +45,10 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
       return project && !project.metadata.deletionTimestamp ? project : undefined;
     },
 
+    async listProjects(namespace) {
+      return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
+    },
+
     async accountId(namespace) {
       const known = accounts.get(namespace);
       if (known) return known;

@@ -1,7 +1,7 @@
 // Project REST routes (thin) and the pure parts behind them: request validation and the
 // serialized project shape (docs/api.md).
 import { Router } from 'express';
-import { branchNameProblem } from '../../git/index.js';
+import { branchNameProblem, localRepoRefusal } from '../../git/index.js';
 import { API_VERSION, PROJECT } from '../../resources/constants.js';
 import type { Project, Trigger } from '../../resources/index.js';
 import { requireAccess } from '../auth.js';
@@ -91,6 +91,8 @@ export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig):
   router.post('/', async (req, res) => {
     requireAccess(res, { access: 'write', projectUid: null, unscopedOnly: true });
     const request = parseCreateProject(req.body);
+    const local = localRepoRefusal(request.repo_url);
+    if (local) throw badRequest(`repo_url: ${local.message}`);
     const created = await store.createProject(projectResource(request, config.namespace));
     res.status(201).json({ project: serializeProject(created) });
   });

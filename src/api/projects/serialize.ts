@@ -1,4 +1,5 @@
 // The REST shapes of projects and their triggers (docs/api.md): snake_case, from the resources.
+import { redactUrls } from '../../lib/redact-url.js';
 import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
 import type { Project, Trigger } from '../../resources/index.js';
 
@@ -26,7 +27,8 @@ export function serializeProject(project: Project, triggers: readonly Serialized
     id: project.metadata.uid ?? '',
     name: project.metadata.name ?? '',
     namespace: project.metadata.namespace ?? '',
-    repo_url: project.spec.repoUrl,
+    // the spec keeps a credential someone put in the URL; no REST reader sees it
+    repo_url: redactUrls(project.spec.repoUrl),
     default_branch: project.spec.defaultBranch ?? 'main',
     description: project.spec.description ?? null,
     default_branch_sha: status.defaultBranchSha ?? null,
