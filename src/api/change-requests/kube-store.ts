@@ -1,25 +1,16 @@
 // ChangeRequestStore over the Kubernetes API. Reads go to the API server (not an informer
 // cache), so a client sees its own writes at once. Numbers: Project status
 // lastChangeRequestNumber, raised by compare-and-swap (docs/change-requests.md).
-import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
+import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
 import type { GitCredentials } from '../../git/index.js';
 import {
   CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SESSION, isValidName,
   type ChangeRequest, type Project,
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
-import { CredentialsUnavailableError, NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
+import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
 const COUNTER_ATTEMPTS = 100;
-
-async function stale<T>(what: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isConflict(error)) throw new StaleWriteError(what);
-    throw error;
-  }
-}
 
 export interface KubeChangeRequestStoreOptions {
   /** Project by uid from a cache (the API's project store); a miss asks the API server, so a Project created a moment ago is found. */
@@ -109,9 +100,9 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
       }
     },
 
-    writeStatus: (cr, status) => stale(`change request ${cr.metadata.name}`, () => crs.replaceStatus({ ...cr, status })),
+    writeStatus: (cr, status) => withConflictError(`change request ${cr.metadata.name}`, () => crs.replaceStatus({ ...cr, status })),
 
-    writeSpec: (cr, spec) => stale(`change request ${cr.metadata.name}`, () => crs.replace({ ...cr, spec })),
+    writeSpec: (cr, spec) => withConflictError(`change request ${cr.metadata.name}`, () => crs.replace({ ...cr, spec })),
 
     recordEvent: (cr, event) => client.recordEvent(cr, event),
 
