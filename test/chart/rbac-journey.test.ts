@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
-import { run, runOk, waitFor } from '../dev/util.js';
+import { run, waitFor } from '../dev/util.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
 
 const RELEASE_NS = 'svc-system';
