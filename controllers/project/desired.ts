@@ -8,12 +8,13 @@ import {
 import { redact } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
+import { urlCarriesCredential } from '../../src/lib/redact-url.js';
 
 export { planIsEmpty, statusChanged } from '../../src/runtime/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
-  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' }
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' }
   | { kind: 'branch-missing'; sha: null }
   | {
     kind: 'read';
@@ -156,6 +157,12 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       set(condition('Ready', 'False', manifest.condition.reason, manifest.condition.message, generation));
     }
   }
+  // A credential in spec.repoUrl is used, but said loudly: it belongs in the credentials Secret.
+  if (urlCarriesCredential(project.spec.repoUrl)) {
+    set(condition('RepoUrlCredentialFree', 'False', 'CredentialInRepoUrl', `spec.repoUrl carries a credential (userinfo or a token query parameter): move it into a Secret named by spec.gitCredentialsSecretRef and remove it from the URL`, generation));
+  } else if (getCondition(conditions, 'RepoUrlCredentialFree')) {
+    set(condition('RepoUrlCredentialFree', 'True', 'NoCredentialInRepoUrl', 'spec.repoUrl carries no credential', generation));
+  }
   next.conditions = conditions;
   if (generation !== undefined) next.observedGeneration = generation;
   if (refresh !== undefined) next.lastRefreshToken = refresh;
@@ -173,6 +180,8 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const now = (type: string) => getCondition(after.conditions, type);
   const changed = (type: string) => was(type)?.status !== now(type)?.status || was(type)?.reason !== now(type)?.reason || was(type)?.message !== now(type)?.message;
 
+  const urlCredential = now('RepoUrlCredentialFree');
+  if (urlCredential?.status === 'False' && changed('RepoUrlCredentialFree')) events.push({ type: 'Warning', reason: urlCredential.reason, message: urlCredential.message });
   const reach = now('RepositoryReachable');
   if (reach?.status === 'False' && changed('RepositoryReachable')) events.push({ type: 'Warning', reason: 'RepositoryUnreachable', message: reach.message });
   if (reach?.status === 'True' && was('RepositoryReachable')?.status === 'False') events.push({ type: 'Normal', reason: 'RepositoryReachable', message: 'the repository is reachable again' });

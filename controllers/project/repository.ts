@@ -1,7 +1,7 @@
 // Reading a project's repository: fetch the bare mirror, resolve the default branch tip, read
 // svc.yaml (else svc.toml) there, check it and list its triggers. Returns an Observation for
 // the pure code in desired.ts.
-import { openMirror, redact, type GitCredentials } from '../../src/git/index.js';
+import { LocalRepoNotAllowedError, openMirror, redact, type GitCredentials } from '../../src/git/index.js';
 import { listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest, type Observation } from './desired.js';
@@ -26,6 +26,7 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       sha = await mirror.resolveBranch(branch);
     } catch (error) {
       // Messages of src/git errors carry the redacted URL only, never credentials.
+      if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };
       return { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
     }
     if (!sha) return { kind: 'branch-missing', sha: null };

@@ -36,13 +36,13 @@ export interface LocalCluster {
 
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
   const cluster = await Cluster.open(opts.dataDir, opts.watchHistory);
+  const host = opts.host ?? '127.0.0.1';
   const authorizer = new Authorizer(cluster, opts.authorization ?? false, [opts.adminToken ?? DEFAULT_TOKEN], opts.dataDir);
-  const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, authorizer });
+  const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer });
   // kubectl sends tokens only over TLS: with authorization the cluster serves https
   const tls = opts.authorization ? servingCertificate(opts.dataDir) : undefined;
   const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
   server.keepAliveTimeout = 65_000;
-  const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
