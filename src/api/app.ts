@@ -3,7 +3,9 @@
 import express, { type Express } from 'express';
 import { authenticate } from './auth.js';
 import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
+import { dashboardRoutes, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
+import { meRoutes } from './me/index.js';
 import { projectRoutes, type ProjectStore } from './projects.js';
 import type { TokenVerifier } from './tokens.js';
 
@@ -25,6 +27,8 @@ export interface ApiDependencies {
   /** Prometheus text served at GET /metrics (outside /v1). */
   metrics?: () => string;
   log?: (message: string) => void;
+  /** The web dashboard's build output, served at `/`; absent: not served. */
+  dashboard?: DashboardOptions;
 }
 
 export function createApp(deps: ApiDependencies): Express {
@@ -51,8 +55,10 @@ export function createApp(deps: ApiDependencies): Express {
   if (deps.changeRequests) {
     v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
   }
+  v1.use('/me', meRoutes());
   v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
   app.use('/v1', v1);
+  if (deps.dashboard) app.use(dashboardRoutes(deps.dashboard));
 
   app.use(unknownRoute);
   app.use(errorHandler({ log: deps.log }));

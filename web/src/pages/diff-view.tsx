@@ -1,0 +1,51 @@
+// The coloured unified diff: one section per file with its status and counts; files with many
+// changed lines start collapsed so a large change request renders at once.
+import { useState } from 'preact/hooks';
+import type { FileSection } from '../diff.js';
+
+export interface DiffFileEntry { path: string; status: 'added' | 'modified' | 'deleted'; additions: number; deletions: number; binary: boolean }
+export interface DiffBody { base_sha: string; head_sha: string; merge_base: string | null; patch: string; files: DiffFileEntry[]; additions: number; deletions: number }
+
+/** Files whose diff has more lines than this start collapsed. */
+export const COLLAPSE_LINES = 400;
+
+function FileDiff({ file, section }: { file: DiffFileEntry; section: FileSection | undefined }) {
+  const lines = section?.lines ?? [];
+  const [open, setOpen] = useState(lines.length <= COLLAPSE_LINES);
+  return (
+    <section class="file" aria-label={file.path}>
+      <header class="file-head">
+        <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? '▾' : '▸'}</button>
+        <code class="path">{file.path}</code>
+        <span class={`fstatus fstatus-${file.status}`}>{file.status}</span>
+        <span class="counts"><span class="plus">+{file.additions}</span> <span class="minus">−{file.deletions}</span></span>
+      </header>
+      {file.binary ? <p class="muted pad">Binary file not shown.</p> : !open ? (
+        <p class="pad"><button type="button" class="secondary" onClick={() => setOpen(true)}>Show {lines.length} lines</button></p>
+      ) : (
+        <table class="diff">
+          <tbody>
+            {lines.map((line, i) => (
+              <tr key={i} class={`l-${line.kind}`}>
+                <td class="ln">{line.old ?? ''}</td>
+                <td class="ln">{line.new ?? ''}</td>
+                <td class="code">{line.text}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+export function DiffView({ diff, sections }: { diff: DiffBody; sections: FileSection[] }) {
+  const byPath = new Map(sections.map((s) => [s.path, s]));
+  return (
+    <section aria-label="Diff">
+      <h2>Changes <span class="counts"><span class="plus">+{diff.additions}</span> <span class="minus">−{diff.deletions}</span></span> <span class="muted">in {diff.files.length} file{diff.files.length === 1 ? '' : 's'}</span></h2>
+      {diff.files.length === 0 ? <p class="muted">No changes.</p> : null}
+      {diff.files.map((file, i) => <FileDiff key={file.path} file={file} section={byPath.get(file.path) ?? sections[i]} />)}
+    </section>
+  );
+}
