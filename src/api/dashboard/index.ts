@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router, type RequestHandler } from 'express';
+import type { RouteGroup } from '../groups.js';
 
 export interface DashboardOptions {
   /** The build output: index.html and assets/. */
@@ -69,14 +70,12 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   const index = readFileSync(path.join(options.dir, 'index.html'));
   const assets = loadAssets(options.dir);
   const router = Router();
-  router.use(securityHeaders);
-
-  router.get(['/', '/index.html'], (_req, res) => {
+  router.get(['/', '/index.html'], securityHeaders, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('text/html; charset=utf-8').send(index);
   });
 
-  router.get('/assets/:name', (req, res, next) => {
-    const asset = assets.get(req.params.name);
+  router.get('/assets/:name', securityHeaders, (req, res, next) => {
+    const asset = assets.get(String(req.params.name));
     if (!asset) return next();
     const encoding = pickEncoding(req.get('accept-encoding'), asset);
     res.set({ 'Cache-Control': 'public, max-age=31536000, immutable', 'Content-Type': asset.type, Vary: 'Accept-Encoding' });
@@ -85,4 +84,9 @@ export function dashboardRoutes(options: DashboardOptions): Router {
   });
 
   return router;
+}
+
+/** Mounted at the root, after the /v1 groups (mountGroups orders by depth); no auth: the page is public, the data is not. */
+export function dashboardGroup(options: DashboardOptions): RouteGroup {
+  return { path: '/', auth: 'none', body: 'none', router: dashboardRoutes(options) };
 }

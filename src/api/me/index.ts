@@ -2,6 +2,7 @@
 // actions it can use. The server still checks every call (docs/api.md).
 import { Router } from 'express';
 import { principalOf } from '../auth.js';
+import type { RouteGroup } from '../groups.js';
 
 export interface SerializedPrincipal {
   user_id: string;
@@ -25,4 +26,8 @@ export function meRoutes(): Router {
     res.json(body);
   });
   return router;
+}
+
+export function meGroup(): RouteGroup {
+  return { path: '/v1/me', auth: 'bearer', body: 'none', router: meRoutes() };
 }
