@@ -21,15 +21,15 @@ function ProjectArea({ projectId, route, me }: { projectId: string; route: Route
           <a key={slug} href={href(['projects', projectId, slug])} aria-current={section === slug ? 'page' : undefined}>{label}</a>
         ))}
       </nav>
-      <Show loaded={loaded} what="the project">{(project) => {
-        if (section === '') return <ProjectPage project={project} />;
-        if (section === 'change-requests') {
-          return route.path[3]
-            ? <ChangeRequestPage project={project} crId={route.path[3]} me={me} />
-            : <ChangeRequestsPage project={project} status={route.query.get('status') ?? 'open'} />;
-        }
-        return projectSection(section, project, route, me) ?? <main><p>No such page.</p></main>;
-      }}</Show>
+      {section === 'change-requests' ? (
+        route.path[3]
+          ? <ChangeRequestPage project={{ id: projectId }} crId={route.path[3]} me={me} />
+          : <ChangeRequestsPage project={{ id: projectId }} status={route.query.get('status') ?? 'open'} />
+      ) : (
+        <Show loaded={loaded} what="the project">{(project) => section === ''
+          ? <ProjectPage project={project} />
+          : projectSection(section, project, route, me) ?? <main><p>No such page.</p></main>}</Show>
+      )}
     </>
   );
 }

@@ -8,7 +8,10 @@ import { splitPatch } from '../diff.js';
 import { href } from '../router.js';
 import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
 import { DiffView, type DiffBody } from './diff-view.js';
-import type { Project } from './projects.js';
+import type { Project as FullProject } from './projects.js';
+
+/** These pages need only the project's id, so they load alongside the project, not after it. */
+type Project = Pick<FullProject, 'id'>;
 
 type Cr = SerializedChangeRequest;
 const STATUSES = ['open', 'merged', 'closed', 'all'] as const;
@@ -84,12 +87,13 @@ function EditForm({ project, cr, onSaved, onCancel }: { project: Project; cr: Cr
 
 export function ChangeRequestPage({ project, crId, me }: { project: Project; crId: string; me: Me }) {
   const loaded = useLoad(async () => {
-    const [cr, diff] = await Promise.all([
+    // all three at once; the preview matters only for an open CR (a closed one may have lost its branches)
+    const [cr, diff, preview] = await Promise.all([
       api<{ change_request: Cr }>('GET', crPath(project, crId)).then((b) => b.change_request),
       api<DiffBody>('GET', `${crPath(project, crId)}/diff`),
+      api<Preview>('GET', `${crPath(project, crId)}/merge-preview`).catch(() => null),
     ]);
-    const preview = cr.status === 'open' ? await api<Preview>('GET', `${crPath(project, crId)}/merge-preview`) : null;
-    return { cr, diff, preview };
+    return { cr, diff, preview: cr.status === 'open' ? preview : null };
   }, `${project.id}:${crId}`);
   const [editing, setEditing] = useState(false);
   const [message, setMessage] = useState('');

@@ -8,6 +8,14 @@ export interface DiffBody { base_sha: string; head_sha: string; merge_base: stri
 
 /** Files whose diff has more lines than this start collapsed. */
 export const COLLAPSE_LINES = 400;
+/** Lines per block; the stylesheet lets the browser skip laying out blocks off screen (content-visibility). */
+const BLOCK_LINES = 100;
+
+function blocks<T>(lines: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < lines.length; i += BLOCK_LINES) out.push(lines.slice(i, i + BLOCK_LINES));
+  return out;
+}
 
 function FileDiff({ file, section }: { file: DiffFileEntry; section: FileSection | undefined }) {
   const lines = section?.lines ?? [];
@@ -23,17 +31,19 @@ function FileDiff({ file, section }: { file: DiffFileEntry; section: FileSection
       {file.binary ? <p class="muted pad">Binary file not shown.</p> : !open ? (
         <p class="pad"><button type="button" class="secondary" onClick={() => setOpen(true)}>Show {lines.length} lines</button></p>
       ) : (
-        <table class="diff">
-          <tbody>
-            {lines.map((line, i) => (
-              <tr key={i} class={`l-${line.kind}`}>
-                <td class="ln">{line.old ?? ''}</td>
-                <td class="ln">{line.new ?? ''}</td>
-                <td class="code">{line.text}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div class="diff" role="table" aria-label={`Diff of ${file.path}`}>
+          {blocks(lines).map((block, b) => (
+            <div key={b} class="blk" role="rowgroup">
+              {block.map((line, i) => (
+                <div key={i} class={`line l-${line.kind}`} role="row">
+                  <span class="ln" role="cell">{line.old ?? ''}</span>
+                  <span class="ln" role="cell">{line.new ?? ''}</span>
+                  <span class="code" role="cell">{line.text}</span>
+                </div>
+              ))}
+            </div>
+          ))}
+        </div>
       )}
     </section>
   );
