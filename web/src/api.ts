@@ -56,6 +56,7 @@ export const CAP = {
   sessionStop: 'project.session.stop',
   secretWrite: 'project.secret.write',
   triggerFire: 'project.trigger.fire',
+  triggerUpdate: 'project.trigger.update',
 } as const;
 
 /** Whether the token may write, with the capability when one is named (the server's rule). */

@@ -24,16 +24,14 @@ export interface Session {
   last_activity_at: string | null;
   reason: string | null;
   initial_prompt: string | null;
-  sandbox?: { state?: string | null } | string | null;
+  desired_state?: 'running' | 'stopped';
+  /** Follow-up prompts waiting for the sandbox to run. */
+  pending_prompts?: number;
+  sandbox_state: string | null;
 }
 
 const sessionsPath = (project: Project, id?: string) => `/projects/${enc(project.id)}/sessions${id ? `/${enc(id)}` : ''}`;
 const STATUSES = ['all', 'provisioning', 'running', 'stopped', 'failed'] as const;
-
-function sandboxState(session: Session): string | null {
-  if (!session.sandbox) return null;
-  return typeof session.sandbox === 'string' ? session.sandbox : session.sandbox.state ?? null;
-}
 
 function StartForm({ project }: { project: Project }) {
   const [agent, setAgent] = useState('');
@@ -194,7 +192,7 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
         <>
           <h1>Session <code>{session.id}</code></h1>
           <dl class="facts">
-            <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{sandboxState(session) ? <span class="muted"> · sandbox {sandboxState(session)}</span> : null}</dd>
+            <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{session.sandbox_state ? <span class="muted"> · sandbox {session.sandbox_state}</span> : null}{session.pending_prompts ? <span class="muted"> · {session.pending_prompts} prompt(s) waiting</span> : null}</dd>
             <dt>Agent</dt><dd>{session.agent ?? '—'}{session.model ? <span class="muted"> ({session.model})</span> : null}</dd>
             <dt>Branch</dt><dd><code>{session.branch ?? session.id}</code> from <code>{session.base_ref ?? project.default_branch}</code> <Sha sha={session.base_sha} /></dd>
             <dt>Trigger</dt><dd>{session.trigger ?? '—'}</dd>

@@ -21,7 +21,8 @@ export interface Trigger {
   next_fire_at: string | null;
   dormant: boolean;
   paused: boolean;
-  paused_reason?: string | null;
+  consecutive_failures?: number;
+  last_session_id?: string | null;
 }
 export interface TriggerListing { triggers: Trigger[]; errors: { index: number; slug?: string; messages: string[] }[] }
 export interface Fire { name: string; source: string; fired_at: string | null; phase: string | null; reason: string | null; queue_position: number | null; session_id: string | null }
@@ -86,15 +87,20 @@ function TriggerCard({ project, trigger, me, onFired }: { project: Project; trig
     <section class="card" aria-label={`Trigger ${trigger.slug}`}>
       <h2><code>{trigger.slug}</code> {trigger.name && trigger.name !== trigger.slug ? <span class="muted">{trigger.name}</span> : null} <span class="muted">{trigger.type}</span>
         {!trigger.enabled ? <> <Status value="disabled" /></> : null}{trigger.paused ? <> <Status value="paused" /></> : null}{trigger.dormant ? <> <Status value="dormant" /></> : null}</h2>
-      {trigger.paused && trigger.paused_reason ? <p class="error">{trigger.paused_reason}</p> : null}
+      {trigger.paused ? (
+        <div class="row">
+          <p class="error">Paused after {trigger.consecutive_failures ?? 'repeated'} failed fires; a manifest change or resume brings it back.</p>
+          {canWrite(me, CAP.triggerUpdate) ? <button type="button" class="secondary" disabled={action.busy} onClick={() => void action.run(async () => { await api('POST', `${triggersPath(project, trigger.slug)}/resume`, {}); onFired(); })}>Resume</button> : null}
+        </div>
+      ) : null}
       <dl class="facts">
         {trigger.type === 'cron' ? <><dt>Schedule</dt><dd><code>{trigger.cron ?? `once at ${trigger.run_at ?? '?'}`}</code> <span class="muted">({trigger.timezone ?? 'UTC'})</span></dd></> : null}
         {url ? <><dt>Webhook URL</dt><dd class="row"><code>{url}</code> <CopyButton text={url} /></dd><dt>Secret</dt><dd><code>{trigger.secret_env ?? '—'}</code></dd></> : null}
         {trigger.type === 'cron' ? <><dt>Next fire</dt><dd><When at={trigger.next_fire_at} zone={trigger.timezone ?? 'UTC'} /></dd></> : null}
-        <dt>Last fired</dt><dd><When at={trigger.last_fired_at} zone={trigger.timezone} /></dd>
+        <dt>Last fired</dt><dd><When at={trigger.last_fired_at} zone={trigger.timezone} />{trigger.last_session_id ? <> → <a href={href(['projects', project.id, 'sessions', trigger.last_session_id])}>session {trigger.last_session_id.slice(0, 8)}</a></> : null}</dd>
         {trigger.agent ? <><dt>Agent</dt><dd>{trigger.agent}</dd></> : null}
       </dl>
-      {canWrite(me, CAP.triggerFire) ? (
+      {canWrite(me, CAP.triggerFire) && trigger.enabled && !trigger.paused ? (
         <form class="row" onSubmit={fire}>
           <label class="sr-only" for={`fire-${trigger.slug}`}>Message for {trigger.slug} (optional)</label>
           <input id={`fire-${trigger.slug}`} placeholder="Message (optional)" value={message} onInput={(e) => setMessage((e.target as HTMLInputElement).value)} />
