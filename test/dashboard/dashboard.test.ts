@@ -138,6 +138,17 @@ describe('dashboard in Chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('fits a narrow window without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.locator('.file').first().waitFor();
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      await shot('change-request-narrow');
+    } finally {
+      await page.setViewportSize({ width: 1200, height: 900 });
+    }
+  });
+
   it('merges with a message: the host main moves to the head', async () => {
     expect(host.tip('main')).not.toBe(heads.feature);
     await page.fill('#merge-message', 'ignored for a fast-forward');

@@ -33,7 +33,7 @@ function FileDiff({ file, section }: { file: DiffFileEntry; section: FileSection
       ) : (
         <div class="diff" role="table" aria-label={`Diff of ${file.path}`}>
           {blocks(lines).map((block, b) => (
-            <div key={b} class="blk" role="rowgroup">
+            <div key={b} class={block.length === BLOCK_LINES ? 'blk lazy' : 'blk'} role="rowgroup">
               {block.map((line, i) => (
                 <div key={i} class={`line l-${line.kind}`} role="row">
                   <span class="ln" role="cell">{line.old ?? ''}</span>
