@@ -177,13 +177,15 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
   const [sent, setSent] = useState(false);
   const action = useAction();
   const reload = loaded.reload;
-  // follow provisioning -> running without a manual reload
-  const status = loaded.data?.session.status;
+  // follow provisioning -> running, and a requested stop, without a manual reload
+  const session = loaded.data?.session;
+  const settling = session !== undefined && (session.status === 'provisioning'
+    || (session.desired_state === 'stopped' && session.status !== 'stopped' && session.status !== 'failed'));
   useEffect(() => {
-    if (status !== 'provisioning') return;
+    if (!settling) return;
     const timer = setInterval(reload, 2000);
     return () => clearInterval(timer);
-  }, [status, reload]);
+  }, [settling, reload]);
 
   return (
     <main>
