@@ -86,6 +86,12 @@ afterAll(async () => {
 });
 
 describe('dashboard in Chromium', () => {
+  it('svc dev prints the dashboard URL with the token; svc dashboard prints the same URL', async () => {
+    expect(dev.output()).toContain(`dashboard:  ${base}  (sign in with the admin token: ${dev.token})`);
+    const printed = JSON.parse(await runOk(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'dashboard', '--no-open', '--json'], dev.env));
+    expect(printed).toEqual({ url: base, opened: false });
+  });
+
   it('a wrong token says so; the admin token signs in and lists the project', async () => {
     await page.goto(base);
     await page.fill('#token', 'svc_not-a-real-token');
