@@ -2,7 +2,9 @@
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +12,10 @@ import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requ
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -29,6 +33,9 @@ async function main(): Promise<void> {
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
+    // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
+    claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
+    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   });
   // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
@@ -36,7 +43,8 @@ async function main(): Promise<void> {
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
     metrics: () => prometheusText({
@@ -45,7 +53,7 @@ async function main(): Promise<void> {
     }),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
+  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
@@ -55,10 +63,31 @@ async function main(): Promise<void> {
   });
   store.onProjectDeleted(() => void pruneGone());
   void store.start().then(pruneGone);
+  // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
+  const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
+    process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
+  });
+  void settleClaims();
+  const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);
+  sweep.unref();
   stopOnSignal('svc api', async () => {
+    clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     await store.stop();
   });
+}
+
+/**
+ * Bound to loopback (`svc dev`), only Host headers naming loopback reach the app: a web page
+ * cannot use DNS rebinding to talk to it. A deployment (0.0.0.0 behind a Service) takes any Host.
+ */
+function loopbackOnly(host: string, app: http.RequestListener): http.RequestListener {
+  if (!isLoopbackBinding(host)) return app;
+  return (req, res) => {
+    if (hostAllowed(req.headers.host, host)) return app(req, res);
+    res.writeHead(403, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `Host ${JSON.stringify(req.headers.host ?? '')} is refused: this API listens on ${host} and answers only to loopback names` }));
+  };
 }
 
 main().catch(fatal('svc api'));

@@ -23,7 +23,7 @@ function FileDiff({ file, section }: { file: DiffFileEntry; section: FileSection
   return (
     <section class="file" aria-label={file.path}>
       <header class="file-head">
-        <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? '▾' : '▸'}</button>
+        <button type="button" class="link" aria-expanded={open} aria-label={`${open ? 'Collapse' : 'Expand'} ${file.path}`} onClick={() => setOpen(!open)}>{open ? '▾' : '▸'}</button>
         <code class="path">{file.path}</code>
         <span class={`fstatus fstatus-${file.status}`}>{file.status}</span>
         <span class="counts"><span class="plus">+{file.additions}</span> <span class="minus">−{file.deletions}</span></span>
