@@ -83,7 +83,16 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dev?.stop();
-  if (dev) removeDevDir(dev.dataDir);
+  if (!dev) return;
+  // a failed run may leave sandboxes of an operator that never led: end them by their state files
+  const root = path.join(dev.dataDir, 'sandboxes', 'default');
+  for (const id of existsSync(root) ? readdirSync(root) : []) {
+    try { process.kill(-sandboxPid(id), 'SIGKILL'); } catch { /* gone */ }
+    for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+      try { if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_ENGINE_HOME=${path.join(root, id, 'home')}\0`)) process.kill(Number(pid), 'SIGKILL'); } catch { /* not ours */ }
+    }
+  }
+  removeDevDir(dev.dataDir);
 });
 
 describe('sessions through svc dev', () => {
