@@ -282,6 +282,21 @@ describe('sessions through svc dev', () => {
     expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.status}')).toBe('running');
   }, 120_000);
 
+  it('deleting a session removes its sandbox process, its Sandbox, its Secret and revokes its CLI token', async () => {
+    const s = await startSession('demo');
+    await waitStatus('demo', s.id, 'running');
+    const pid = sandboxPid(s.id);
+    const cliToken = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_CLI_TOKEN='))!.slice('SVC_CLI_TOKEN='.length);
+    expect((await api('GET', `/projects/${projects.demo}/change-requests`, undefined, cliToken)).status).toBe(200);
+    await kubectl('delete', 'session', s.id, '--wait=true', '--timeout=30s');
+    await waitFor('the sandbox process gone', async () => !alive(pid));
+    await waitFor('the Sandbox gone', async () => (await kubectl('get', 'sandboxes', '-o', 'name')).includes(s.id) ? undefined : true);
+    await waitFor('the Session Secret gone', async () => (await kubectl('get', 'secrets', '-o', 'name')).includes(`svc-session-${s.id}`) ? undefined : true);
+    await waitFor('the CLI token revoked', async () => (await api('GET', `/projects/${projects.demo}/change-requests`, undefined, cliToken)).status === 401);
+    const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${s.id}`, '-o', 'jsonpath={.items[*].reason}');
+    expect(events).toContain('Archived');
+  }, 60_000);
+
   it('a stopped svc dev leaves no sandbox process behind', async () => {
     const ids = (await api<{ sessions: SessionView[] }>('GET', `${sessionsPath('demo')}?status=running`)).body.sessions.map((s) => s.id);
     expect(ids.length).toBeGreaterThan(0);
