@@ -2,8 +2,10 @@
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
 import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
+import { dashboardGroup, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
 import { mountGroups, type RouteGroup } from './groups.js';
+import { meGroup } from './me/index.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
 import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
@@ -31,6 +33,8 @@ export interface ApiDependencies {
   /** Prometheus text served at GET /metrics (outside /v1). */
   metrics?: () => string;
   log?: (message: string) => void;
+  /** The web dashboard's build output, served at `/`; absent: not served. */
+  dashboard?: DashboardOptions;
 }
 
 export function createApp(deps: ApiDependencies): Express {
@@ -60,10 +64,11 @@ export function createApp(deps: ApiDependencies): Express {
 /** Every route group the API serves (src/api/<group>/index.ts); mountGroups orders them by path. */
 function routeGroups(deps: ApiDependencies): RouteGroup[] {
   const scope = { namespace: deps.config.projectNamespace };
-  const groups = [projectsGroup(deps.projects, scope)];
+  const groups = [projectsGroup(deps.projects, scope), meGroup()];
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.dashboard) groups.push(dashboardGroup(deps.dashboard));
   if (deps.tokens) {
-    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    const projectExists = async (uid: string) => (await deps.projects.getProject(scope.namespace, uid)) !== undefined;
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));

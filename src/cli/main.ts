@@ -10,6 +10,7 @@ import { registerCrCommands } from './commands/cr.js';
 import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
+import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 
@@ -30,6 +31,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   // after the `projects` group: adds `svc projects link` to it
   registerLinkCommand,
   registerDevCommand,
+  registerDashboardCommand,
   registerSessionsCommands,
   registerTokensCommands,
 ];

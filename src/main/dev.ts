@@ -263,6 +263,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
+      `  dashboard:  ${apiBase}/  (sign in with the admin token: ${token})`,
       `  cluster:    ${cluster.url}`,
       `  kubeconfig: ${kubeconfigPath}`,
       '',
