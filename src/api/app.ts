@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { authenticate } from './auth.js';
 import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
+import { gitRoutes, type GitGatewayService } from './git/index.js';
 import { projectRoutes, type ProjectStore } from './projects.js';
 import type { TokenVerifier } from './tokens.js';
 
@@ -18,6 +19,8 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Git gateway and clone credential (SPEC §4.4); absent: not served. */
+  gitGateway?: GitGatewayService;
   verifyToken: TokenVerifier;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
@@ -42,6 +45,11 @@ export function createApp(deps: ApiDependencies): Express {
   if (deps.metrics) {
     const metrics = deps.metrics;
     app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
+  }
+
+  if (deps.gitGateway) {
+    // its own auth (sandbox token, clone credential) and raw bodies: before the bearer router
+    app.use('/v1/projects/:projectId/git', gitRoutes(deps.gitGateway, { namespace: deps.config.projectNamespace }));
   }
 
   const v1 = express.Router();

@@ -25,6 +25,19 @@ async function stale<T>(what: string, write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The project's host credentials from its gitCredentialsSecretRef Secret (null when it names none). */
+export async function projectGitCredentials(client: KubeClient, project: Project): Promise<GitCredentials | null> {
+  const ref = project.spec.gitCredentialsSecretRef?.name;
+  if (!ref) return null;
+  const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
+  if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
+  const data = secret.data ?? {};
+  const username = decode(data.username);
+  const password = decode(data.password) ?? decode(data.token);
+  if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
+  return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
+}
+
 export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
   const projects = client.resource<Project>(PROJECT);
   const crs = client.resource<ChangeRequest>(CHANGE_REQUEST);
@@ -56,17 +69,7 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
       }
     },
 
-    async gitCredentials(project): Promise<GitCredentials | null> {
-      const ref = project.spec.gitCredentialsSecretRef?.name;
-      if (!ref) return null;
-      const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
-      if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
-      const data = secret.data ?? {};
-      const username = decode(data.username);
-      const password = decode(data.password) ?? decode(data.token);
-      if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
-      return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
-    },
+    gitCredentials: (project) => projectGitCredentials(client, project),
 
     async sessionExists(namespace, sessionId) {
       if (!isValidName(sessionId)) return false;
