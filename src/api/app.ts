@@ -6,6 +6,7 @@ import { changeRequestRoutes, type ChangeRequestService } from './change-request
 import { errorHandler, unknownRoute } from './errors.js';
 import { gitRoutes, type GitGatewayService } from './git/index.js';
 import { projectRoutes, type ProjectStore } from './projects.js';
+import { secretsRoutes, type ProjectSecretsService } from './secrets/index.js';
 import type { TokenVerifier } from './tokens.js';
 
 export interface ApiConfig {
@@ -19,6 +20,8 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Project secrets routes (SPEC §2.4); absent: not served. */
+  secrets?: ProjectSecretsService;
   /** Git gateway and clone credential (SPEC §4.4); absent: not served. */
   gitGateway?: GitGatewayService;
   verifyToken: TokenVerifier;
@@ -58,6 +61,9 @@ export function createApp(deps: ApiDependencies): Express {
   v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
   if (deps.changeRequests) {
     v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
+  }
+  if (deps.secrets) {
+    v1.use('/projects/:projectId/secrets', secretsRoutes(deps.secrets, { namespace: deps.config.projectNamespace }));
   }
   v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
   app.use('/v1', v1);

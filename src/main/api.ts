@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
 import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
+import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { pruneMirrors } from '../git/index.js';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   const app = createApp({
     projects: store,
     changeRequests,
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
     gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
     isReady: () => store.hasSynced(),
