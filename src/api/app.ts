@@ -1,13 +1,14 @@
 // The express app factory: everything the API talks to comes in as arguments, so the
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
-import { authenticate } from './auth.js';
-import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
+import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
-import { gitRoutes, type GitGatewayService } from './git/index.js';
-import { projectRoutes, type ProjectStore } from './projects.js';
-import { secretsRoutes, type ProjectSecretsService } from './secrets/index.js';
+import { gitGroup, type GitGatewayService } from './git/index.js';
+import { mountGroups, type RouteGroup } from './groups.js';
+import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
 import type { TokenVerifier } from './tokens.js';
+import { tokensGroup, type TokenService } from './tokens/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
@@ -25,6 +26,8 @@ export interface ApiDependencies {
   /** Git gateway and clone credential (SPEC §4.4); absent: not served. */
   gitGateway?: GitGatewayService;
   verifyToken: TokenVerifier;
+  /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
+  tokens?: TokenService;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
@@ -50,25 +53,23 @@ export function createApp(deps: ApiDependencies): Express {
     app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
   }
 
-  if (deps.gitGateway) {
-    // its own auth (sandbox token, clone credential) and raw bodies: before the bearer router
-    app.use('/v1/projects/:projectId/git', gitRoutes(deps.gitGateway, { namespace: deps.config.projectNamespace }));
-  }
-
-  const v1 = express.Router();
-  // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
-  v1.use(authenticate(deps.verifyToken));
-  v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
-  if (deps.changeRequests) {
-    v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
-  }
-  if (deps.secrets) {
-    v1.use('/projects/:projectId/secrets', secretsRoutes(deps.secrets, { namespace: deps.config.projectNamespace }));
-  }
-  v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
-  app.use('/v1', v1);
+  mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });
 
   app.use(unknownRoute);
   app.use(errorHandler({ log: deps.log }));
   return app;
+}
+
+/** Every route group the API serves (src/api/<group>/index.ts); mountGroups orders them by path. */
+function routeGroups(deps: ApiDependencies): RouteGroup[] {
+  const scope = { namespace: deps.config.projectNamespace };
+  const groups = [projectsGroup(deps.projects, scope)];
+  if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.secrets) groups.push(secretsGroup(deps.secrets, scope));
+  if (deps.gitGateway) groups.push(gitGroup(deps.gitGateway, scope));
+  if (deps.tokens) {
+    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    groups.push(tokensGroup({ service: deps.tokens, projectExists }));
+  }
+  return groups;
 }

@@ -1,11 +1,13 @@
 // HTTP: routes Kubernetes REST paths to the cluster, negotiates Table output, streams watches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cluster, EventType, PatchType } from './cluster.js';
+import { openApiV3Document, openApiV3Index } from './openapi-v3.js';
 import { OPENAPI_V2_JSON, OPENAPI_V2_PROTOBUF, PROTOBUF_OPENAPI_ACCEPT, PROTOBUF_OPENAPI_CONTENT_TYPE } from './openapi.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceType } from './resources.js';
 import { ApiError, errors } from './status.js';
+import { assertBodyMediaType, assertNestingDepth, assertParsedDepth, guardRequest } from './request-guard.js';
 import type { KObject } from './status.js';
 import { toTable } from './table.js';
 import type { IncludeObject } from './table.js';
@@ -25,7 +27,11 @@ export const SERVER_VERSION = {
 const MAX_BODY = 3 * 1024 * 1024;
 const DEFAULT_WATCH_TIMEOUT_S = 1800;
 
-export interface ServerOptions { bookmarkIntervalMs: number }
+export interface ServerOptions {
+  bookmarkIntervalMs: number;
+  /** The address the server listens on: Host headers must name it or loopback (default 127.0.0.1). */
+  boundAddress?: string;
+}
 
 interface Target { t: ResourceType; ns?: string; name?: string; sub?: string; watchPath: boolean }
 
@@ -57,13 +63,16 @@ const mediaType = (req: IncomingMessage) => (req.headers['content-type'] ?? 'app
 async function parseBody(req: IncomingMessage, raw: Buffer): Promise<unknown> {
   if (raw.length === 0) return undefined;
   const type = mediaType(req);
+  assertBodyMediaType(type);
   const text = raw.toString('utf8');
+  assertNestingDepth(text);
   try {
     if (type === 'application/yaml' || type === 'application/apply-patch+yaml') {
       const { parse } = await import('yaml');
-      return parse(text);
+      const value: unknown = parse(text);
+      assertParsedDepth(value);
+      return value;
     }
-    if (type.includes('protobuf')) throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
     return JSON.parse(text);
   } catch (e) {
     if (e instanceof ApiError) throw e;
@@ -113,6 +122,7 @@ function flag(q: URLSearchParams, name: string): boolean {
 
 export function createHandler(cluster: Cluster, opts: ServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    guardRequest(req, opts.boundAddress ?? '127.0.0.1');
     const url = new URL(req.url ?? '/', 'http://localhost');
     const segs = url.pathname.split('/').filter(Boolean);
     const method = req.method ?? 'GET';
@@ -132,6 +142,12 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
         return;
       }
       return send(res, 200, OPENAPI_V2_JSON);
+    }
+    if (p === '/openapi/v3') return send(res, 200, openApiV3Index(cluster.registry));
+    if (p.startsWith('/openapi/v3/')) {
+      const doc = openApiV3Document(cluster.registry, p.slice('/openapi/v3/'.length));
+      if (!doc) throw errors.pathNotFound(url.pathname);
+      return send(res, 200, doc);
     }
     if (p === '/api') {
       return send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: req.headers.host ?? '' }] });

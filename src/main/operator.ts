@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 export const LEASE_NAME = 'svc-operator';
@@ -33,10 +34,9 @@ async function main(): Promise<void> {
     },
     log,
   });
-  manager.add(projectController({
-    mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
-    resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
-  }));
+  const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
+  manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
+  manager.addRunnable(mirrorPruner(mirrorDir));
   manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
 
   const started = Date.now();
@@ -51,9 +51,10 @@ async function main(): Promise<void> {
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
-  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();

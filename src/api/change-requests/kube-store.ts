@@ -25,19 +25,6 @@ async function stale<T>(what: string, write: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The project's host credentials from its gitCredentialsSecretRef Secret (null when it names none). */
-export async function projectGitCredentials(client: KubeClient, project: Project): Promise<GitCredentials | null> {
-  const ref = project.spec.gitCredentialsSecretRef?.name;
-  if (!ref) return null;
-  const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
-  if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
-  const data = secret.data ?? {};
-  const username = decode(data.username);
-  const password = decode(data.password) ?? decode(data.token);
-  if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
-  return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
-}
-
 export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
   const projects = client.resource<Project>(PROJECT);
   const crs = client.resource<ChangeRequest>(CHANGE_REQUEST);
@@ -57,6 +44,10 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
       return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
     },
 
+    async listProjects(namespace) {
+      return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
+    },
+
     async accountId(namespace) {
       const known = accounts.get(namespace);
       if (known) return known;
@@ -69,7 +60,17 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
       }
     },
 
-    gitCredentials: (project) => projectGitCredentials(client, project),
+    async gitCredentials(project): Promise<GitCredentials | null> {
+      const ref = project.spec.gitCredentialsSecretRef?.name;
+      if (!ref) return null;
+      const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
+      if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
+      const data = secret.data ?? {};
+      const username = decode(data.username);
+      const password = decode(data.password) ?? decode(data.token);
+      if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
+      return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
+    },
 
     async sessionExists(namespace, sessionId) {
       if (!isValidName(sessionId)) return false;

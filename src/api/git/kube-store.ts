@@ -1,7 +1,7 @@
 // GitGatewayStore over the Kubernetes API: direct reads (a Session created a moment ago is seen).
-import type { KubeClient } from '../../kube/index.js';
+import { readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
 import { PROJECT, SECRET, SESSION, isValidName, type KubeObject, type Project, type Session } from '../../resources/index.js';
-import { projectGitCredentials } from '../change-requests/index.js';
+import { CredentialsUnavailableError } from '../change-requests/store.js';
 import type { GitGatewayStore } from './service.js';
 
 /** The Session's Secret (contracts: created by the Session controller, key `sandboxToken`). */
@@ -24,6 +24,10 @@ export function kubeGitGatewayStore(client: KubeClient): GitGatewayStore {
       const value = secret?.data?.sandboxToken;
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
     },
-    gitCredentials: (project) => projectGitCredentials(client, project),
+    async gitCredentials(project) {
+      const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
+      if (!lookup.ok) throw new CredentialsUnavailableError(lookup.message);
+      return lookup.credentials;
+    },
   };
 }
