@@ -7,6 +7,7 @@ import { gitGroup, type GitGatewayService } from './git/index.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
 import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
+import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
 import { tokensGroup, type TokenService } from './tokens/index.js';
 
@@ -25,6 +26,8 @@ export interface ApiDependencies {
   secrets?: ProjectSecretsService;
   /** Git gateway and clone credential (SPEC §4.4); absent: not served. */
   gitGateway?: GitGatewayService;
+  /** Session routes and the engine proxy (issue 10); absent: not served. */
+  sessions?: SessionService;
   verifyToken: TokenVerifier;
   /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
   tokens?: TokenService;
@@ -71,5 +74,6 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
     const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
+  if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
   return groups;
 }

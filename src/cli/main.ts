@@ -11,6 +11,7 @@ import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
 import { registerSecretsCommands } from './commands/secrets.js';
+import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 
 // A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do.
@@ -31,6 +32,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerLinkCommand,
   registerDevCommand,
   registerSecretsCommands,
+  registerSessionsCommands,
   registerTokensCommands,
 ];
 

@@ -21,6 +21,7 @@ export * from './sandbox.js';
 export * from './session.js';
 export * from './session-cap.js';
 export * from './session-prompts.js';
+export * from './session-secret.js';
 export * from './trigger.js';
 export * from './triggerfire.js';
 
