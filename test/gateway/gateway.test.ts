@@ -8,9 +8,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSandboxToken, signCloneCredential } from '../../src/lib/sandbox-token.js';
 import { gitGatewayUrl } from '../../src/lib/git-credential.js';
-import { API_VERSION, SECRET, SESSION, controllerReference, type KubeObject, type Project, type Session } from '../../src/resources/index.js';
+import { API_VERSION, PROJECT, SECRET, SESSION, controllerReference, type KubeObject, type Project, type Session } from '../../src/resources/index.js';
 import { startHarness, NAMESPACE, type Harness } from '../changerequests/harness.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
+import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 
 interface Ran { code: number; stdout: string; stderr: string }
 
@@ -256,6 +257,59 @@ describe('git gateway', () => {
       expect(ran.stderr).toContain(`only its own branch ${other.id}`);
       expect(host.tip(mine.id)).toBe(before);
       expect(existsSync(path.join(host.hostDir, 'refs', 'heads', other.id))).toBe(false);
+    });
+  });
+  describe('a private host over HTTPS-like smart HTTP', () => {
+    const HOST_PASSWORD = 'host-password-never-in-a-sandbox';
+    let server: GitHttpServer;
+    let privateProject: Project;
+    let agent: TestSession;
+    let agentCredential: { username: string; password: string };
+
+    beforeAll(async () => {
+      server = await startGitHttpServer({ root: host.root, auth: { username: 'svc-bot', password: HOST_PASSWORD } });
+      await h.client.resource(SECRET).create({
+        apiVersion: 'v1', kind: 'Secret', metadata: { name: 'host-creds', namespace: NAMESPACE }, type: 'Opaque',
+        data: { username: Buffer.from('svc-bot').toString('base64'), password: Buffer.from(HOST_PASSWORD).toString('base64') },
+      } as KubeObject);
+      privateProject = await h.client.resource<Project>(PROJECT).create({
+        apiVersion: API_VERSION, kind: PROJECT.kind, metadata: { name: 'private', namespace: NAMESPACE },
+        spec: { repoUrl: `${server.url}/host.git`, defaultBranch: 'main', gitCredentialsSecretRef: { name: 'host-creds' } },
+      });
+      agent = await session(privateProject);
+      agentCredential = await (await credentialOf(agent.sandboxToken, privateProject.metadata.uid)).json() as typeof agentCredential;
+    });
+
+    afterAll(() => server?.close());
+
+    it('clones and pushes with the project\'s own credentials, which never reach the agent', async () => {
+      const url = gitGatewayUrl(h.apiUrl, privateProject.metadata.uid!);
+      const dir = path.join(host.root, 'private-agent');
+      const cloned = await git(host.root, ['clone', url, dir], agentCredential);
+      expect(cloned.code).toBe(0);
+      await gitOk(dir, ['checkout', '-q', '-b', agent.id]);
+      const sha = await commit(dir, 'private.txt', 'p\n');
+      const pushed = await git(dir, ['push', 'origin', 'HEAD'], agentCredential);
+      expect(pushed.code).toBe(0);
+      expect(host.tip(agent.id)).toBe(sha);
+      // the host saw the project's user on the relayed push, never the agent's session
+      expect(server.requests.filter((r) => r.path.endsWith('git-receive-pack')).map((r) => r.user)).toContain('svc-bot');
+      expect(server.requests.some((r) => r.user === agent.id)).toBe(false);
+      for (const text of [cloned.stdout, cloned.stderr, pushed.stdout, pushed.stderr, readFileSync(path.join(dir, '.git', 'config'), 'utf8')]) {
+        expect(text).not.toContain(HOST_PASSWORD);
+        expect(text).not.toContain(server.url);
+      }
+    });
+
+    it('says the repository cannot be reached when the project\'s credentials are wrong', async () => {
+      await h.client.resource(SECRET).replace({
+        ...(await h.client.resource(SECRET).get(NAMESPACE, 'host-creds')),
+        data: { username: Buffer.from('svc-bot').toString('base64'), password: Buffer.from('wrong').toString('base64') },
+      } as KubeObject);
+      const ran = await git(host.root, ['ls-remote', gitGatewayUrl(h.apiUrl, privateProject.metadata.uid!)], agentCredential);
+      expect(ran.code).not.toBe(0);
+      expect(ran.stderr).toContain('remote error: svc: the project repository cannot be reached');
+      expect(ran.stderr).not.toContain('wrong');
     });
   });
 });
