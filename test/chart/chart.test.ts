@@ -84,11 +84,14 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
     expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
-    expect(verbs(operator, 'secrets')).toEqual(['get']);
+    expect(verbs(operator, 'secrets')).toEqual(['create', 'get']);
+    expect(verbs(operator, 'sessions')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbs(operator, 'sandboxes')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'leases')).toEqual([]);
     const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
     expect(leader.metadata.namespace).toBe('svc-system');
     expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
+    expect(verbs(leader.rules, 'secrets')).toEqual(['create', 'delete', 'get', 'list']);
     const api = rules('ClusterRole', 'rel-svc-api');
     expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(api, 'projects/status')).toEqual(['update']);
