@@ -100,12 +100,12 @@ describe('charts/svc', () => {
     expect(verbs(api, 'namespaces')).toEqual(['get']);
     expect(verbs(operator, 'events')).toEqual(['create']);
     // Secrets: never cluster-wide for the API; token Secrets in the release namespace, git
-    // credentials read in the project namespace (test/chart/rbac-journey.test.ts runs with these)
+    // credentials, Session Secrets and project secrets in the project namespace (test/chart/rbac-journey.test.ts runs with these)
     expect(verbs(api, 'secrets')).toEqual([]);
     expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['create', 'delete', 'get', 'list', 'patch']);
-    const credentials = find(manifests, 'Role', 'rel-svc-api-git-credentials') as unknown as { metadata: { namespace: string }; rules: Rule[] };
-    expect(credentials.metadata.namespace).toBe('default');
-    expect(verbs(credentials.rules, 'secrets')).toEqual(['get']);
+    const projectSecrets = find(manifests, 'Role', 'rel-svc-api-project-secrets') as unknown as { metadata: { namespace: string }; rules: Rule[] };
+    expect(projectSecrets.metadata.namespace).toBe('default');
+    expect(verbs(projectSecrets.rules, 'secrets')).toEqual(['create', 'get', 'update']);
     for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
       for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
     }

@@ -2,8 +2,8 @@
 // Issue 14 §3: the chart's RBAC, rendered and installed by the real helm into the local cluster
 // with authorization on, is enough for the real operator and API running as their
 // ServiceAccounts (tokens from `kubectl create token`) through a whole journey: project,
-// trigger sync, a session (its sandbox run by the process provider with the fixture engine,
-// prompted, stopped), change request open/edit/request-changes/close/reopen/merge from that
+// trigger sync, project secrets, a session (its sandbox run by the process provider with the
+// fixture engine, cloning through the API's git gateway, prompted, stopped), change request open/edit/request-changes/close/reopen/merge from that
 // session, API tokens. Any
 // call the chart forgot is a 403 and fails the test; removing one verb from the chart shows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,9 +92,9 @@ beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   await start('operator', 'operator.js', {
     ...common, KUBECONFIG: sa.operator, SVC_POD_NAME: 'svc-operator-0', SVC_MIRROR_DIR: path.join(tmp, 'op-mirrors'), SVC_PROJECT_RESYNC_SECONDS: '2',
-    // sessions: the process provider runs svc-agent with the fixture engine, cloning the repository path directly
+    // sessions: the process provider runs svc-agent with the fixture engine; it clones through the API's git gateway
     SVC_SANDBOX_PROVIDER: 'process', SVC_SANDBOX_API_URL: apiUrl, SVC_SANDBOX_DIR: path.join(tmp, 'sandboxes'),
-    SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`, SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1',
+    SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
   }, /(health on port \d+)/);
   // the first API token, minted by the admin's kubeconfig (svc tokens)
   const minted = await run(process.execPath, [SVC, 'tokens', 'create', '--name', 'journey', '--write', '--capability', '*', '-n', RELEASE_NS, '--project-namespace', PROJECT_NS, '--json'], { ...process.env, KUBECONFIG: admin, HOME: tmp });
@@ -141,6 +141,16 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
       return r.body.projects?.[0]?.triggers?.length === 1 ? r : undefined;
     });
     expect(shown.body.projects[0].name).toBe('journey');
+  });
+
+  it('project secrets: set, listed without values, removed', async () => {
+    expect((await api('PUT', `/projects/${projectId}/secrets/HOOK_SECRET`, { value: 's3cret' })).status).toBe(204);
+    const listed = await api('GET', `/projects/${projectId}/secrets`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.secrets.map((x: any) => x.name)).toEqual(['HOOK_SECRET']);
+    expect(JSON.stringify(listed.body)).not.toContain('s3cret');
+    expect((await api('PUT', `/projects/${projectId}/secrets/OTHER`, { value: 'x' })).status).toBe(204);
+    expect((await api('DELETE', `/projects/${projectId}/secrets/OTHER`)).status).toBe(204);
   });
 
   let sessionId: string;
