@@ -261,7 +261,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
     children.unshift(watch(operator));
-    // "running" means both processes are up: wait for the operator's own health line too.
+    // "running" only once the operator is up too (its health line), never before a child dies
     while (!operatorUp) {
       if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');
       await new Promise((r) => setTimeout(r, 50));
