@@ -34,8 +34,12 @@ export const TriggerFireStatusSchema = z
     phase: FirePhaseSchema.optional().describe('fired, queued (waiting for capacity) or failed.'),
     reason: z.string().optional().describe('Why the fire is queued or failed.'),
     queuePosition: z.number().int().min(0).optional().describe('Position in the queue while queued.'),
+    sessionName: z.string().optional().describe('The Session the fire started (fresh) or re-prompted (reuse).'),
   })
   .describe('Observed state of a TriggerFire.');
 export type TriggerFireStatus = z.infer<typeof TriggerFireStatusSchema>;
 
 export type TriggerFire = Resource<TriggerFireSpec, TriggerFireStatus>;
+
+/** Annotation holding the 202 answer given for a webhook or manual fire, so that a redelivery gets the same one. */
+export const FIRE_ANSWER_ANNOTATION = 'svc.dev/answer';
