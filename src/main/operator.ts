@@ -2,17 +2,32 @@
 // KUBECONFIG (else in-cluster), SVC_NAMESPACE (Lease namespace), SVC_POD_NAME (Lease identity),
 // SVC_HTTP_PORT (health and metrics, default 8081; 0 = any), SVC_MIRROR_DIR,
 // SVC_PROJECT_RESYNC_SECONDS (default 30), SVC_LEASE_DURATION_SECONDS (default 15),
-// SVC_WATCH_NAMESPACE (default: all namespaces).
+// SVC_WATCH_NAMESPACE (default: all namespaces). Triggers (docs/triggers.md):
+// SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
+// SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
+// SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
+import { triggerController } from '../../controllers/trigger/controller.js';
+import { cronScheduler } from '../../controllers/trigger/scheduler.js';
+import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 export const LEASE_NAME = 'svc-operator';
+
+function schedulerMetrics(stats: ReturnType<ReturnType<typeof cronScheduler>['stats']>) {
+  return {
+    svc_trigger_timers: { help: 'cron triggers with an armed timer on this replica', value: stats.timers },
+    svc_trigger_cron_fires_total: { help: 'cron fires created by this replica', value: stats.fired },
+    svc_trigger_cron_duplicates_total: { help: 'cron fires that already existed (another replica or an earlier run created them)', value: stats.duplicates },
+    svc_trigger_missed_fires_total: { help: 'scheduled instants not fired (older than the catch-up window, or superseded by a later one)', value: stats.missed },
+  };
+}
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
@@ -37,6 +52,11 @@ async function main(): Promise<void> {
     mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
     resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
   }));
+  const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
+  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1), log }));
+  manager.add(triggerFireController({ log }));
+  const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
+  manager.addRunnable(scheduler);
   manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
 
   const started = Date.now();
@@ -47,6 +67,7 @@ async function main(): Promise<void> {
       return send(200, 'text/plain; version=0.0.4', prometheusText({
         svc_operator_leader: { help: '1 while this replica holds the Lease and runs the controllers', value: manager.isActive() ? 1 : 0 },
         svc_operator_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
+        ...schedulerMetrics(scheduler.stats()),
       }));
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
