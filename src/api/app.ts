@@ -6,18 +6,24 @@ import { changeRequestRoutes, type ChangeRequestService } from './change-request
 import { errorHandler, unknownRoute } from './errors.js';
 import { projectRoutes, type ProjectStore } from './projects.js';
 import type { TokenVerifier } from './tokens.js';
+import { triggerRoutes, type TriggerService } from './triggers/index.js';
+import { webhookRoutes } from './webhooks/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
   projectNamespace: string;
   /** Largest accepted JSON body. */
   bodyLimit?: string;
+  /** Largest accepted webhook body (default 1 MiB). */
+  webhookBodyLimit?: string | number;
 }
 
 export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Trigger routes and the webhook receiver (SPEC §4.2, §4.3); absent: not served. */
+  triggers?: TriggerService;
   verifyToken: TokenVerifier;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
@@ -44,12 +50,20 @@ export function createApp(deps: ApiDependencies): Express {
     app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
   }
 
+  // Webhooks authenticate with the trigger's secret over the raw body: before bearer auth and JSON parsing.
+  if (deps.triggers) {
+    app.use('/v1/webhooks', webhookRoutes(deps.triggers, { namespace: deps.config.projectNamespace, bodyLimit: deps.config.webhookBodyLimit }));
+  }
+
   const v1 = express.Router();
   // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
   v1.use(authenticate(deps.verifyToken));
   v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
   if (deps.changeRequests) {
     v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
+  }
+  if (deps.triggers) {
+    v1.use('/projects/:projectId/triggers', triggerRoutes(deps.triggers, { namespace: deps.config.projectNamespace }));
   }
   v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
   app.use('/v1', v1);

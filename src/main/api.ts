@@ -1,6 +1,8 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
-// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0). Triggers (docs/triggers.md):
+// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100),
+// SVC_MAX_CONCURRENT_SESSIONS (default 10).
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +10,7 @@ import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requ
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
@@ -28,12 +31,14 @@ async function main(): Promise<void> {
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
   });
+  const triggerStore = kubeTriggerStore(client, projectNamespace);
   const app = createApp({
     projects: store,
     changeRequests,
+    triggers: new TriggerService({ store: triggerStore }),
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
-    isReady: () => store.hasSynced(),
-    config: { projectNamespace },
+    isReady: () => store.hasSynced() && triggerStore.hasSynced(),
+    config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
     metrics: () => prometheusText({
       svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
       svc_api_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
@@ -50,9 +55,11 @@ async function main(): Promise<void> {
   });
   store.onProjectDeleted(() => void pruneGone());
   void store.start().then(pruneGone);
+  void triggerStore.start();
   stopOnSignal('svc api', async () => {
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     await store.stop();
+    await triggerStore.stop();
   });
 }
 
