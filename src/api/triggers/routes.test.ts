@@ -12,7 +12,7 @@ import type { TriggerStore } from './store.js';
 
 const PROJECT_ID = '0b8f2f4e-4d7a-4c39-9a53-3a3f4bb0c001';
 const SECRET = 'hook-secret';
-const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'default', uid: PROJECT_ID }, spec: { repoUrl: '/r' }, status: { triggerErrors: [{ index: 2, slug: 'Bad', messages: ['slug is invalid'] }] } };
+const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'default', uid: PROJECT_ID }, spec: { repoUrl: '/r', defaultBranch: 'main' }, status: { triggerErrors: [{ index: 2, slug: 'Bad', messages: ['slug is invalid'] }] } };
 
 function trigger(slug: string, spec: Partial<Trigger['spec']> = {}, status?: Trigger['status']): Trigger {
   return {

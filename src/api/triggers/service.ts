@@ -3,7 +3,7 @@
 // The TriggerFire controller does the rest; a fire's outcome is a Session.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  FIRE_ANSWER_ANNOTATION, LABEL_PROJECT, LABEL_TRIGGER, capReached, childName, compareFires, deliveryFireName, fireQueueDepth,
+  FIRE_ANSWER_ANNOTATION, LABEL_PROJECT, LABEL_TRIGGER, activeSessionCount, childName, compareFires, deliveryFireName, fireQueueDepth,
   holdsSlot, isPendingFire, newTriggerFire,
   type FireSource, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
@@ -47,6 +47,8 @@ export class TriggerService {
   private readonly store: TriggerStore;
   private readonly queueDepth: number;
   private readonly now: () => Date;
+  /** Fires this process created a moment ago, until its cache has them (answers must count them). */
+  private readonly recent = new Map<string, { fire: TriggerFire; until: number }>();
 
   constructor(options: TriggerServiceOptions) {
     this.store = options.store;
@@ -135,9 +137,12 @@ export class TriggerService {
       if (target && holdsSlot(target)) return { status: 'fired', session_id: target.metadata.name! };
     }
     const cap = this.store.cap(namespace);
-    const pending = this.store.fires(namespace).filter(isPendingFire);
+    const pending = this.firesWithRecent(namespace).filter(isPendingFire);
     const waiting = pending.filter((f) => f.status?.phase === 'queued');
-    if (!capReached(sessions, cap) && waiting.length === 0) {
+    // Fires not yet handled by the controller will each take a slot (unless their session exists already).
+    const sessionNames = new Set(sessions.map((s) => s.metadata.name));
+    const starting = pending.filter((f) => f.status?.phase === undefined && !sessionNames.has(f.spec.sessionName)).length;
+    if (activeSessionCount(sessions) + starting < cap && waiting.length === 0) {
       const target = trigger.spec.sessionMode === 'reuse' ? lastLiveSession(trigger, sessions) : undefined;
       return { status: 'fired', session_id: target?.metadata.name ?? sessionName };
     }
@@ -148,7 +153,15 @@ export class TriggerService {
       void this.store.recordEvent(trigger, { type: 'Warning', reason: 'QueueFull', message: `a fire was refused: ${reason}` }).catch(() => {});
       throw new ApiError(429, reason);
     }
-    return { status: 'queued', reason: `the account's concurrent-session cap (${cap}) is reached; the fire is queued at position ${waiting.length + 1} and starts when a session stops` };
+    return { status: 'queued', reason: `the account's concurrent-session cap (${cap}) is reached; the fire is queued at position ${waiting.length + starting + 1 - Math.max(0, cap - activeSessionCount(sessions))} and starts when a session stops` };
+  }
+
+  private firesWithRecent(namespace: string): TriggerFire[] {
+    const cached = this.store.fires(namespace);
+    const now = Date.now();
+    const names = new Set(cached.map((f) => f.metadata.name));
+    for (const [name, entry] of this.recent) if (entry.until < now || names.has(name)) this.recent.delete(name);
+    return [...cached, ...[...this.recent.values()].filter((e) => e.fire.metadata.namespace === namespace).map((e) => e.fire)];
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
@@ -170,6 +183,8 @@ export class TriggerService {
       throw Object.assign(new ApiError(500, 'the fire could not be recorded; try again'), { stack: `fire ${name}: ${(error as Error).stack ?? String(error)}` });
     }
     // A redelivery (also one racing on another replica) gets the answer the first delivery got.
-    return 'existing' in result ? readAnswer(result.existing) : answer;
+    if ('existing' in result) return readAnswer(result.existing);
+    this.recent.set(result.created.metadata.name!, { fire: result.created, until: Date.now() + 10_000 });
+    return answer;
   }
 }
