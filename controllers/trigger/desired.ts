@@ -109,8 +109,8 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   } else if (scheduled && spec.runAt !== undefined) {
     nextFireAt = new Date(spec.runAt).toISOString();
   }
-  if (nextFireAt) next.nextFireAt = nextFireAt;
-  else delete next.nextFireAt;
+  // undefined (not deleted): the status write merges over the stored status, and undefined removes the field
+  next.nextFireAt = nextFireAt;
   if (generation !== undefined) next.observedGeneration = generation;
 
   const condition = (type: string, status: ConditionInput['status'], reason: string, message: string): ConditionInput =>
