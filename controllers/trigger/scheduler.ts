@@ -42,6 +42,9 @@ interface Entry {
   runAtDone?: string;
   timer?: NodeJS.Timeout;
   busy?: boolean;
+  /** The next instant computed for `cacheKey`: a safety wake-up before it needs no cron evaluation. */
+  next?: Date;
+  cacheKey?: string;
 }
 
 export interface CronScheduler extends Runnable {
@@ -127,6 +130,11 @@ export function cronScheduler(options: SchedulerOptions = {}): CronScheduler {
       entry.anchor = at;
     }
     if (entry.busy) return; // the fire in flight re-evaluates when it is done
+    const cacheKey = `${key}|${trigger.status?.paused ?? false}|${trigger.status?.dormant ?? false}|${entry.anchor.getTime()}`;
+    if (entry.next && entry.cacheKey === cacheKey && at.getTime() < entry.next.getTime()) {
+      if (mine === epoch) arm(id, entry, entry.next.getTime() - at.getTime());
+      return;
+    }
     const dormant = trigger.status?.dormant || (trigger.spec.runAt !== undefined && entry.runAtDone === trigger.spec.runAt);
     const decision = decide(trigger.spec, { anchor: entry.anchor, dormant, paused: trigger.status?.paused }, at, { catchUpMs });
     if (decision.missed && !decision.fire) entry.runAtDone = trigger.spec.runAt;
@@ -163,6 +171,8 @@ export function cronScheduler(options: SchedulerOptions = {}): CronScheduler {
       return;
     }
     if (mine !== epoch) return;
+    entry.next = decision.next ?? undefined;
+    entry.cacheKey = `${key}|${trigger.status?.paused ?? false}|${trigger.status?.dormant ?? false}|${entry.anchor.getTime()}`;
     if (decision.next) arm(id, entry, decision.next.getTime() - now().getTime());
     else if (entry.timer) { clearTimeout(entry.timer); entry.timer = undefined; stats.timers--; }
   }
