@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_BIN := node_modules/.bin
 
-.PHONY: help install build generate verify lint typecheck test ci dev bench clean
+.PHONY: help install build generate verify lint typecheck test ci dev bench clean image
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -17,15 +17,17 @@ node_modules/.package-lock.json: package-lock.json package.json
 
 install: node_modules/.package-lock.json ## install the locked dependencies
 
-build: install ## compile TypeScript to dist/
+build: install ## compile TypeScript to dist/, bundle the CLI and the dashboard
 	$(NPM_BIN)/tsc -p tsconfig.build.json
 	node src/cli/bundle.mjs
+	node web/build.mjs
 
 lint: install ## eslint, including the import fences of DESIGN.md §5
 	$(NPM_BIN)/eslint .
 
-typecheck: install ## tsc --noEmit over sources, tests and benchmarks
+typecheck: install ## tsc --noEmit over sources, tests and benchmarks (and the dashboard's browser code)
 	$(NPM_BIN)/tsc -p tsconfig.json --noEmit
+	$(NPM_BIN)/tsc -p web/tsconfig.json
 
 test: build ## run every test; ends with "N passed, N failed"
 	node scripts/test.mjs
@@ -44,6 +46,13 @@ dev: build ## run the whole system on this machine (local cluster, operator, API
 
 bench: build ## run the benchmarks in bench/ and update docs/benchmarks.md
 	@for b in bench/*/main.ts; do echo "== $$b"; $(NPM_BIN)/tsx $$b || exit 1; done
+
+# The operator/API image; the chart's defaults (image.repository, appVersion) name the same one.
+IMAGE ?= ghcr.io/svc-dev/svc
+TAG ?= $(shell node -p "require('./package.json').version")
+image: ## build the operator/API image (needs Docker): make image IMAGE=registry/svc TAG=x, then docker push
+	docker build -f images/svc/Dockerfile -t $(IMAGE):$(TAG) .
+	@echo "built $(IMAGE):$(TAG); push it with: docker push $(IMAGE):$(TAG)"
 
 clean: ## remove build output
 	rm -rf dist

@@ -3,10 +3,13 @@ import { defineConfig } from 'vitest/config';
 // Unit tests live beside the code (*.test.ts); integration tests in test/.
 export default defineConfig({
   test: {
-    include: ['eslint-rules/**/*.test.ts', 'src/**/*.test.ts', 'controllers/**/*.test.ts', 'daemon/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['eslint-rules/**/*.test.ts', 'src/**/*.test.ts', 'controllers/**/*.test.ts', 'daemon/**/*.test.ts', 'test/**/*.test.ts', 'web/**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // The in-process API, operator and git tests use repositories on this machine, as `svc dev`
+    // does; the tests of the refusal start their processes without it.
+    env: { SVC_ALLOW_LOCAL_REPOS: '1' },
   },
 });

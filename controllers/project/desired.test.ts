@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Project, TriggerEntry } from '../../src/resources/index.js';
+import { getCondition, type Project, type TriggerEntry } from '../../src/resources/index.js';
+import { redact } from '../../src/git/index.js';
 import { desiredTriggers, eventsFor, nextStatus, planTriggers, statusChanged, triggerEntryFromManifest, type Observation } from './desired.js';
 
 const SHA1 = '1'.repeat(40);
@@ -62,8 +63,9 @@ describe('nextStatus', () => {
     const status = nextStatus(project(undefined, { 'svc.dev/refresh': 'r1' }), read([nightly, hook]), T0);
     expect(status).toMatchObject({
       defaultBranchSha: SHA1, observedGeneration: 1, lastRefreshToken: 'r1', lastRefreshTime: '2026-01-01T00:00:00Z',
-      manifest: { file: 'svc.yaml', version: 2, valid: false, issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }] },
+      manifest: { file: 'svc.yaml', version: 2, valid: false, issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }], summary: 'invalid (v2)' },
       triggers: ['nightly', 'on_push'],
+      triggerCount: 2,
       triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
     });
     const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c]));
@@ -96,6 +98,9 @@ describe('nextStatus', () => {
     expect(invalid.conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('/default_agent: required');
     const missing = nextStatus(project(), { kind: 'read', sha: SHA2, manifest: null, triggers: [], triggerErrors: [] }, T0);
     expect(missing.conditions!.find((c) => c.type === 'ManifestValid')).toMatchObject({ status: 'False', reason: 'ManifestMissing' });
+    expect(missing.manifest?.summary).toBe('missing');
+    const clean: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], triggerErrors: [], manifest: { file: 'svc.yaml', version: 2, valid: true, parsed: true, issues: [] } };
+    expect(nextStatus(project(), clean, T0)).toMatchObject({ manifest: { summary: 'valid (v2)' }, triggerCount: 1 });
   });
 });
 
@@ -119,5 +124,23 @@ describe('credentials in the repository URL', () => {
       expect(text).not.toContain('s3cret-pass');
       expect(text).toContain('https://***@git.example/web.git');
     }
+  });
+
+  it('redacts token query parameters and warns in a condition and an Event while the URL carries one', () => {
+    const secretUrl = 'https://gitlab.example/g/web.git?private_token=glpat-SECRET';
+    const withSecret: Project = { ...project(), spec: { repoUrl: secretUrl, defaultBranch: 'main' } };
+    const unreachable = nextStatus(withSecret, { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${redact(secretUrl)}` }, T0);
+    const reachable = nextStatus(withSecret, read([nightly]), T0);
+    for (const status of [unreachable, reachable]) {
+      expect(JSON.stringify(status)).not.toContain('glpat-SECRET');
+      expect(getCondition(status.conditions, 'RepoUrlCredentialFree')).toMatchObject({ status: 'False', reason: 'CredentialInRepoUrl' });
+    }
+    const events = eventsFor(undefined, reachable, null);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'CredentialInRepoUrl' }));
+    expect(JSON.stringify(events)).not.toContain('glpat-SECRET');
+    // cleaned up: the condition turns True; a URL that never had one gets no such condition
+    const cleaned = nextStatus({ ...withSecret, status: reachable, spec: { repoUrl: 'https://gitlab.example/g/web.git', defaultBranch: 'main' } }, read([nightly]), T0);
+    expect(getCondition(cleaned.conditions, 'RepoUrlCredentialFree')?.status).toBe('True');
+    expect(getCondition(nextStatus(project(), read([nightly]), T0).conditions, 'RepoUrlCredentialFree')).toBeUndefined();
   });
 });

@@ -1,15 +1,21 @@
 // Pure desired-state code of the Project controller: what the Triggers should be, what the
 // status and conditions say, and which Events a change deserves. No I/O here.
 import {
-  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, setCondition, triggerName,
+  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, kubeTime, setCondition, triggerName,
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
 import { redact } from '../../src/git/index.js';
+import { jsonEqual } from '../../src/lib/json.js';
+import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
+import { urlCarriesCredential } from '../../src/lib/redact-url.js';
+
+export { planIsEmpty, statusChanged } from '../../src/runtime/index.js';
+export { triggerEntryFromManifest } from '../../src/triggers/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
-  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' }
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' }
   | { kind: 'branch-missing'; sha: null }
   | {
     kind: 'read';
@@ -23,29 +29,6 @@ export type Observation =
 export interface ProjectEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
 const short = (sha: string) => sha.slice(0, 12);
-
-/** The normalized trigger entry (snake_case, from src/manifest) as a Trigger spec entry. */
-export function triggerEntryFromManifest(entry: Record<string, unknown>): TriggerEntry {
-  const pick = (...keys: string[]) => keys.map((k) => entry[k]).find((v) => v !== undefined && v !== null);
-  const out: Record<string, unknown> = {
-    slug: entry.slug,
-    type: entry.type,
-    prompt: pick('prompt', 'prompt_template'),
-    name: pick('name') ?? entry.slug,
-    agent: pick('agent', 'agent_name') ?? 'default',
-    sessionMode: String(pick('session_mode', 'sessionMode') ?? 'fresh').toLowerCase(),
-    enabled: pick('enabled') ?? true,
-    timezone: pick('timezone') ?? 'UTC',
-  };
-  const optional: [string, unknown][] = [
-    ['model', pick('model')],
-    ['cron', pick('cron', 'schedule')],
-    ['runAt', pick('run_at', 'runAt')],
-    ['secretEnv', pick('secret_env', 'secretEnv')],
-  ];
-  for (const [key, value] of optional) if (value !== undefined) out[key] = value;
-  return out as TriggerEntry;
-}
 
 /** The Trigger resources a project should own for `entries` (one per valid manifest entry). */
 export function desiredTriggers(project: Project, entries: readonly TriggerEntry[]): Trigger[] {
@@ -63,41 +46,12 @@ export function desiredTriggers(project: Project, entries: readonly TriggerEntry
   }));
 }
 
-export interface TriggerPlan {
-  create: Trigger[];
-  /** Existing name -> the spec it should have. */
-  update: Trigger[];
-  delete: Trigger[];
-}
+/** Triggers to create, update (by name, to the desired spec) and delete. */
+export type TriggerPlan = ChildPlan<Trigger>;
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)]));
-  }
-  return value;
-}
-
-/** Makes `existing` (the Triggers the project owns) match `desired` exactly. */
+/** Makes `existing` (the Triggers the project owns) match `desired` exactly (spec and the project label). */
 export function planTriggers(existing: readonly Trigger[], desired: readonly Trigger[]): TriggerPlan {
-  const byName = new Map(existing.map((t) => [t.metadata.name!, t]));
-  const wanted = new Set(desired.map((t) => t.metadata.name!));
-  const plan: TriggerPlan = { create: [], update: [], delete: [] };
-  for (const want of desired) {
-    const have = byName.get(want.metadata.name!);
-    if (!have) plan.create.push(want);
-    else if (!sameJson(have.spec, want.spec) || have.metadata.labels?.[LABEL_PROJECT] !== want.metadata.labels?.[LABEL_PROJECT]) plan.update.push(want);
-  }
-  for (const have of existing) if (!wanted.has(have.metadata.name!)) plan.delete.push(have);
-  return plan;
-}
-
-export function planIsEmpty(plan: TriggerPlan): boolean {
-  return plan.create.length + plan.update.length + plan.delete.length === 0;
+  return planChildren(existing, desired);
 }
 
 /** Whether the reconcile may change the Triggers: only after a successful read of a parsable manifest (or none). */
@@ -135,6 +89,11 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   return { usable: true, condition: condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${at} is valid`, generation) };
 }
 
+/** What `kubectl get projects` shows in the Manifest column: validity and version. */
+export function manifestSummary(m: { valid: boolean; version: number | null }): string {
+  return `${m.valid ? 'valid' : 'invalid'}${m.version !== null ? ` (v${m.version})` : ''}`;
+}
+
 /**
  * The next status for `observation`. An unreachable repository or a missing branch keeps the
  * last good manifest, triggers and SHA and only says why in the conditions.
@@ -161,10 +120,13 @@ export function nextStatus(project: Project, observation: Observation, now: Date
     set(manifest.condition);
     next.defaultBranchSha = observation.sha;
     const m = observation.manifest;
-    next.manifest = m ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues } as ManifestStatus : { valid: false, issues: [] };
+    next.manifest = m
+      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues, summary: manifestSummary(m) } as ManifestStatus
+      : { valid: false, issues: [], summary: 'missing' };
     if (triggersAreKnown(observation)) {
       next.triggers = observation.triggers.map((t) => t.slug).sort();
       next.triggerErrors = observation.triggerErrors;
+      next.triggerCount = next.triggers.length;
     }
     const count = next.triggers?.length ?? 0;
     if (manifest.usable) {
@@ -173,18 +135,20 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       set(condition('Ready', 'False', manifest.condition.reason, manifest.condition.message, generation));
     }
   }
+  // A credential in spec.repoUrl is used, but said loudly: it belongs in the credentials Secret.
+  if (urlCarriesCredential(project.spec.repoUrl)) {
+    set(condition('RepoUrlCredentialFree', 'False', 'CredentialInRepoUrl', `spec.repoUrl carries a credential (userinfo or a token query parameter): move it into a Secret named by spec.gitCredentialsSecretRef and remove it from the URL`, generation));
+  } else if (getCondition(conditions, 'RepoUrlCredentialFree')) {
+    set(condition('RepoUrlCredentialFree', 'True', 'NoCredentialInRepoUrl', 'spec.repoUrl carries no credential', generation));
+  }
   next.conditions = conditions;
   if (generation !== undefined) next.observedGeneration = generation;
   if (refresh !== undefined) next.lastRefreshToken = refresh;
   // Stamped only when something else changed, so a reconcile that finds nothing new writes nothing.
   const { lastRefreshTime: _ignored, ...rest } = next;
   const { lastRefreshTime: _previous, ...previousRest } = previous;
-  if (!sameJson(rest, previousRest) && observation.kind === 'read') next.lastRefreshTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (!jsonEqual(rest, previousRest) && observation.kind === 'read') next.lastRefreshTime = kubeTime(now);
   return next;
-}
-
-export function statusChanged(previous: ProjectStatus | undefined, next: ProjectStatus): boolean {
-  return !sameJson(previous ?? {}, next);
 }
 
 /** Events worth a line in `kubectl describe project` for the change from `before` to `after`. */
@@ -194,6 +158,8 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const now = (type: string) => getCondition(after.conditions, type);
   const changed = (type: string) => was(type)?.status !== now(type)?.status || was(type)?.reason !== now(type)?.reason || was(type)?.message !== now(type)?.message;
 
+  const urlCredential = now('RepoUrlCredentialFree');
+  if (urlCredential?.status === 'False' && changed('RepoUrlCredentialFree')) events.push({ type: 'Warning', reason: urlCredential.reason, message: urlCredential.message });
   const reach = now('RepositoryReachable');
   if (reach?.status === 'False' && changed('RepositoryReachable')) events.push({ type: 'Warning', reason: 'RepositoryUnreachable', message: reach.message });
   if (reach?.status === 'True' && was('RepositoryReachable')?.status === 'False') events.push({ type: 'Normal', reason: 'RepositoryReachable', message: 'the repository is reachable again' });
@@ -203,7 +169,7 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const manifest = now('ManifestValid');
   if (manifest?.status === 'False' && manifest.reason !== 'InvalidTriggerEntries' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
   if (manifest?.status === 'True' && was('ManifestValid')?.status === 'False') events.push({ type: 'Normal', reason: 'ManifestValid', message: manifest.message });
-  if (after.triggerErrors?.length && !sameJson(before?.triggerErrors ?? [], after.triggerErrors)) {
+  if (after.triggerErrors?.length && !jsonEqual(before?.triggerErrors ?? [], after.triggerErrors)) {
     const list = after.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join(', ')}`).join('; ');
     events.push({ type: 'Warning', reason: 'InvalidTriggers', message: `invalid trigger entries skipped: ${list}` });
   }
@@ -216,4 +182,29 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
     events.push({ type: 'Normal', reason: 'TriggersSynced', message: parts.join('; ') });
   }
   return events;
+}
+
+/** What the Project controller observes: one read of the repository and the Triggers it owns now. */
+export interface ProjectObservation {
+  repository: Observation;
+  ownedTriggers: Trigger[];
+}
+
+/**
+ * The Project kind's pure reconcile: Triggers to apply (only after a successful read of a
+ * parsable manifest, or none), the status, the Events, and the next re-read after `resyncMs`.
+ */
+export function projectOutcome(project: Project, observed: ProjectObservation, now: Date, resyncMs: number): Outcome<ProjectStatus> & { plan: TriggerPlan | null } {
+  const observation = observed.repository;
+  const plan = triggersAreKnown(observation) && observation.kind === 'read'
+    ? planTriggers(observed.ownedTriggers, desiredTriggers(project, observation.triggers))
+    : null;
+  const status = nextStatus(project, observation, now);
+  return {
+    status,
+    events: eventsFor(project.status, status, plan),
+    requeueAfter: resyncMs,
+    children: plan ? [{ type: TRIGGER, plan }] : [],
+    plan,
+  };
 }

@@ -1,13 +1,17 @@
 // The express app factory: everything the API talks to comes in as arguments, so the
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
-import { authenticate } from './auth.js';
-import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
+import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
+import { dashboardGroup, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
-import { projectRoutes, type ProjectStore } from './projects.js';
+import { mountGroups, type RouteGroup } from './groups.js';
+import { meGroup } from './me/index.js';
+import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
-import { triggerRoutes, type TriggerService } from './triggers/index.js';
-import { webhookRoutes } from './webhooks/index.js';
+import { tokensGroup, type TokenService } from './tokens/index.js';
+import { triggersGroup, type TriggerService } from './triggers/index.js';
+import { webhooksGroup } from './webhooks/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
@@ -22,15 +26,21 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Session routes and the engine proxy (issue 10); absent: not served. */
+  sessions?: SessionService;
   /** Trigger routes and the webhook receiver (SPEC §4.2, §4.3); absent: not served. */
   triggers?: TriggerService;
   verifyToken: TokenVerifier;
+  /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
+  tokens?: TokenService;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
   /** Prometheus text served at GET /metrics (outside /v1). */
   metrics?: () => string;
   log?: (message: string) => void;
+  /** The web dashboard's build output, served at `/`; absent: not served. */
+  dashboard?: DashboardOptions;
 }
 
 export function createApp(deps: ApiDependencies): Express {
@@ -50,25 +60,27 @@ export function createApp(deps: ApiDependencies): Express {
     app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
   }
 
-  // Webhooks authenticate with the trigger's secret over the raw body: before bearer auth and JSON parsing.
-  if (deps.triggers) {
-    app.use('/v1/webhooks', webhookRoutes(deps.triggers, { namespace: deps.config.projectNamespace, bodyLimit: deps.config.webhookBodyLimit }));
-  }
-
-  const v1 = express.Router();
-  // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
-  v1.use(authenticate(deps.verifyToken));
-  v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
-  if (deps.changeRequests) {
-    v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
-  }
-  if (deps.triggers) {
-    v1.use('/projects/:projectId/triggers', triggerRoutes(deps.triggers, { namespace: deps.config.projectNamespace }));
-  }
-  v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
-  app.use('/v1', v1);
+  mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });
 
   app.use(unknownRoute);
   app.use(errorHandler({ log: deps.log }));
   return app;
+}
+
+/** Every route group the API serves (src/api/<group>/index.ts); mountGroups orders them by path. */
+function routeGroups(deps: ApiDependencies): RouteGroup[] {
+  const scope = { namespace: deps.config.projectNamespace };
+  const groups = [projectsGroup(deps.projects, scope), meGroup()];
+  if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.dashboard) groups.push(dashboardGroup(deps.dashboard));
+  if (deps.tokens) {
+    const projectExists = async (uid: string) => (await deps.projects.getProject(scope.namespace, uid)) !== undefined;
+    groups.push(tokensGroup({ service: deps.tokens, projectExists }));
+  }
+  if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
+  if (deps.triggers) {
+    groups.push(triggersGroup(deps.triggers, scope));
+    groups.push(webhooksGroup(deps.triggers, { ...scope, bodyLimit: deps.config.webhookBodyLimit }));
+  }
+  return groups;
 }

@@ -1,8 +1,7 @@
 // `svc triggers ls --project|fire|fires|resume` over the REST API; formatting is pure (exported for tests).
-import { createApiClient, type ApiClient } from './api-client.js';
+import { createApiClient, withApiErrors, type ApiClient } from './api-client.js';
 import { CliError, formatTable, printJson, printLines } from './output.js';
 import { linkedProject, resolveProject } from './commands/link.js';
-import { withApiErrors } from './commands/cr.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

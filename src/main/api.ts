@@ -1,18 +1,26 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0). Triggers (docs/triggers.md):
-// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100),
-// SVC_MAX_CONCURRENT_SESSIONS (default 10).
+// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100).
+import { existsSync } from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
+import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
-import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { createLogger } from '../lib/log.js';
+import { defaultSessionCap } from '../resources/index.js';
+import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -25,19 +33,31 @@ async function main(): Promise<void> {
   // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
+  // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
+  const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client),
+    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
+    deliverFeedback: (project, sessionId, feedback) => sessions.deliverFeedback(project, sessionId, feedback),
+    // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
+    claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
+    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   });
-  const triggerStore = kubeTriggerStore(client, projectNamespace);
+  // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
+  const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
+  // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
+  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env) }) });
   const app = createApp({
+    dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
-    triggers: new TriggerService({ store: triggerStore }),
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
-    isReady: () => store.hasSynced() && triggerStore.hasSynced(),
+    sessions,
+    triggers,
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    tokens: new TokenService(kubeTokenStore(client, namespace)),
+    isReady: () => store.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
     metrics: () => prometheusText({
       svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
@@ -45,22 +65,40 @@ async function main(): Promise<void> {
     }),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
+  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
-  // a deleted Project's mirror goes, and at start those of Projects deleted while we were away
-  const pruneGone = () => pruneMirrors(mirrorDir, () => store.projectUids()).catch((error: Error) => {
-    process.stderr.write(`svc api: removing mirrors of deleted projects failed: ${error.message}\n`);
+  // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
+  const pruner = mirrorPruner(mirrorDir);
+  const log = createLogger((line) => process.stderr.write(`svc api: ${line}\n`));
+  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log }));
+  // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
+  const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
+    process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
   });
-  store.onProjectDeleted(() => void pruneGone());
-  void store.start().then(pruneGone);
-  void triggerStore.start();
+  void settleClaims();
+  const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);
+  sweep.unref();
   stopOnSignal('svc api', async () => {
+    clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    pruner.stop();
     await store.stop();
-    await triggerStore.stop();
   });
+}
+
+/**
+ * Bound to loopback (`svc dev`), only Host headers naming loopback reach the app: a web page
+ * cannot use DNS rebinding to talk to it. A deployment (0.0.0.0 behind a Service) takes any Host.
+ */
+function loopbackOnly(host: string, app: http.RequestListener): http.RequestListener {
+  if (!isLoopbackBinding(host)) return app;
+  return (req, res) => {
+    if (hostAllowed(req.headers.host, host)) return app(req, res);
+    res.writeHead(403, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `Host ${JSON.stringify(req.headers.host ?? '')} is refused: this API listens on ${host} and answers only to loopback names` }));
+  };
 }
 
 main().catch(fatal('svc api'));

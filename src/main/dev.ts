@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
+import { assertPortFree } from './ports.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -35,6 +36,14 @@ export interface DevOptions {
   namespace?: string;
   /** Resync interval of the Project controller (default 30 s). */
   projectResyncSeconds?: number;
+  /** svc-agent's engine command in every sandbox (default: the pinned opencode). */
+  engineCommand?: string;
+  /** The concurrent-session cap of the namespace (SVC_MAX_CONCURRENT_SESSIONS). */
+  maxSessions?: number;
+  /** Idle timeout of sessions in seconds (SVC_IDLE_TIMEOUT). */
+  idleTimeoutSeconds?: number;
+  /** Sandbox provider (default process). */
+  provider?: 'process' | 'kubernetes';
   log?: (line: string) => void;
 }
 
@@ -126,6 +135,19 @@ async function ensureAdminToken(base: string, namespace: string, previous: strin
 
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
+/** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS'];
+
+/** The session settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
+function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process', SVC_ALLOW_LOCAL_REPOS: '1' };
+  if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
+  if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
+  if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
+  for (const name of DAEMON_TUNABLES) if (process.env[name]) env[name] = process.env[name];
+  return env;
+}
+
 function startChild(name: string, script: string, env: NodeJS.ProcessEnv, log: (line: string) => void, onLine?: (line: string) => void): Child {
   const child = spawn(process.execPath, [path.join(MAIN_DIR, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const forward = (chunk: Buffer) => {
@@ -171,6 +193,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   const envPath = path.join(dataDir, 'env');
   const previousEnv = parseEnvFile(await readFile(envPath, 'utf8').catch(() => ''));
 
+  // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
+  await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
+  await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
   const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
   const children: Child[] = [];
   let stopping = false;
@@ -198,26 +223,24 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       KUBECONFIG: kubeconfigPath,
       SVC_NAMESPACE: namespace,
       SVC_PROJECT_NAMESPACE: namespace,
+      // dev works on repositories of this machine; a deployment never sets it (docs/dev.md)
+      SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
+      ...sessionEnv(options),
     };
-    children.push(watch(startChild('operator', 'operator.js', {
-      ...baseEnv,
-      SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
-      SVC_HTTP_PORT: '0',
-      SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
-      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
-    }, log)));
     let apiPort = options.apiPort;
+    let listened = false;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
     // each process its own mirror dir: a process removes the mirrors of Projects it does not see
     const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors') }, log, (line) => {
       const m = listening.exec(line);
-      if (m) apiPort = Number(m[1]);
+      if (m) { apiPort = Number(m[1]); listened = true; }
     });
     children.push(watch(api));
     const apiBase = await (async () => {
-      // With --api-port 0 the child picks the port and prints it.
-      while (apiPort === 0) {
+      // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
+      // polling the port alone could reach another server that holds it.
+      while (!listened || apiPort === 0) {
         if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -225,10 +248,22 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     })();
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
+    // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
+    children.unshift(watch(startChild('operator', 'operator.js', {
+      ...baseEnv,
+      SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
+      SVC_HTTP_PORT: '0',
+      SVC_HTTP_HOST: '127.0.0.1',
+      SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
+      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
+      SVC_SANDBOX_API_URL: apiUrl,
+      SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
+    }, log)));
     await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
+      `  dashboard:  ${apiBase}/  (sign in with the admin token: ${token})`,
       `  cluster:    ${cluster.url}`,
       `  kubeconfig: ${kubeconfigPath}`,
       '',

@@ -2,8 +2,11 @@
 // KUBECONFIG (else in-cluster), SVC_NAMESPACE (Lease namespace), SVC_POD_NAME (Lease identity),
 // SVC_HTTP_PORT (health and metrics, default 8081; 0 = any), SVC_MIRROR_DIR,
 // SVC_PROJECT_RESYNC_SECONDS (default 30), SVC_LEASE_DURATION_SECONDS (default 15),
-// SVC_WATCH_NAMESPACE (default: all namespaces). Triggers (docs/triggers.md):
-// SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
+// SVC_WATCH_NAMESPACE (default: all namespaces). Sessions (docs/sessions.md): SVC_SANDBOX_PROVIDER
+// (process), SVC_SANDBOX_API_URL (the API the sandboxes reach, ending in /v1), SVC_SANDBOX_DIR
+// (the process provider's folders), SVC_ENGINE_COMMAND, SVC_IDLE_TIMEOUT (seconds, default 1800),
+// SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
+// Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
 // SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10).
 import http from 'node:http';
@@ -11,12 +14,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
+import { sandboxController } from '../../controllers/sandbox/controller.js';
+import { sessionController } from '../../controllers/session/controller.js';
 import { triggerController } from '../../controllers/trigger/controller.js';
 import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+import { sandboxSettingsFromEnv } from './sandboxes.js';
 
 export const LEASE_NAME = 'svc-operator';
 
@@ -48,10 +55,19 @@ async function main(): Promise<void> {
     },
     log,
   });
-  manager.add(projectController({
-    mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
-    resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
+  const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
+  manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
+  manager.addRunnable(mirrorPruner(mirrorDir));
+  const sandboxes = await sandboxSettingsFromEnv();
+  manager.add(sessionController({
+    mirrorDir,
+    apiUrl: sandboxes.apiUrl,
+    repoUrl: sandboxes.repoUrl,
+    provider: sandboxes.provider.name,
+    tokenNamespace: envString('SVC_NAMESPACE', config.namespace),
+    idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
   }));
+  manager.add(sandboxController({ provider: sandboxes.provider }));
   const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
   manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1), log }));
   manager.add(triggerFireController({ log }));
@@ -72,12 +88,14 @@ async function main(): Promise<void> {
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
-  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();
+    await sandboxes.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 }

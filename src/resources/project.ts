@@ -27,6 +27,7 @@ export const ProjectSpecSchema = z
       'Secret whose keys are the project secrets injected into sandboxes (SPEC §2.4).',
     ).optional(),
     sandbox: SandboxTemplateSchema.optional().describe('Sandbox defaults for this project.'),
+    idleTimeoutSeconds: z.number().int().min(1).optional().describe('A running session whose sandbox shows no activity this long (while its engine is idle) is stopped; default: the operator setting SVC_IDLE_TIMEOUT (30 min).'),
   })
   .describe('Desired state of a Project.');
 export type ProjectSpec = z.infer<typeof ProjectSpecSchema>;
@@ -47,6 +48,7 @@ export const ManifestStatusSchema = z
     version: z.number().int().optional().describe('svc_version of the manifest.'),
     valid: z.boolean().describe('Whether the manifest passes validation.'),
     issues: z.array(ManifestIssueSchema).default([]).describe('Validation issues; empty when valid.'),
+    summary: z.string().optional().describe('For people (the Manifest printer column): "valid (v2)", "invalid (v1)" or "missing".'),
   })
   .describe('The default-branch manifest as last read.');
 export type ManifestStatus = z.infer<typeof ManifestStatusSchema>;
@@ -70,6 +72,7 @@ export const ProjectStatusSchema = z
       .optional()
       .describe('Slugs of the valid triggers of the default-branch manifest.'),
     triggerErrors: z.array(TriggerErrorSchema).optional().describe('Invalid trigger entries.'),
+    triggerCount: z.number().int().min(0).optional().describe('How many valid triggers (the Triggers printer column).'),
     lastRefreshTime: timestamp().optional().describe('When the repository was last read successfully.'),
     lastRefreshToken: z
       .string()

@@ -1,4 +1,6 @@
-// Pure trigger logic: templates, variables per source, webhook authentication, schedules.
+// Pure trigger logic on the resource shape (TriggerEntry): the manifest conversion, templates,
+// variables per source, webhook authentication, schedules.
+export { triggerEntryFromManifest } from './entry.js';
 export { lookup, renderTemplate } from './template.js';
 export { cronVariables, manualVariables, webhookBody, webhookVariables, type CronFireInput, type ManualFireInput, type TemplateVariables, type WebhookFireInput } from './variables.js';
 export { authenticateWebhook, presentedToken, signWebhookBody, type WebhookAuthResult } from './webhook-auth.js';

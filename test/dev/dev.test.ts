@@ -2,6 +2,8 @@
 // kubectl, curl-like REST calls and the svc CLI, and restarted on the same dir.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +51,27 @@ describe('svc dev', () => {
     expect(dev.output()).toContain(`source ${path.join(dev.dataDir, 'env')}`);
   });
 
+  it('keeps its surfaces on loopback: the API refuses a foreign Host, the operator health port and cluster journal are private', async () => {
+    const api = new URL(dev.apiUrl);
+    const status = (host: string) => new Promise<number>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: api.port, path: '/healthz', headers: { host } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+    });
+    expect(await status(`evil.example:${api.port}`)).toBe(403);
+    expect(await status(`localhost:${api.port}`)).toBe(200);
+    const healthPort = Number(/health on port (\d+) of 127\.0\.0\.1/.exec(dev.output())?.[1]);
+    expect(healthPort).toBeGreaterThan(0);
+    const external = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    const connects = (host: string) => new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host, port: healthPort });
+      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => resolve(false));
+    });
+    expect(await connects('127.0.0.1')).toBe(true);
+    if (external) expect(await connects(external)).toBe(false);
+    expect(statSync(path.join(dev.dataDir, 'cluster')).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(dev.dataDir, 'cluster', 'journal.ndjson')).mode & 0o777).toBe(0o600);
+  });
+
   it('kubectl get crds lists the six svc.dev CRDs', async () => {
     const names = (await kubectl('get', 'crds', '-o', 'name')).trim().split('\n').filter((n) => n.endsWith('.svc.dev')).sort();
     expect(names).toEqual(['changerequests', 'projects', 'sandboxes', 'sessions', 'triggerfires', 'triggers'].map((p) => `customresourcedefinition.apiextensions.k8s.io/${p}.svc.dev`));
@@ -60,7 +83,8 @@ describe('svc dev', () => {
     await waitFor('project example Ready', async () => (await readyOf('example')) === 'True');
     const table = await kubectl('get', 'projects');
     expect(table.split('\n')[0]).toMatch(/NAME\s+READY\s+BRANCH\s+MANIFEST\s+TRIGGERS/);
-    expect(table).toMatch(/example\s+True\s+main/);
+    // MANIFEST: validity and version (one trigger entry is invalid); TRIGGERS: a count
+    expect(table).toMatch(/example\s+True\s+main\s+invalid \(v2\)\s+2\s/);
     expect((await kubectl('get', 'triggers', '-o', 'name')).trim().split('\n').sort()).toEqual(['trigger.svc.dev/example-nightly', 'trigger.svc.dev/example-on-push']);
     const triggers = await kubectl('get', 'triggers');
     expect(triggers).toMatch(/example-nightly\s+cron\s+0 0 3 \* \* \*/);

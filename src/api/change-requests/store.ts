@@ -3,13 +3,8 @@
 import type { GitCredentials } from '../../git/index.js';
 import type { ChangeRequest, ChangeRequestStatus, Project } from '../../resources/index.js';
 
-/** A write lost a race (resourceVersion precondition failed): re-read and decide again. */
-export class StaleWriteError extends Error {
-  constructor(what: string) {
-    super(`${what} changed concurrently`);
-    this.name = 'StaleWriteError';
-  }
-}
+/** A write lost a race (resourceVersion precondition failed): re-read and decide again. The kube layer's one Conflict error. */
+export { ConflictError as StaleWriteError } from '../../kube/index.js';
 
 /** A ChangeRequest with this number already exists (the counter was behind). */
 export class NumberTakenError extends Error {
@@ -36,6 +31,8 @@ export interface ChangeRequestEvent {
 export interface ChangeRequestStore {
   /** The Project of the namespace with this uid. */
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
+  /** Every Project of the namespace that is not being deleted. */
+  listProjects(namespace: string): Promise<Project[]>;
   /** The namespace's uid (SPEC account_id), or null when it cannot be read. */
   accountId(namespace: string): Promise<string | null>;
   /** Credentials from the Project's git credentials Secret; null when it names none. */

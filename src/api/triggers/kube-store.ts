@@ -1,62 +1,64 @@
-// The trigger store over the cluster: informer caches for reads (synced before the API is
-// ready), the client for writes. A fire create that meets an existing name reads it back live.
-import { Informer, isAlreadyExists, type KubeClient } from '../../kube/index.js';
+// The trigger store over the cluster: Projects, Triggers, TriggerFires and Sessions from the
+// API's shared cache (synced before the API is ready); the webhook secret and the Namespace's
+// cap annotation read live (GET; kept one second, so a burst of deliveries costs one read).
+// A fire create that meets an existing name reads that fire back live.
+import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
 import {
-  NAMESPACE, PROJECT, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, controllerOf, defaultSessionCap, sessionCap,
+  NAMESPACE, PROJECT, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, defaultSessionCap, sessionCap,
   type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import type { TriggerStore } from './store.js';
 
-export interface KubeTriggerStore extends TriggerStore {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  hasSynced(): boolean;
-}
-
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
-export function kubeTriggerStore(client: KubeClient, namespace: string, options: { defaultCap?: number } = {}): KubeTriggerStore {
+/** A one-second memo of live reads, keyed by namespace/name. */
+function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, ttlMs = 1000) {
+  const memo = new Map<string, { at: number; value: Promise<T> }>();
+  return (namespace: string, name: string): Promise<T> => {
+    const key = `${namespace}/${name}`;
+    const hit = memo.get(key);
+    if (hit && Date.now() - hit.at < ttlMs) return hit.value;
+    const value = read(namespace, name);
+    memo.set(key, { at: Date.now(), value });
+    value.catch(() => memo.delete(key));
+    return value;
+  };
+}
+
+export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: number } = {}): TriggerStore {
   const defaultCap = options.defaultCap ?? defaultSessionCap();
-  const projects = new Informer<Project>(client, PROJECT, { namespace });
-  const triggers = new Informer<Trigger>(client, TRIGGER, { namespace });
-  const fires = new Informer<TriggerFire>(client, TRIGGER_FIRE, { namespace });
-  const sessions = new Informer<Session>(client, SESSION, { namespace });
-  const secrets = new Informer<SecretObject>(client, SECRET, { namespace });
-  const namespaces = new Informer<KubeObject>(client, NAMESPACE, { fieldSelector: `metadata.name=${namespace}` });
-  const all = [projects, triggers, fires, sessions, secrets, namespaces] as Informer<KubeObject>[];
-  const fireClient = client.resource<TriggerFire>(TRIGGER_FIRE);
-  const triggerClient = client.resource<Trigger>(TRIGGER);
-  const projectClient = client.resource<Project>(PROJECT);
-  const sessionClient = client.resource<Session>(SESSION);
+  const projects = cache.resource<Project>(PROJECT);
+  const triggers = cache.resource<Trigger>(TRIGGER);
+  const fires = cache.resource<TriggerFire>(TRIGGER_FIRE);
+  const sessions = cache.resource<Session>(SESSION);
+  const secretClient = cache.client.resource<SecretObject>(SECRET);
+  const namespaceClient = cache.client.resource<KubeObject>(NAMESPACE);
+  const readSecret = shortLived(async (ns, name) => {
+    try { return await secretClient.get(ns, name); } catch (error) { if (isNotFound(error)) return undefined; throw error; }
+  });
+  const readNamespace = shortLived(async (_ns, name) => namespaceClient.find('', name));
   return {
-    async start() { await Promise.all(all.map((i) => i.start())); },
-    async stop() { await Promise.all(all.map((i) => i.stop())); },
-    hasSynced: () => all.every((i) => i.hasSynced()),
-    project(ns, uid) {
-      const found = projects.list(ns).find((p) => p.metadata.uid === uid);
-      return found && projectClient.decode(found);
+    project(_ns, uid) {
+      const found = projects.byUid(uid);
+      return found && projects.client.decode(found);
     },
-    triggers(project) {
-      return triggers.list(project.metadata.namespace)
-        .filter((t) => controllerOf(t)?.uid === project.metadata.uid)
-        .map((t) => triggerClient.decode(t));
-    },
-    secretValue(ns, secretName, key) {
-      const value = secrets.get(ns, secretName)?.data?.[key];
+    triggers: (project) => triggers.ownedBy(project).map((t) => triggers.client.decode(t)),
+    async secretValue(ns, secretName, key) {
+      const value = (await readSecret(ns, secretName))?.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
     },
-    sessions: (ns) => sessions.list(ns).map((s) => sessionClient.decode(s)),
+    sessions: (ns) => sessions.list(ns).map((s) => sessions.client.decode(s)),
     fires: (ns) => fires.list(ns),
-    cap: (ns) => sessionCap(namespaces.get(undefined, ns)?.metadata.annotations, defaultCap),
+    cap: async (ns) => sessionCap((await readNamespace('', ns))?.metadata.annotations, defaultCap),
     async createFire(fire) {
       try {
-        return { created: await fireClient.create(fire) };
+        return { created: await fires.create(fire) };
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
-        return { existing: await fireClient.get(fire.metadata.namespace!, fire.metadata.name!) };
+        return { existing: await fires.client.get(fire.metadata.namespace!, fire.metadata.name!) };
       }
     },
-    resume: (trigger, token) => triggerClient.mergePatch(trigger.metadata.namespace!, trigger.metadata.name!, { metadata: { annotations: { [RESUME_ANNOTATION]: token } } }),
-    recordEvent: (obj, event) => client.recordEvent(obj, event),
+    resume: (trigger, token) => triggers.mergePatch(trigger.metadata.namespace!, trigger.metadata.name!, { metadata: { annotations: { [RESUME_ANNOTATION]: token } } }),
+    recordEvent: (obj, event) => cache.client.recordEvent(obj, event),
   };
 }

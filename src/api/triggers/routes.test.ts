@@ -34,10 +34,10 @@ const events: string[] = [];
 const store: TriggerStore = {
   project: (_ns, uid) => (uid === PROJECT_ID ? project : undefined),
   triggers: () => triggers,
-  secretValue: (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
+  secretValue: async (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
   sessions: () => sessions,
   fires: () => fires,
-  cap: () => cap,
+  cap: async () => cap,
   async createFire(fire) {
     if (failCreate) throw new Error('etcd is down, password=hunter2');
     const existing = fires.find((f) => f.metadata.name === fire.metadata.name);
@@ -61,7 +61,7 @@ const logged: string[] = [];
 
 beforeAll(async () => {
   const app = createApp({
-    projects: { listProjects: async () => [], createProject: async (p) => p, listTriggers: async () => new Map() },
+    projects: { listProjects: async () => [], getProject: async () => undefined, createProject: async (p) => p, triggersOf: async () => [] },
     triggers: new TriggerService({ store, queueDepth: 2 }),
     verifyToken: async (token) => tokens[token] ?? null,
     isReady: () => true,

@@ -4,7 +4,7 @@ import { Router, type Request, type Response } from 'express';
 import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { badRequest } from '../errors.js';
-import { serializeTrigger } from '../kube-store.js';
+import { serializeTrigger } from '../projects/serialize.js';
 import { parseUuid } from '../change-requests/validate.js';
 import type { TriggerFire } from '../../resources/index.js';
 import type { TriggerService } from './service.js';

@@ -95,14 +95,14 @@ export class TriggerService {
    * The webhook trigger a delivery is for, in the SPEC's order: 404 (project, trigger, disabled,
    * not a webhook), then 409 (its secret not configured). Returns the secret for authentication.
    */
-  webhookTarget(namespace: string, projectId: string, slug: string): { project: Project; trigger: Trigger; secret: string } {
+  async webhookTarget(namespace: string, projectId: string, slug: string): Promise<{ project: Project; trigger: Trigger; secret: string }> {
     const project = this.project(namespace, projectId);
     if (!project) throw notFound('not found');
     const trigger = this.trigger(project, slug);
     if (!trigger || trigger.spec.type !== 'webhook' || !trigger.spec.enabled) throw notFound('not found');
     if (trigger.status?.paused) throw notFound(`trigger ${slug} is paused after failed fires; resume it with \`svc triggers resume ${slug}\``);
     const secretsName = project.spec.secretsSecretRef?.name ?? `${project.metadata.name}-secrets`;
-    const secret = this.store.secretValue(namespace, secretsName, trigger.spec.secretEnv ?? '');
+    const secret = await this.store.secretValue(namespace, secretsName, trigger.spec.secretEnv ?? '');
     if (!secret) throw new ApiError(409, `the project secret ${trigger.spec.secretEnv} named by secret_env is not configured`);
     return { project, trigger, secret };
   }
@@ -129,14 +129,14 @@ export class TriggerService {
   }
 
   /** The answer for a new fire: queued at the cap (or behind queued fires), else fired. 429 beyond the queue depth. */
-  private answerFor(trigger: Trigger, sessionName: string): FireAnswer {
+  private async answerFor(trigger: Trigger, sessionName: string): Promise<FireAnswer> {
     const namespace = trigger.metadata.namespace!;
     const sessions = this.store.sessions(namespace);
     if (trigger.spec.sessionMode === 'reuse') {
       const target = lastLiveSession(trigger, sessions);
       if (target && holdsSlot(target)) return { status: 'fired', session_id: target.metadata.name! };
     }
-    const cap = this.store.cap(namespace);
+    const cap = await this.store.cap(namespace);
     const pending = this.firesWithRecent(namespace).filter(isPendingFire);
     const waiting = pending.filter((f) => f.status?.phase === 'queued');
     // Fires not yet handled by the controller will each take a slot (unless their session exists already).
@@ -166,7 +166,7 @@ export class TriggerService {
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
     const sessionName = randomUUID();
-    const answer = this.answerFor(trigger, sessionName);
+    const answer = await this.answerFor(trigger, sessionName);
     const name = deliveryId
       ? deliveryFireName(trigger.metadata.name!, deliveryId)
       : childName(trigger.metadata.name!, `${source === 'manual' ? 'm' : 'w'}-${firedAt.getTime()}-${randomBytes(3).toString('hex')}`);

@@ -8,11 +8,11 @@ export interface TriggerStore {
   /** The Triggers the project owns. */
   triggers(project: Project): Trigger[];
   /** The value of one key of a Secret, if the Secret and the key exist. */
-  secretValue(namespace: string, secretName: string, key: string): string | undefined;
+  secretValue(namespace: string, secretName: string, key: string): Promise<string | undefined>;
   sessions(namespace: string): Session[];
   fires(namespace: string): TriggerFire[];
   /** The account's concurrent-session cap. */
-  cap(namespace: string): number;
+  cap(namespace: string): Promise<number>;
   /** Creates the fire; resolves with `existing` when a fire of that name is already there. */
   createFire(fire: TriggerFire): Promise<{ created: TriggerFire } | { existing: TriggerFire }>;
   /** Marks the trigger for resume (svc.dev/resume annotation). */

@@ -6,6 +6,7 @@
 import express, { Router, type Request } from 'express';
 import { SLUG_PATTERN } from '../../resources/index.js';
 import { badRequest } from '../errors.js';
+import type { RouteGroup } from '../groups.js';
 import type { TriggerService } from '../triggers/index.js';
 
 export interface WebhookRoutesConfig {
@@ -21,17 +22,25 @@ export function webhookRoutes(service: TriggerService, config: WebhookRoutesConf
   const router = Router();
   const rawBody = express.raw({ type: () => true, limit: config.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT });
 
-  router.post('/projects/:projectId/:slug', (req, res, next) => {
+  router.post('/projects/:projectId/:slug', async (req, res, next) => {
     const { projectId, slug } = req.params;
     if (!UUID.test(projectId) || !SLUG_PATTERN.test(slug)) throw badRequest('malformed project id or trigger slug');
-    res.locals.target = service.webhookTarget(config.namespace, projectId.toLowerCase(), slug);
+    res.locals.target = await service.webhookTarget(config.namespace, projectId.toLowerCase(), slug);
     next();
   }, rawBody, async (req: Request, res) => {
-    const { trigger, secret } = res.locals.target as ReturnType<TriggerService['webhookTarget']>;
+    const { trigger, secret } = res.locals.target as Awaited<ReturnType<TriggerService['webhookTarget']>>;
     const request = { headers: req.headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
     service.authenticate(request, secret);
     res.status(202).json(await service.fireWebhook(trigger, request));
   });
 
   return router;
+}
+
+/**
+ * The webhook route group: no API token (the trigger's secret authenticates), and no body parser
+ * of the group: the route reads the raw bytes itself, after the 400/404/409 checks.
+ */
+export function webhooksGroup(service: TriggerService, config: WebhookRoutesConfig): RouteGroup {
+  return { path: '/v1/webhooks', auth: 'none', body: 'none', router: webhookRoutes(service, config) };
 }

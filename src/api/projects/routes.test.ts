@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors.js';
-import { parseCreateProject, projectResource, serializeProject } from './projects.js';
+import { ApiError } from '../errors.js';
+import { parseCreateProject, projectResource, serializeProject } from './routes.js';
 
 function problemOf(body: unknown): string {
   try {
@@ -59,6 +59,13 @@ describe('serializeProject', () => {
       description: null, default_branch_sha: null, manifest: null, triggers: [], trigger_errors: [], conditions: [],
       created_at: '2026-01-01T00:00:00Z',
     });
+  });
+
+  it('shows repo_url without userinfo or credential query parameters (the spec keeps them)', () => {
+    const url = 'https://bot:pa55word@gitlab.example/g/web.git?private_token=glpat-SECRET&ref=main';
+    const project = projectResource({ name: 'web', repo_url: url, default_branch: 'main' }, 'default');
+    expect(serializeProject(project).repo_url).toBe('https://***@gitlab.example/g/web.git?private_token=***&ref=main');
+    expect(project.spec.repoUrl).toBe(url);
   });
 
   it('maps the status and sorts triggers by slug', () => {
