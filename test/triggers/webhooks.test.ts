@@ -73,7 +73,9 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-triggers-'));
   repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'svc.yaml': manifest() });
-  dev = await startDev({ dataDir: path.join(tmp, 'dev') });
+  // Sessions started by fires run for real (the Session controller is part of svc dev) on the light fixture engine.
+  const engine = `'${process.execPath}' --import tsx '${path.join(REPO_ROOT, 'test/fixtures/engine/main.ts')}' --port {port}`;
+  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: ['--engine-command', engine] });
   const project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'hooks' }, spec: { repoUrl: repo, defaultBranch: 'main' } };
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(project));
   await kubectl('create', 'secret', 'generic', 'hooks-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
@@ -107,6 +109,7 @@ describe('webhook receiver', () => {
     });
     expect(s.metadata.labels).toMatchObject({ 'svc.dev/project': 'hooks', 'svc.dev/trigger': 'hooks-hook' });
     expect(s.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Project', name: 'hooks' });
+    await stopSession(s.metadata.name);
   });
 
   it('refuses with the SPEC statuses and writes nothing', async () => {
@@ -197,20 +200,32 @@ describe('reuse mode', () => {
     const id = first.body.session_id as string;
     expect((await session(id)).spec.initialPrompt).toBe('again 1');
     await waitFor('the API to see the session', async () => (await webhook('reuse-hook', '{"n":2}', signed('{"n":2}', { 'x-svc-delivery': 'reuse-2' }))).body.session_id === id);
-    const prompts = await waitFor('the second prompt pending on the session', async () => {
-      const raw = (await getJson<Obj>('session', id)).metadata.annotations?.['svc.dev/pending-prompts'];
-      const list = raw ? JSON.parse(raw) as { text: string; source: string }[] : [];
-      return list.some((p) => p.text === 'again 2') ? list : undefined;
+    // the second fire re-prompted the first session (the Session controller then delivers the prompt and clears it)
+    await waitFor('the second fire to re-prompt the session', async () => {
+      const fire = (await firesOf('hooks-reuse-hook')).find((f) => f.spec.deliveryId === 'reuse-2');
+      return fire?.status?.phase === 'fired' && fire.status.sessionName === id;
     });
-    expect(prompts.find((p) => p.text === 'again 2')).toMatchObject({ source: 'trigger' });
     expect(await sessionsOf('hooks-reuse-hook')).toHaveLength(1);
 
     await stopSession(id);
-    const third = await webhook('reuse-hook', '{"n":3}', signed('{"n":3}'));
-    expect(third.body).toEqual({ status: 'fired', session_id: id });
-    await waitFor('the stopped session to be woken with the third prompt', async () => {
+    // stopped, not failed (the Session controller, when it runs, stops its sandbox first)
+    const stopped = await waitFor('the session to stop', async () => {
       const s = await getJson<Obj>('session', id);
-      return s.spec.desiredState === 'running' && (s.metadata.annotations?.['svc.dev/pending-prompts'] ?? '').includes('again 3');
+      return s.status?.status === undefined || s.status.status === 'stopped' || s.status.status === 'failed' ? s : undefined;
+    });
+    const third = await webhook('reuse-hook', '{"n":3}', signed('{"n":3}'));
+    if (stopped.status?.status === 'failed') {
+      // The Session controller gave up on it (SPEC §2.5: a dead session is not reused): a fresh one.
+      expect(third.body).toEqual({ status: 'fired', session_id: expect.not.stringMatching(id) });
+      await session(third.body.session_id as string);
+      await stopSession(third.body.session_id as string);
+      return;
+    }
+    expect(third.body).toEqual({ status: 'fired', session_id: id });
+    await waitFor('the stopped session to be woken by the third fire', async () => {
+      const s = await getJson<Obj>('session', id);
+      const fire = (await firesOf('hooks-reuse-hook')).find((f) => (f.spec.variables as { body?: { n?: number } }).body?.n === 3);
+      return s.spec.desiredState === 'running' && fire?.status?.phase === 'fired' && fire.status.sessionName === id;
     });
     expect(await sessionsOf('hooks-reuse-hook')).toHaveLength(1);
     await stopSession(id);
@@ -260,6 +275,6 @@ describe('manifest changes', () => {
     commitFiles(repo, { 'svc.yaml': withoutHook }, 'drop the hook trigger');
     await kubectl('annotate', 'project', 'hooks', `svc.dev/refresh=${Date.now()}`, '--overwrite');
     await waitFor('the hook trigger to be gone', async () => (await webhook('hook', '{}', signed('{}'))).status === 404);
-    expect((await webhook('queue-hook', '{}', { 'x-svc-token': 'wrong' })).status).toBe(401);
+    expect((await webhook('manual', '{}', { 'x-svc-token': 'wrong' })).status).toBe(401);
   });
 });
