@@ -1,6 +1,6 @@
 // The trigger store over the cluster: Projects, Triggers, TriggerFires and Sessions from the
 // API's shared cache (synced before the API is ready); the webhook secret and the Namespace's
-// cap annotation read live (GET; kept one second, so a burst of deliveries costs one read).
+// cap annotation read live (GET), then served from memory and refreshed in the background each second.
 // A fire create that meets an existing name reads that fire back live.
 import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
 import {
@@ -11,17 +11,31 @@ import type { TriggerStore } from './store.js';
 
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
-/** A one-second memo of live reads, keyed by namespace/name. */
+/**
+ * Live reads kept briefly: the first read of a key waits; later ones get the last value at once
+ * and, when it is older than `ttlMs`, refresh it in the background (a burst of deliveries costs
+ * no extra round trip; a rotated secret or a changed cap is seen within about a second).
+ */
 function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, ttlMs = 1000) {
-  const memo = new Map<string, { at: number; value: Promise<T> }>();
+  const memo = new Map<string, { at: number; value: Promise<T>; refreshing?: boolean }>();
+  const load = (key: string, namespace: string, name: string) => {
+    const value = read(namespace, name);
+    value.then(() => memo.set(key, { at: Date.now(), value }), () => memo.delete(key));
+    return value;
+  };
   return (namespace: string, name: string): Promise<T> => {
     const key = `${namespace}/${name}`;
     const hit = memo.get(key);
-    if (hit && Date.now() - hit.at < ttlMs) return hit.value;
-    const value = read(namespace, name);
-    memo.set(key, { at: Date.now(), value });
-    value.catch(() => memo.delete(key));
-    return value;
+    if (!hit) {
+      const value = load(key, namespace, name);
+      memo.set(key, { at: Date.now(), value, refreshing: true });
+      return value;
+    }
+    if (Date.now() - hit.at >= ttlMs && !hit.refreshing) {
+      hit.refreshing = true;
+      void load(key, namespace, name).catch(() => {});
+    }
+    return hit.value;
   };
 }
 
