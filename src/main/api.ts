@@ -1,13 +1,17 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
+import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
+import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
@@ -41,9 +45,14 @@ async function main(): Promise<void> {
     claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   });
+  // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
+  const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
   const app = createApp({
+    dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     sessions,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
