@@ -249,7 +249,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
     // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
-    children.unshift(watch(startChild('operator', 'operator.js', {
+    let operatorUp: () => void = () => {};
+    const operatorListening = new Promise<void>((resolve) => { operatorUp = resolve; });
+    const operator = watch(startChild('operator', 'operator.js', {
       ...baseEnv,
       SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
       SVC_HTTP_PORT: '0',
@@ -258,7 +260,10 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
       SVC_SANDBOX_API_URL: apiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
-    }, log)));
+    }, log, (line) => { if (line.includes('health on port')) operatorUp(); }));
+    children.unshift(operator);
+    // "running" only once the operator serves its health port (or has died: dev then stops)
+    await Promise.race([operatorListening, operator.exited]);
     await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
     log([
       'svc dev is running.',
