@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
-import { PROJECT_OPTION, projectIdFor } from './link.js';
+import { resolveProjectId } from './link.js';
 
 /** A change request as the REST API serializes it. */
 export type CrView = SerializedChangeRequest;
@@ -73,7 +73,7 @@ interface Context { client: ApiClient; projectId: string; base: string }
 
 async function context(projectOption: string | undefined): Promise<Context> {
   const client = createApiClient();
-  const projectId = await projectIdFor(client, projectOption);
+  const projectId = await resolveProjectId(client, projectOption);
   return { client, projectId, base: `/projects/${projectId}/change-requests` };
 }
 
@@ -85,6 +85,8 @@ async function findCr(ctx: Context, ref: string): Promise<CrView> {
   if (!found) throw new CliError(`no change request #${parsed.number} in this project`, EXIT.invalid);
   return found;
 }
+
+export const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
 
 const act = apiAction;
 

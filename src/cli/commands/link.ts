@@ -35,16 +35,6 @@ export async function linkedProject(cwd = process.cwd()): Promise<string | null>
   }
 }
 
-/** The `--project` option of the commands that act on one project. */
-export const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
-
-/** The project a command acts on: --project (id or name), else SVC_PROJECT_ID, else the linked one. */
-export async function projectIdFor(client: ApiClient, projectOption: string | undefined): Promise<string> {
-  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
-  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
-  return UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
-}
-
 /** A project by id or by name, as the API knows it. */
 export async function resolveProject(client: ApiClient, ref: string): Promise<ProjectSummary> {
   if (UUID.test(ref)) return (await client.request<{ project: ProjectSummary }>('GET', `/projects/${ref}`)).project;
@@ -52,6 +42,13 @@ export async function resolveProject(client: ApiClient, ref: string): Promise<Pr
   const found = projects.find((p) => p.name === ref);
   if (!found) throw new CliError(`no project named ${ref} (svc projects ls lists them)`, EXIT.invalid);
   return found;
+}
+
+/** The project a command acts on: `--project` (id or name), else SVC_PROJECT_ID, else the linked one. */
+export async function resolveProjectId(client: ApiClient, projectOption: string | undefined): Promise<string> {
+  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
+  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
+  return UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
 }
 
 export function registerLinkCommand(program: Command): void {

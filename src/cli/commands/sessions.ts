@@ -5,7 +5,8 @@ import type { Command } from 'commander';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
-import { PROJECT_OPTION, projectIdFor } from './link.js';
+import { PROJECT_OPTION } from './cr.js';
+import { resolveProjectId } from './link.js';
 
 /** A session as the REST API serializes it. */
 export type SessionView = SerializedSession;
@@ -55,7 +56,7 @@ interface Context { client: ApiClient; base: string }
 
 async function context(projectOption: string | undefined): Promise<Context> {
   const client = createApiClient();
-  return { client, base: `/projects/${await projectIdFor(client, projectOption)}/sessions` };
+  return { client, base: `/projects/${await resolveProjectId(client, projectOption)}/sessions` };
 }
 
 function sessionId(value: string): string {
