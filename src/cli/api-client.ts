@@ -80,3 +80,8 @@ export async function withApiErrors<R>(body: () => Promise<R>): Promise<R> {
     throw new CliError(`${error.message}${tag}${detail}`, EXIT.invalid);
   }
 }
+
+/** A commander action run through withApiErrors. */
+export function apiAction(action: (...args: never[]) => Promise<void>) {
+  return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
+}

@@ -100,3 +100,24 @@ export interface SerializedToken {
   created_by: string | null;
   last_used_at: string | null;
 }
+
+/** A session (issue 10, DESIGN §4 "Interfaces pinned"). */
+export interface SerializedSession {
+  id: string;
+  project_id: string;
+  status: string;
+  desired_state: 'running' | 'stopped';
+  agent: string;
+  model: string | null;
+  base_ref: string;
+  base_sha: string | null;
+  branch: string | null;
+  trigger: string | null;
+  created_by: string | null;
+  created_at: string | null;
+  last_activity_at: string | null;
+  reason: string | null;
+  initial_prompt: string | null;
+  pending_prompts: number;
+  sandbox_state: string | null;
+}

@@ -43,8 +43,8 @@ describe('helm install charts/svc', () => {
     const objects = (await kubectl('-n', 'svc-system', 'get', 'deployments,services,serviceaccounts,roles,rolebindings', '-l', 'app.kubernetes.io/instance=svc', '-o', 'name')).trim().split('\n').sort();
     expect(objects).toEqual([
       'deployment.apps/svc-api', 'deployment.apps/svc-operator',
-      'role.rbac.authorization.k8s.io/svc-api-tokens', 'role.rbac.authorization.k8s.io/svc-operator-leader',
-      'rolebinding.rbac.authorization.k8s.io/svc-api-tokens', 'rolebinding.rbac.authorization.k8s.io/svc-operator-leader',
+      'role.rbac.authorization.k8s.io/svc-api-tokens', 'role.rbac.authorization.k8s.io/svc-operator-leader', 'role.rbac.authorization.k8s.io/svc-operator-tokens',
+      'rolebinding.rbac.authorization.k8s.io/svc-api-tokens', 'rolebinding.rbac.authorization.k8s.io/svc-operator-leader', 'rolebinding.rbac.authorization.k8s.io/svc-operator-tokens',
       'service/svc-api', 'serviceaccount/svc-api', 'serviceaccount/svc-operator',
     ]);
     expect(await kubectl('get', 'clusterroles', 'svc-operator', 'svc-api', '-o', 'name')).toContain('clusterrole.rbac.authorization.k8s.io/svc-operator');

@@ -1,4 +1,4 @@
-// Sessions through `svc dev` (the built CLI, a local repository, the fixture engine): the SPEC
+// Sessions through `svc dev` (the built CLI, a local repository cloned through the git gateway, the fixture engine): the SPEC
 // §2.6 environment as the engine sees it, stop and wake by prompt, the idle sweep, an engine that
 // cannot start, a missing base ref, the cap (429), 401/403 on every route, and an operator killed
 // with SIGKILL (the sandbox is found again, never doubled).
@@ -15,7 +15,7 @@ import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
 let dev: DevInstance;
 let repo: string;
 let devArgs: string[];
-const extraEnv = { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '50' };
+const extraEnv = { SVC_ENGINE_RESTART_BACKOFF_MS: '50' };
 const projects: Record<string, string> = {};
 
 interface SessionView { id: string; status: string; reason: string | null; branch: string | null; base_sha: string | null; sandbox_state: string | null; initial_prompt: string | null; agent: string; model: string | null }
@@ -115,7 +115,7 @@ describe('sessions through svc dev', () => {
       SVC_SESSION_ID: first.id,
       SVC_BRANCH_NAME: first.id,
       SVC_HEAD_REF: first.id,
-      SVC_REPO_URL: repo,
+      SVC_REPO_URL: `${dev.apiUrl}/projects/${projects.demo}/git`,
       SVC_DEFAULT_BRANCH: 'main',
       SVC_BASE_REF: 'main',
       SVC_SERVICE_PORT: '8000',

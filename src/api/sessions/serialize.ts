@@ -1,25 +1,9 @@
 // The REST shape of a session (DESIGN §4 "Interfaces pinned"; snake_case).
+import type { SerializedSession } from '../../lib/rest-shapes.js';
 import type { Sandbox, Session } from '../../resources/index.js';
 
-export interface SerializedSession {
-  id: string;
-  project_id: string;
-  status: string;
-  desired_state: 'running' | 'stopped';
-  agent: string;
-  model: string | null;
-  base_ref: string;
-  base_sha: string | null;
-  branch: string | null;
-  trigger: string | null;
-  created_by: string | null;
-  created_at: string | null;
-  last_activity_at: string | null;
-  reason: string | null;
-  initial_prompt: string | null;
-  pending_prompts: number;
-  sandbox_state: string | null;
-}
+export type { SerializedSession };
+
 
 export function serializeSession(session: Session, projectId: string, options: { sandbox?: Sandbox | null; triggerSlug?: string | null; pendingPrompts?: number } = {}): SerializedSession {
   const status = session.status ?? {};

@@ -3,7 +3,7 @@
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
 import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
-import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
+import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { resolveProjectId } from './link.js';
 
@@ -88,9 +88,7 @@ async function findCr(ctx: Context, ref: string): Promise<CrView> {
 
 export const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
 
-function act(action: (...args: never[]) => Promise<void>) {
-  return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
-}
+const act = apiAction;
 
 export function registerCrCommands(program: Command): void {
   const cr = program.command('cr').description('change requests: the only way work reaches the default branch (SVC_API_URL, SVC_CLI_TOKEN)');

@@ -2,30 +2,14 @@
 // comes from --project, else SVC_PROJECT_ID, else the `svc projects link`ed repository.
 // Formatting is pure.
 import type { Command } from 'commander';
-import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
+import type { SerializedSession } from '../../lib/rest-shapes.js';
+import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
-import { linkedProject, resolveProject } from './link.js';
+import { PROJECT_OPTION } from './cr.js';
+import { resolveProjectId } from './link.js';
 
 /** A session as the REST API serializes it. */
-export interface SessionView {
-  id: string;
-  project_id: string;
-  status: string;
-  desired_state: string;
-  agent: string;
-  model: string | null;
-  base_ref: string;
-  base_sha: string | null;
-  branch: string | null;
-  trigger: string | null;
-  created_by: string | null;
-  created_at: string | null;
-  last_activity_at: string | null;
-  reason: string | null;
-  initial_prompt: string | null;
-  pending_prompts: number;
-  sandbox_state: string | null;
-}
+export type SessionView = SerializedSession;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -72,10 +56,7 @@ interface Context { client: ApiClient; base: string }
 
 async function context(projectOption: string | undefined): Promise<Context> {
   const client = createApiClient();
-  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
-  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
-  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
-  return { client, base: `/projects/${projectId}/sessions` };
+  return { client, base: `/projects/${await resolveProjectId(client, projectOption)}/sessions` };
 }
 
 function sessionId(value: string): string {
@@ -83,11 +64,7 @@ function sessionId(value: string): string {
   return value.toLowerCase();
 }
 
-const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
-
-function act(action: (...args: never[]) => Promise<void>) {
-  return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
-}
+const act = apiAction;
 
 function show(session: SessionView, json: boolean | undefined): void {
   if (json) printJson(session);
