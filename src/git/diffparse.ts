@@ -9,6 +9,8 @@ export interface DiffFile {
   deletions: number;
   /** True for binary files; their additions and deletions are 0. */
   binary: boolean;
+  /** True when the file's part of the patch was cut at a diff limit (patch-limit.ts). */
+  truncated: boolean;
 }
 
 const RAW_HEADER = /^:\d{6} \d{6} [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/;
@@ -28,7 +30,7 @@ export function parseRawNumstat(output: string): DiffFile[] {
   for (; i + 1 < tokens.length; i += 2) {
     const header = RAW_HEADER.exec(tokens[i]!);
     if (!header) break;
-    files.push({ path: tokens[i + 1]!, status: statusOf(header[1]!), additions: 0, deletions: 0, binary: false });
+    files.push({ path: tokens[i + 1]!, status: statusOf(header[1]!), additions: 0, deletions: 0, binary: false, truncated: false });
   }
   for (const file of files) {
     const stat = NUMSTAT.exec(tokens[i++] ?? '');

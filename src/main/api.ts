@@ -10,7 +10,7 @@ import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requ
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
-import { pruneMirrors } from '../git/index.js';
+import { DEFAULT_PATCH_LIMITS, pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
     claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
+    // docs/change-requests.md "Diff limits"
+    diffLimits: { maxFileBytes: envInt('SVC_DIFF_MAX_FILE_BYTES', DEFAULT_PATCH_LIMITS.maxFileBytes, 1), maxTotalBytes: envInt('SVC_DIFF_MAX_TOTAL_BYTES', DEFAULT_PATCH_LIMITS.maxTotalBytes, 1) },
   });
   const app = createApp({
     projects: store,
