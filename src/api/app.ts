@@ -5,7 +5,9 @@ import { changeRequestsGroup, type ChangeRequestService } from './change-request
 import { errorHandler, unknownRoute } from './errors.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
+import { tokensGroup, type TokenService } from './tokens/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
@@ -18,7 +20,11 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Session routes and the engine proxy (issue 10); absent: not served. */
+  sessions?: SessionService;
   verifyToken: TokenVerifier;
+  /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
+  tokens?: TokenService;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
@@ -56,5 +62,10 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
   const scope = { namespace: deps.config.projectNamespace };
   const groups = [projectsGroup(deps.projects, scope)];
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.tokens) {
+    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    groups.push(tokensGroup({ service: deps.tokens, projectExists }));
+  }
+  if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
   return groups;
 }

@@ -9,9 +9,12 @@ import path from 'node:path';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
+import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { DEFAULT_PATCH_LIMITS, pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
@@ -25,11 +28,14 @@ async function main(): Promise<void> {
   // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
+  // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
+  const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   const changeRequests = new ChangeRequestService({
     store: kubeChangeRequestStore(client),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
+    deliverFeedback: (project, sessionId, feedback) => sessions.deliverFeedback(project, sessionId, feedback),
     // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
     claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
@@ -39,7 +45,9 @@ async function main(): Promise<void> {
   const app = createApp({
     projects: store,
     changeRequests,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
+    sessions,
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
     metrics: () => prometheusText({
