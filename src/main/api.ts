@@ -1,21 +1,27 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
+import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
+import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
-import { DEFAULT_PATCH_LIMITS, pruneMirrors } from '../git/index.js';
+import { DEFAULT_PATCH_LIMITS } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -31,7 +37,7 @@ async function main(): Promise<void> {
   // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
   const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client),
+    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
@@ -42,9 +48,14 @@ async function main(): Promise<void> {
     // docs/change-requests.md "Diff limits"
     diffLimits: { maxFileBytes: envInt('SVC_DIFF_MAX_FILE_BYTES', DEFAULT_PATCH_LIMITS.maxFileBytes, 1), maxTotalBytes: envInt('SVC_DIFF_MAX_TOTAL_BYTES', DEFAULT_PATCH_LIMITS.maxTotalBytes, 1) },
   });
+  // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
+  const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
   const app = createApp({
+    dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     sessions,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
@@ -60,12 +71,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
-  // a deleted Project's mirror goes, and at start those of Projects deleted while we were away
-  const pruneGone = () => pruneMirrors(mirrorDir, () => store.projectUids()).catch((error: Error) => {
-    process.stderr.write(`svc api: removing mirrors of deleted projects failed: ${error.message}\n`);
-  });
-  store.onProjectDeleted(() => void pruneGone());
-  void store.start().then(pruneGone);
+  // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
+  const pruner = mirrorPruner(mirrorDir);
+  const log = createLogger((line) => process.stderr.write(`svc api: ${line}\n`));
+  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log }));
   // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
   const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
     process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
@@ -76,6 +85,7 @@ async function main(): Promise<void> {
   stopOnSignal('svc api', async () => {
     clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    pruner.stop();
     await store.stop();
   });
 }
