@@ -10,6 +10,9 @@ import { median, percentile, writeSection } from '../lib/report.js';
 import { benchRepo, MERGE_BRANCHES } from './generate.js';
 import { restBenchmark } from './rest.js';
 
+// The benchmark's repositories are local paths, as under `svc dev` (docs/dev.md).
+process.env.SVC_ALLOW_LOCAL_REPOS ??= '1';
+
 const execFileAsync = promisify(execFile);
 const WORK = new URL('../.work/changerequests/', import.meta.url).pathname;
 const PREVIEW_RUNS = 50;

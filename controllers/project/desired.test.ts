@@ -123,6 +123,7 @@ describe('credentials in the repository URL', () => {
       const text = JSON.stringify(status.conditions);
       expect(text).not.toContain('s3cret-pass');
       expect(text).toContain('https://***@git.example/web.git');
+      expect(status.repoUrl).toBe('https://***@git.example/web.git'); // the -o wide Repo column
     }
   });
 

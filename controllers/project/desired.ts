@@ -8,7 +8,7 @@ import {
 import { redact } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
-import { urlCarriesCredential } from '../../src/lib/redact-url.js';
+import { redactUrls, urlCarriesCredential } from '../../src/lib/redact-url.js';
 
 export { planIsEmpty, statusChanged } from '../../src/runtime/index.js';
 export { triggerEntryFromManifest } from '../../src/triggers/index.js';
@@ -135,6 +135,7 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       set(condition('Ready', 'False', manifest.condition.reason, manifest.condition.message, generation));
     }
   }
+  next.repoUrl = redactUrls(project.spec.repoUrl); // what `kubectl get projects -o wide` shows
   // A credential in spec.repoUrl is used, but said loudly: it belongs in the credentials Secret.
   if (urlCarriesCredential(project.spec.repoUrl)) {
     set(condition('RepoUrlCredentialFree', 'False', 'CredentialInRepoUrl', `spec.repoUrl carries a credential (userinfo or a token query parameter): move it into a Secret named by spec.gitCredentialsSecretRef and remove it from the URL`, generation));

@@ -30,7 +30,8 @@ export const PRINTER_COLUMNS: Record<string, PrinterColumn[]> = {
     { name: 'Manifest', type: 'string', jsonPath: '.status.manifest.summary', description: 'The default-branch manifest: valid or invalid, with its version, or missing.' },
     { name: 'Triggers', type: 'integer', jsonPath: '.status.triggerCount', description: 'How many valid triggers the default-branch manifest declares.' },
     { name: 'Sha', type: 'string', jsonPath: '.status.defaultBranchSha', priority: 1 },
-    { name: 'Repo', type: 'string', jsonPath: '.spec.repoUrl', priority: 1 },
+    // the redacted copy: the spec may carry a credential (docs/api.md)
+    { name: 'Repo', type: 'string', jsonPath: '.status.repoUrl', priority: 1 },
     reason,
     age,
   ],

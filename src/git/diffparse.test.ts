@@ -11,10 +11,10 @@ describe('parseRawNumstat', () => {
     ].join('\0');
     const numstat = ['-\t-\tbin', '2\t0\todd\tname:with colon', '0\t1\tgone', '1\t1\tlink'].join('\0');
     expect(parseRawNumstat(`${raw}\0${numstat}\0`)).toEqual([
-      { path: 'bin', status: 'modified', additions: 0, deletions: 0, binary: true },
-      { path: 'odd\tname:with colon', status: 'added', additions: 2, deletions: 0, binary: false },
-      { path: 'gone', status: 'deleted', additions: 0, deletions: 1, binary: false },
-      { path: 'link', status: 'modified', additions: 1, deletions: 1, binary: false },
+      { path: 'bin', status: 'modified', additions: 0, deletions: 0, binary: true, truncated: false },
+      { path: 'odd\tname:with colon', status: 'added', additions: 2, deletions: 0, binary: false, truncated: false },
+      { path: 'gone', status: 'deleted', additions: 0, deletions: 1, binary: false, truncated: false },
+      { path: 'link', status: 'modified', additions: 1, deletions: 1, binary: false, truncated: false },
     ]);
   });
   it('empty diff', () => {

@@ -21,7 +21,7 @@ export function parseRawNumstat(output: string): DiffFile[] {
   for (; i + 1 < tokens.length; i += 2) {
     const header = RAW_HEADER.exec(tokens[i]!);
     if (!header) break;
-    files.push({ path: tokens[i + 1]!, status: statusOf(header[1]!), additions: 0, deletions: 0, binary: false });
+    files.push({ path: tokens[i + 1]!, status: statusOf(header[1]!), additions: 0, deletions: 0, binary: false, truncated: false });
   }
   for (const file of files) {
     const stat = NUMSTAT.exec(tokens[i++] ?? '');

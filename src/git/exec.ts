@@ -56,6 +56,51 @@ function commandName(args: readonly string[]): string {
   return 'git';
 }
 
+/**
+ * Like runGit, but stdout goes to `onChunk` as it arrives (the reader is paused while a returned
+ * promise is pending) and is never held here. `onChunk` returning 'stop' ends git early (killed;
+ * not a failure). Resolves with the exit code and stderr.
+ */
+export function streamGit(args: readonly string[], options: RunOptions, onChunk: (chunk: Buffer) => void | 'stop' | Promise<void | 'stop'>): Promise<Omit<RunResult, 'stdout'>> {
+  const name = commandName(args);
+  const okExitCodes = options.okExitCodes ?? [0];
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { env: childEnv(options.env, options.gitDir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const stderr: Buffer[] = [];
+    let timedOut = false;
+    let stopped = false;
+    let failed: unknown;
+    const kill = () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); } };
+    const timer = setTimeout(() => { timedOut = true; kill(); }, options.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stopped) return;
+      let answer;
+      try { answer = onChunk(chunk); } catch (error) { failed = error; stopped = true; kill(); return; }
+      const settle = (value: void | 'stop') => { if (value === 'stop') { stopped = true; kill(); } };
+      if (answer instanceof Promise) {
+        child.stdout.pause();
+        answer.then((value) => { settle(value); child.stdout.resume(); }, (error: unknown) => { failed = error; stopped = true; kill(); });
+      } else settle(answer);
+    });
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new GitError(name, null, redact(error.message, options.secrets)));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const errText = redact(Buffer.concat(stderr).toString('utf8'), options.secrets);
+      if (failed !== undefined) return reject(failed);
+      if (timedOut) return reject(new TimeoutError(name, options.timeoutMs));
+      if (stopped) return resolve({ exitCode: code ?? 0, stderr: errText });
+      if (code === null || !okExitCodes.includes(code)) return reject(new GitError(name, code, errText));
+      resolve({ exitCode: code, stderr: errText });
+    });
+    child.stdin.on('error', () => { /* git exited before reading its input */ });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
 export function runGit(args: readonly string[], options: RunOptions): Promise<RunResult> {
   const name = commandName(args);
   const okExitCodes = options.okExitCodes ?? [0];

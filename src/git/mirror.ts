@@ -6,7 +6,8 @@ import {
   BaseMovedError, BranchExistsError, ConflictError, GitEngineError, GitError, HeadMovedError, InvalidInputError, InvalidRefError,
   NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
-import { runGit, type RunOptions, type RunResult } from './exec.js';
+import { runGit, streamGit, type RunOptions, type RunResult } from './exec.js';
+import { DEFAULT_PATCH_LIMITS, PatchLimiter, type PatchLimits } from './patch-limit.js';
 import { parseRawNumstat } from './diffparse.js';
 import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
@@ -46,6 +47,14 @@ export interface MirrorOptions {
 export type DiffMode = 'three-dot' | 'two-dot';
 
 export type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
+
+export interface DiffOptions {
+  mode?: DiffMode;
+  /** Caps of the patch (default DEFAULT_PATCH_LIMITS). */
+  limits?: Partial<PatchLimits>;
+  /** Receives the patch as git produces it (git waits while a returned promise is pending); then `patch` is ''. */
+  onPatch?: (text: string) => void | Promise<void>;
+}
 
 export interface MergeRequest {
   base: string;
@@ -307,7 +316,7 @@ export class Mirror {
    * merge base, or from the empty tree for unrelated histories. `two-dot`: from `base` itself.
    * Renames are reported as a deletion plus an addition (SPEC statuses only).
    */
-  async diff(base: string, head: string, options: { mode?: DiffMode } = {}): Promise<DiffResult> {
+  async diff(base: string, head: string, options: DiffOptions = {}): Promise<DiffResult> {
     const [baseSha, headSha] = await this.resolveRevisions([base, head]);
     let from = baseSha!;
     let mergeBase: string | null = null;
@@ -316,19 +325,30 @@ export class Mirror {
       from = mergeBase ?? await this.emptyTreeSha();
     }
     const common = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames'];
-    const [stats, patch] = await Promise.all([
-      this.git([...common, '--raw', '--numstat', '-z', from, headSha!]),
-      this.git([...common, '--patch', from, headSha!]),
-    ]);
-    const files = parseRawNumstat(stats.stdout.toString('utf8'));
+    const files = parseRawNumstat((await this.git([...common, '--raw', '--numstat', '-z', from, headSha!])).stdout.toString('utf8'));
+    // The patch is read as git writes it and cut at the limits: never more than the caps in memory.
+    const limiter = new PatchLimiter({ ...DEFAULT_PATCH_LIMITS, ...options.limits });
+    let patch = '';
+    const emit = async (text: string) => {
+      if (text === '') return;
+      if (options.onPatch) await options.onPatch(text);
+      else patch += text;
+    };
+    await streamGit([...BASE_CONFIG, ...common, '--patch', from, headSha!], { gitDir: this.dir, timeoutMs: this.timeoutMs }, async (chunk) => {
+      await emit(limiter.push(chunk));
+      return limiter.full ? 'stop' : undefined;
+    });
+    await emit(limiter.end());
+    files.forEach((file, index) => { file.truncated = limiter.truncated.has(index) || (limiter.full && index >= limiter.fullAt); });
     return {
       base_sha: baseSha!,
       head_sha: headSha!,
       merge_base: mergeBase,
-      patch: patch.stdout.toString('utf8'),
+      patch,
       files,
       additions: files.reduce((sum, f) => sum + f.additions, 0),
       deletions: files.reduce((sum, f) => sum + f.deletions, 0),
+      truncated: files.some((file) => file.truncated),
     };
   }
 

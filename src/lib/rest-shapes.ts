@@ -55,6 +55,8 @@ export interface DiffFile {
   deletions: number;
   /** True for binary files; their additions and deletions are 0. */
   binary: boolean;
+  /** True when the file's part of the patch was cut at a diff limit (docs/change-requests.md, Diff limits). */
+  truncated: boolean;
 }
 
 /** SPEC §4.1 diff. */
@@ -63,10 +65,13 @@ export interface DiffResult {
   head_sha: string;
   /** The commit the diff starts from in three-dot mode; null for unrelated histories (diff from the empty tree) and in two-dot mode. */
   merge_base: string | null;
+  /** The unified patch, cut at the diff limits (empty when it was streamed elsewhere). */
   patch: string;
   files: DiffFile[];
   additions: number;
   deletions: number;
+  /** True when any file's part of the patch was cut (those files have `truncated: true`). */
+  truncated: boolean;
 }
 
 /** SPEC §4.1 merge preview. */

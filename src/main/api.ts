@@ -18,6 +18,7 @@ import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
+import { DEFAULT_PATCH_LIMITS } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
     // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
     claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
+    // docs/change-requests.md "Diff limits"
+    diffLimits: { maxFileBytes: envInt('SVC_DIFF_MAX_FILE_BYTES', DEFAULT_PATCH_LIMITS.maxFileBytes, 1), maxTotalBytes: envInt('SVC_DIFF_MAX_TOTAL_BYTES', DEFAULT_PATCH_LIMITS.maxTotalBytes, 1) },
   });
   // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));

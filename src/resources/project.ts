@@ -66,6 +66,7 @@ export const ProjectStatusSchema = z
   .object({
     ...statusBase,
     defaultBranchSha: z.string().optional().describe('Tip of the default branch when last read.'),
+    repoUrl: z.string().optional().describe('spec.repoUrl as it may be shown: userinfo and credential query parameters redacted.'),
     manifest: ManifestStatusSchema.optional(),
     triggers: z
       .array(z.string().regex(SLUG_PATTERN))

@@ -57,8 +57,8 @@ describe('fast-forward', () => {
     });
     const diff = (await h.call(admin(), 'GET', `${base}/${cr.cr_id}/diff`)).body;
     expect(diff.files).toEqual([
-      { path: 'ff.txt', status: 'added', additions: 2, deletions: 0, binary: false },
-      { path: 'src/app.txt', status: 'modified', additions: 1, deletions: 0, binary: false },
+      { path: 'ff.txt', status: 'added', additions: 2, deletions: 0, binary: false, truncated: false },
+      { path: 'src/app.txt', status: 'modified', additions: 1, deletions: 0, binary: false, truncated: false },
     ]);
     expect([diff.additions, diff.deletions]).toEqual([3, 0]);
     expect(diff.patch).toContain('+line 11');
@@ -173,7 +173,7 @@ describe('conflicts and unrelated histories', () => {
     const p = await preview(cr.cr_id);
     expect(p).toMatchObject({ merge_base: null, can_fast_forward: false, can_merge: true, is_up_to_date: false });
     const diff = (await h.call(admin(), 'GET', `${base}/${cr.cr_id}/diff`)).body;
-    expect(diff.files).toEqual([{ path: 'orphan-only.txt', status: 'added', additions: 1, deletions: 0, binary: false }]);
+    expect(diff.files).toEqual([{ path: 'orphan-only.txt', status: 'added', additions: 1, deletions: 0, binary: false, truncated: false }]);
     const mainBefore = host.tip('main')!;
     const res = await merge(cr.cr_id);
     expect(res.status).toBe(200);

@@ -298,6 +298,31 @@ describe('the state table of SPEC §3.1', () => {
   });
 });
 
+describe('diff limits', () => {
+  it('cuts a large patch per file, marks the cut files, and keeps the counts and the other files', async () => {
+    work.pull('main');
+    work.checkout('huge-file', { from: 'main' });
+    // about 1.3 MB in one file: over the 512 KiB per-file default
+    work.write('huge.txt', Array.from({ length: 20_000 }, (_, i) => `line ${i} ${'x'.repeat(60)}\n`).join('')).write('small.txt', 'small\n');
+    work.commit('a huge file');
+    work.push('huge-file');
+    const { body } = await open({ title: 'huge', head_ref: 'huge-file' });
+    const res = await fetch(`${h.apiUrl}${base}/${body.change_request.cr_id}/diff`, { headers: { authorization: `Bearer ${admin()}` } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(600 * 1024);
+    const diff = JSON.parse(text);
+    expect(diff.truncated).toBe(true);
+    expect(diff.files).toEqual([
+      expect.objectContaining({ path: 'huge.txt', truncated: true, additions: 20_000 }),
+      expect.objectContaining({ path: 'small.txt', truncated: false, additions: 1 }),
+    ]);
+    expect(diff.patch).toContain('diff --git a/huge.txt b/huge.txt');
+    expect(diff.patch).toContain('+small');
+    expect(diff).toMatchObject({ additions: 20_001, deletions: 0, head_sha: expect.any(String), base_sha: expect.any(String) });
+  });
+});
+
 describe('reads', () => {
   it('lists newest first, filtered by status (default all); a bad filter is 400', async () => {
     const { body } = await open({ title: 'to close', head_ref: 'feature-a' });

@@ -58,8 +58,8 @@ describe('svc dev', () => {
     });
     expect(await status(`evil.example:${api.port}`)).toBe(403);
     expect(await status(`localhost:${api.port}`)).toBe(200);
-    const healthPort = Number(/health on port (\d+) of 127\.0\.0\.1/.exec(dev.output())?.[1]);
-    expect(healthPort).toBeGreaterThan(0);
+    // the operator starts after the API: wait for its line
+    const healthPort = await waitFor('the operator health port', async () => Number(/health on port (\d+) of 127\.0\.0\.1/.exec(dev.output())?.[1]) || undefined);
     const external = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
     const connects = (host: string) => new Promise<boolean>((resolve) => {
       const socket = net.connect({ host, port: healthPort });

@@ -131,12 +131,12 @@ describe('diff', () => {
     const diff = await host.mirror().diff('main', 'feature');
     const byPath = Object.fromEntries(diff.files.map((f) => [f.path, f]));
     expect(byPath).toEqual({
-      'src/app.txt': { path: 'src/app.txt', status: 'modified', additions: 3, deletions: 2, binary: false },
-      'new.txt': { path: 'new.txt', status: 'added', additions: 4, deletions: 0, binary: false },
-      'README.md': { path: 'README.md', status: 'deleted', additions: 0, deletions: 1, binary: false },
-      'old-name.txt': { path: 'old-name.txt', status: 'deleted', additions: 0, deletions: 3, binary: false },
-      'new-name.txt': { path: 'new-name.txt', status: 'added', additions: 3, deletions: 0, binary: false },
-      'bin.dat': { path: 'bin.dat', status: 'modified', additions: 0, deletions: 0, binary: true },
+      'src/app.txt': { path: 'src/app.txt', status: 'modified', additions: 3, deletions: 2, binary: false, truncated: false },
+      'new.txt': { path: 'new.txt', status: 'added', additions: 4, deletions: 0, binary: false, truncated: false },
+      'README.md': { path: 'README.md', status: 'deleted', additions: 0, deletions: 1, binary: false, truncated: false },
+      'old-name.txt': { path: 'old-name.txt', status: 'deleted', additions: 0, deletions: 3, binary: false, truncated: false },
+      'new-name.txt': { path: 'new-name.txt', status: 'added', additions: 3, deletions: 0, binary: false, truncated: false },
+      'bin.dat': { path: 'bin.dat', status: 'modified', additions: 0, deletions: 0, binary: true, truncated: false },
     });
     expect(diff.additions).toBe(10);
     expect(diff.deletions).toBe(6);
@@ -145,6 +145,29 @@ describe('diff', () => {
     expect(diff.patch).toContain('Binary files a/bin.dat and b/bin.dat differ');
     expect(diff.head_sha).toBe(host.tip('feature'));
     expect(diff.base_sha).toBe(host.tip('main'));
+    expect(diff.truncated).toBe(false);
+  });
+
+  it('cuts the patch per file and in total, marks the cut files, and streams it to onPatch', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.checkout('big-diff', { from: 'main' });
+    work.write('a-huge.txt', lines(1, 50_000)).write('b-small.txt', 'small\n').write('c-big.txt', lines(1, 3_000)).write('d-last.txt', 'last\n');
+    work.commit('big files');
+    work.push('big-diff');
+    const mirror = host.mirror();
+    const perFile = await mirror.diff('main', 'big-diff', { limits: { maxFileBytes: 4096, maxTotalBytes: 1 << 20 } });
+    expect(perFile.files.map((f) => [f.path, f.truncated])).toEqual([['a-huge.txt', true], ['b-small.txt', false], ['c-big.txt', true], ['d-last.txt', false]]);
+    expect(perFile.truncated).toBe(true);
+    expect(perFile.files[0]!.additions).toBe(50_000); // counts stay whole
+    expect(perFile.patch).toContain('+small');
+    expect(perFile.patch).toContain('+last');
+    expect(perFile.patch.length).toBeLessThan(4 * 4096);
+    const chunks: string[] = [];
+    const total = await mirror.diff('main', 'big-diff', { limits: { maxFileBytes: 1 << 20, maxTotalBytes: 20_000 }, onPatch: (text) => { chunks.push(text); } });
+    expect(total.patch).toBe('');
+    expect(Buffer.byteLength(chunks.join(''))).toBeLessThanOrEqual(20_000);
+    expect(total.files.map((f) => f.truncated)).toEqual([true, true, true, true]);
   });
 
   it('three-dot leaves out base changes; two-dot between stored shas does not', async () => {
@@ -172,7 +195,7 @@ describe('diff', () => {
 
     const diff = await host.mirror().diff('main', 'orphan');
     expect(diff.merge_base).toBeNull();
-    expect(diff.files).toEqual([{ path: 'other.txt', status: 'added', additions: 2, deletions: 0, binary: false }]);
+    expect(diff.files).toEqual([{ path: 'other.txt', status: 'added', additions: 2, deletions: 0, binary: false, truncated: false }]);
     expect(diff.patch).toContain('new file mode 100644');
   });
 });

@@ -61,7 +61,11 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
 
   router.get('/:crId/diff', async (req, res) => {
     const { project, crId } = await projectFor(req, res, { access: 'read' });
-    res.json(await service.diff(project, crId));
+    // The patch is streamed as the first member (the file list, with its truncated marks, is known
+    // only at the end); an error before the first byte is still a normal error answer.
+    const stream = jsonWithStreamedString(res, 'patch');
+    const { patch: _streamed, ...rest } = await service.diff(project, crId, stream.write);
+    stream.end(rest);
   });
 
   router.get('/:crId/merge-preview', async (req, res) => {
@@ -94,4 +98,42 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
   });
 
   return router;
+}
+
+/**
+ * Writes `{"<name>":"<chunks...>", ...rest}` to `res`: the string member streamed chunk by chunk
+ * (waiting for the socket to drain), the rest at the end.
+ */
+function jsonWithStreamedString(res: Response, name: string) {
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    res.status(200).type('application/json');
+    res.write(`{${JSON.stringify(name)}:"`);
+  };
+  return {
+    write: async (chunk: string) => {
+      start();
+      if (!res.write(JSON.stringify(chunk).slice(1, -1))) await drained(res);
+    },
+    end: (rest: Record<string, unknown>) => {
+      start();
+      const members = JSON.stringify(rest).slice(1);
+      res.end(members === '}' ? '"}' : `",${members}`);
+    },
+  };
+}
+
+/** Resolves when `res` can take more, or is gone. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -2,7 +2,8 @@
 // SHA refresh on read, diff, preview, the merge procedure and the state machine's side effects.
 // Routes (routes.ts) only parse, authorize and serialize.
 import {
-  openMirror, RefNotFoundError, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
+  openMirror, RefNotFoundError, type DiffOptions, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
+  type PatchLimits,
 } from '../../git/index.js';
 import { readManifestAt, type ManifestIssue } from '../../manifest/index.js';
 import {
@@ -34,6 +35,8 @@ export interface ChangeRequestServiceOptions {
   claimHolder?: ClaimHolder;
   /** A merge claim older than this is dead (default 10 minutes). */
   claimTimeoutMs?: number;
+  /** Caps of a diff's patch (default DEFAULT_PATCH_LIMITS: 512 KiB per file, 4 MiB in total). */
+  diffLimits?: Partial<PatchLimits>;
   now?: () => Date;
 }
 
@@ -251,19 +254,21 @@ export class ChangeRequestService {
     return cr!;
   }
 
-  async diff(project: Project, crId: string): Promise<DiffResult> {
+  /** The CR's diff; with `onPatch` the patch is streamed there as git produces it (and `patch` is ''). */
+  async diff(project: Project, crId: string, onPatch?: DiffOptions['onPatch']): Promise<DiffResult> {
     const cr = await this.load(project, crId);
     const s = cr.status;
     const anchors = s?.baseCommitSha && s.headCommitSha ? { base: s.baseCommitSha, head: s.headCommitSha } : null;
     // What a merged CR brought: three-dot on the stored SHAs (docs/change-requests.md); no fetch needed.
     const merged = s?.status === 'merged' && anchors !== null;
+    const options: DiffOptions = { limits: this.options.diffLimits, onPatch };
     return this.withMirror(project, branchesOf(cr), merged ? 'none' : 'reuse', async (mirror) => {
-      if (merged) return mirror.diff(anchors.base, anchors.head);
+      if (merged) return mirror.diff(anchors.base, anchors.head, options);
       try {
-        return await mirror.diff(cr.spec.baseRef, cr.spec.headRef);
+        return await mirror.diff(cr.spec.baseRef, cr.spec.headRef, options);
       } catch (error) {
-        // A branch is gone: the anchor SHAs still tell what the CR was about.
-        if (error instanceof RefNotFoundError && anchors) return mirror.diff(anchors.base, anchors.head);
+        // A branch is gone (refs are resolved before any patch is streamed): the anchor SHAs still tell what the CR was about.
+        if (error instanceof RefNotFoundError && anchors) return mirror.diff(anchors.base, anchors.head, options);
         throw error;
       }
     });

@@ -135,9 +135,11 @@ export function registerCrCommands(program: Command): void {
     .action(act(async (ref: string, opts: { project?: string; color: boolean; json?: boolean }) => {
       const ctx = await context(opts.project);
       const found = await findCr(ctx, ref);
-      const diff = await ctx.client.request<{ patch: string }>('GET', `${ctx.base}/${found.cr_id}/diff`);
+      const diff = await ctx.client.request<{ patch: string; files?: { path: string; truncated?: boolean }[] }>('GET', `${ctx.base}/${found.cr_id}/diff`);
       if (opts.json) return printJson(diff);
       process.stdout.write(opts.color && process.stdout.isTTY ? colorPatch(diff.patch) : diff.patch);
+      const cut = (diff.files ?? []).filter((f) => f.truncated).map((f) => f.path);
+      if (cut.length) process.stderr.write(`note: the patch was cut at the diff limit for ${cut.join(', ')} (docs/change-requests.md, Diff limits)\n`);
     }));
 
   cr.command('open')
