@@ -20,7 +20,9 @@ export type DaemonState = 'starting' | 'cloning' | 'ready' | 'failed';
  * Variables the engine (and so the agent's tools) never sees: the daemon's own key, and the
  * local knobs SPEC §2.6 says are not injected (SVC_WORKSPACE) or that only place the daemon.
  */
-const HIDDEN_FROM_ENGINE = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
+// SPEC §2.6 is what the agent sees: the sandbox token stays (the sandbox-identity routes are the
+// agent's too, and it grants nothing beyond this session); the daemon's own local knobs go.
+const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
 
 export class Agent {
   state: DaemonState = 'starting';

@@ -369,9 +369,10 @@ describe('/svc/env', () => {
     expect(env.FEATURE_FLAG).toBeUndefined(); // the running engine is untouched
   });
 
-  it('the engine never sees the sandbox token, and gets its config dir and home', async () => {
+  it('the engine sees the SPEC §2.6 sandbox token, and gets its config dir and home', async () => {
     const env = await json<Env>(fetch(`${daemon.url}/fixture/env`, signed()));
-    expect(env.SVC_SANDBOX_TOKEN).toBeUndefined();
+    expect(env.SVC_SANDBOX_TOKEN).toBe(TOKEN);
+    expect(env.SVC_ENGINE_COMMAND).toBeUndefined();
     expect(env.SVC_SESSION_ID).toBe(SESSION_ID);
     expect(env.HOME).toBe(home);
     expect(env.OPENCODE_CONFIG_DIR).toBe(`${workspace}/.svc/engine`);

@@ -134,12 +134,13 @@ describe('sessions through svc dev', () => {
     expect(env.SVC_CLI_TOKEN).toMatch(/^svc_/);
     expect(env.SVC_EXECUTOR_TOKEN).toBe(env.SVC_CLI_TOKEN);
     expect(env).not.toHaveProperty('SVC_WORKSPACE');
-    // the daemon keeps its own key from the engine (docs/daemon.md); the daemon itself got it
-    expect(env).not.toHaveProperty('SVC_SANDBOX_TOKEN');
     const daemonEnv = readFileSync(`/proc/${sandboxPid(first.id)}/environ`, 'latin1').split('\0');
     const sandboxToken = daemonEnv.find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.split('=')[1]!;
     expect(sandboxToken).toMatch(new RegExp(`^svcsbx\\.${first.id}\\.`));
     expect(daemonEnv).toContain(`SVC_TOKEN=${sandboxToken}`);
+    // SPEC §2.6: the agent sees the sandbox token and its alias too
+    expect(env.SVC_SANDBOX_TOKEN).toBe(sandboxToken);
+    expect(env.SVC_TOKEN).toBe(sandboxToken);
     expect(readFileSync(`/proc/${sandboxPid(first.id)}/cmdline`, 'utf8')).not.toContain(sandboxToken);
 
     // the session's CLI token works for its project (CR listing) and is no admin
