@@ -11,7 +11,7 @@ export const AREA_RULES = {
   'src/lib': { allow: [] },
   'src/resources': { allow: ['src/lib'] },
   'src/manifest': { allow: ['src/lib'] },
-  'src/triggers': { allow: ['src/lib', 'src/manifest'] },
+  'src/triggers': { allow: ['src/lib', 'src/manifest', 'src/resources'] },
   'src/git': { allow: ['src/lib'] },
   'src/kube': { allow: ['src/lib', 'src/resources'] },
   'src/runtime': { allow: ['src/lib', 'src/resources', 'src/kube'] },

@@ -68,7 +68,7 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
   if (deps.dashboard) groups.push(dashboardGroup(deps.dashboard));
   if (deps.tokens) {
-    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    const projectExists = async (uid: string) => (await deps.projects.getProject(scope.namespace, uid)) !== undefined;
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));

@@ -7,7 +7,8 @@ import {
   NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
 import { runGit, type RunOptions, type RunResult } from './exec.js';
-import { parseRawNumstat, type DiffFile } from './diffparse.js';
+import { parseRawNumstat } from './diffparse.js';
+import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
@@ -44,27 +45,7 @@ export interface MirrorOptions {
 
 export type DiffMode = 'three-dot' | 'two-dot';
 
-export interface DiffResult {
-  base_sha: string;
-  head_sha: string;
-  /** The commit the diff starts from in three-dot mode; null for unrelated histories (diff from the empty tree) and in two-dot mode. */
-  merge_base: string | null;
-  patch: string;
-  files: DiffFile[];
-  additions: number;
-  deletions: number;
-}
-
-/** SPEC §4.1 merge preview. */
-export interface MergePreview {
-  base_sha: string;
-  head_sha: string;
-  merge_base: string | null;
-  is_up_to_date: boolean;
-  can_merge: boolean;
-  can_fast_forward: boolean;
-  conflicts: string[];
-}
+export type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 
 export interface MergeRequest {
   base: string;
@@ -73,13 +54,6 @@ export interface MergeRequest {
   message: string;
   /** Refuse with HeadMovedError unless the head is at this sha. */
   expectedHeadSha?: string;
-}
-
-export interface MergeResult {
-  merge_commit_sha: string;
-  base_commit_sha: string;
-  head_commit_sha: string;
-  fast_forward: boolean;
 }
 
 const writeLocks = new KeyedMutex();

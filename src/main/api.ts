@@ -14,10 +14,11 @@ import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
-import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
   const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client),
+    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
@@ -63,12 +64,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
-  // a deleted Project's mirror goes, and at start those of Projects deleted while we were away
-  const pruneGone = () => pruneMirrors(mirrorDir, () => store.projectUids()).catch((error: Error) => {
-    process.stderr.write(`svc api: removing mirrors of deleted projects failed: ${error.message}\n`);
-  });
-  store.onProjectDeleted(() => void pruneGone());
-  void store.start().then(pruneGone);
+  // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
+  const pruner = mirrorPruner(mirrorDir);
+  const log = createLogger((line) => process.stderr.write(`svc api: ${line}\n`));
+  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log }));
   // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
   const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
     process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
@@ -79,6 +78,7 @@ async function main(): Promise<void> {
   stopOnSignal('svc api', async () => {
     clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    pruner.stop();
     await store.stop();
   });
 }

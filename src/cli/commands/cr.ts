@@ -2,9 +2,8 @@
 // sandbox environment: SVC_PROJECT_ID, SVC_BRANCH_NAME|SVC_HEAD_REF, SVC_SESSION_ID; outside a
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
-import type { MergePreview } from '../../git/index.js';
-import type { SerializedChangeRequest } from '../../lib/rest-shapes.js';
-import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
+import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { linkedProject, resolveProject } from './link.js';
 
@@ -16,18 +15,6 @@ export type PreviewView = MergePreview;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
-
-/** Runs a command body; an API error prints the server's message (and MANIFEST_INVALID issues) and exits 1. */
-export async function withApiErrors(body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (error) {
-    if (!(error instanceof ApiCallError)) throw error;
-    const issues = Array.isArray(error.body?.issues) ? (error.body.issues as { path: string; message: string }[]) : [];
-    const detail = issues.map((i) => `\n  ${i.path || '(top level)'}: ${i.message}`).join('');
-    throw new CliError(`${error.message}${error.code ? ` (${error.code})` : ''}${detail}`, EXIT.invalid);
-  }
-}
 
 /** `3`, `#3` or a UUID -> a number or an id; anything else is a usage error. */
 export function parseCrRef(ref: string): { id: string } | { number: number } {

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Command } from 'commander';
-import { createApiClient, type ApiClient } from '../api-client.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT } from '../output.js';
 
 const run = promisify(execFile);
@@ -52,7 +52,6 @@ export function registerLinkCommand(program: Command): void {
     .argument('[project]', 'project id or name')
     .option('--json', 'print { project_id }')
     .action(async (ref: string | undefined, opts: { json?: boolean }) => {
-      const { withApiErrors } = await import('./cr.js');
       await withApiErrors(async () => {
         const cwd = process.cwd();
         if (ref === undefined) {
