@@ -11,6 +11,7 @@ import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
+import { registerSecretsCommands } from './commands/secrets.js';
 import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 
@@ -32,6 +33,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerLinkCommand,
   registerDevCommand,
   registerDashboardCommand,
+  registerSecretsCommands,
   registerSessionsCommands,
   registerTokensCommands,
 ];

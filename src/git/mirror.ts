@@ -416,6 +416,22 @@ export class Mirror {
     await this.git(['update-ref', '--stdin'], { input });
   }
 
+  /**
+   * Runs `fn` under the mirror's write lock, the mirror created: no fetch, merge or push of
+   * this process runs meanwhile (the git gateway's receive-pack updates refs in it).
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      await this.ensureCreatedLocked();
+      return fn();
+    });
+  }
+
+  /** How a git command run in the mirror reaches the host: its URL (no userinfo), `-c` options and environment with the credentials. */
+  hostInvocation(): { url: string; configArgs: string[]; env: Record<string, string>; secrets: string[] } {
+    return { url: this.remote.url, ...remoteInvocation(this.remote) };
+  }
+
   // ---------------------------------------------------------------- internals
 
   private locked<T>(fn: () => Promise<T>): Promise<T> {

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
+import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
+import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
@@ -49,6 +51,8 @@ async function main(): Promise<void> {
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     sessions,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
 import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
-import { linkedProject, resolveProject } from './link.js';
+import { resolveProjectId } from './link.js';
 
 /** A change request as the REST API serializes it. */
 export type CrView = SerializedChangeRequest;
@@ -73,9 +73,7 @@ interface Context { client: ApiClient; projectId: string; base: string }
 
 async function context(projectOption: string | undefined): Promise<Context> {
   const client = createApiClient();
-  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
-  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
-  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+  const projectId = await resolveProjectId(client, projectOption);
   return { client, projectId, base: `/projects/${projectId}/change-requests` };
 }
 
@@ -88,7 +86,7 @@ async function findCr(ctx: Context, ref: string): Promise<CrView> {
   return found;
 }
 
-const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
+export const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
 
 function act(action: (...args: never[]) => Promise<void>) {
   return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
