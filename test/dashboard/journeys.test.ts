@@ -1,7 +1,8 @@
-// The dashboard's sessions pages in the real Chromium against `svc dev` running sandboxes with
-// the fixture engine: start a session with a prompt holding markup (rendered as text), follow it
-// to running and its engine events, send a prompt, stop it. One browser and one page for the
-// file; screenshots go to docs/dashboard/.
+// The dashboard's secrets and sessions pages in the real Chromium against `svc dev` running
+// sandboxes with the fixture engine: set a secret and never see its value again (the reserved
+// prefix refused with the server's message, delete confirmed first); start a session with a
+// prompt holding markup (rendered as text), follow it to running and its engine events, send a
+// prompt, stop it. One browser and one page for the file; screenshots go to docs/dashboard/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -11,6 +12,7 @@ import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/
 import { makeRepo, waitFor } from '../dev/util.js';
 
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
+const SECRET_VALUE = 'hunter2-never-shown';
 const MANIFEST = `svc_version: 2
 default_agent: coder
 agents:
@@ -89,6 +91,34 @@ afterAll(async () => {
 });
 
 describe('dashboard journeys in Chromium', () => {
+  it('sets a secret and never shows its value; the reserved prefix is refused with the server message; delete asks first', async () => {
+    await page.goto(projectUrl('secrets'));
+    await page.fill('#secret-name', 'HOOK_SECRET');
+    await page.fill('#secret-value', SECRET_VALUE);
+    await button('Set').click();
+    await page.getByRole('status').filter({ hasText: 'Saved HOOK_SECRET.' }).waitFor();
+    await page.locator('td code', { hasText: 'HOOK_SECRET' }).waitFor();
+    expect(await page.inputValue('#secret-value')).toBe('');
+    await page.reload();
+    await page.locator('td code', { hasText: 'HOOK_SECRET' }).waitFor();
+    expect(await page.content()).not.toContain(SECRET_VALUE);
+    expect(JSON.stringify((await api('GET', `/projects/${projectId}/secrets`)).body)).not.toContain(SECRET_VALUE);
+
+    await page.fill('#secret-name', 'SVC_TOKEN');
+    await page.fill('#secret-value', 'x');
+    await button('Set').click();
+    expect(await page.locator('[role=alert]').textContent()).toContain('reserved');
+
+    await page.fill('#secret-name', 'TEMPORARY');
+    await page.fill('#secret-value', 'y');
+    await button('Set').click();
+    await page.locator('td code', { hasText: 'TEMPORARY' }).waitFor();
+    await page.getByRole('button', { name: 'Delete TEMPORARY' }).click();
+    await page.locator('td code', { hasText: 'TEMPORARY' }).waitFor({ state: 'detached' });
+    expect(dialogs).toEqual(['Delete the secret TEMPORARY? Sandboxes started afterwards will not have it.']);
+    await shot('secrets');
+  });
+
   it('starts a session with a prompt holding markup, follows it to running, sends a prompt and stops it', async () => {
     await page.goto(projectUrl('sessions'));
     await page.getByText('Start a session').click();
