@@ -249,7 +249,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
     // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
-    children.unshift(watch(startChild('operator', 'operator.js', {
+    let operatorUp = false;
+    const operator = startChild('operator', 'operator.js', {
       ...baseEnv,
       SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
       SVC_HTTP_PORT: '0',
@@ -258,7 +259,13 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
       SVC_SANDBOX_API_URL: apiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
-    }, log)));
+    }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
+    children.unshift(watch(operator));
+    // "running" only once the operator is up too (its health line), never before a child dies
+    while (!operatorUp) {
+      if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
     log([
       'svc dev is running.',

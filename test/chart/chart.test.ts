@@ -84,11 +84,14 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
     expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
-    expect(verbs(operator, 'secrets')).toEqual(['get']);
+    expect(verbs(operator, 'secrets')).toEqual(['create', 'get']);
+    expect(verbs(operator, 'sessions')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbs(operator, 'sandboxes')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'leases')).toEqual([]);
     const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
     expect(leader.metadata.namespace).toBe('svc-system');
     expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
+    expect(verbs(leader.rules, 'secrets')).toEqual(['create', 'delete', 'get', 'list']);
     const api = rules('ClusterRole', 'rel-svc-api');
     expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(api, 'projects/status')).toEqual(['update']);
@@ -97,12 +100,12 @@ describe('charts/svc', () => {
     expect(verbs(api, 'namespaces')).toEqual(['get']);
     expect(verbs(operator, 'events')).toEqual(['create']);
     // Secrets: never cluster-wide for the API; token Secrets in the release namespace, git
-    // credentials read in the project namespace (test/chart/rbac-journey.test.ts runs with these)
+    // credentials, Session Secrets and project secrets in the project namespace (test/chart/rbac-journey.test.ts runs with these)
     expect(verbs(api, 'secrets')).toEqual([]);
     expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['create', 'delete', 'get', 'list', 'patch']);
-    const credentials = find(manifests, 'Role', 'rel-svc-api-git-credentials') as unknown as { metadata: { namespace: string }; rules: Rule[] };
-    expect(credentials.metadata.namespace).toBe('default');
-    expect(verbs(credentials.rules, 'secrets')).toEqual(['get']);
+    const projectSecrets = find(manifests, 'Role', 'rel-svc-api-project-secrets') as unknown as { metadata: { namespace: string }; rules: Rule[] };
+    expect(projectSecrets.metadata.namespace).toBe('default');
+    expect(verbs(projectSecrets.rules, 'secrets')).toEqual(['create', 'get', 'update']);
     for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
       for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
     }

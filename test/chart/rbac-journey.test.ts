@@ -2,7 +2,9 @@
 // Issue 14 §3: the chart's RBAC, rendered and installed by the real helm into the local cluster
 // with authorization on, is enough for the real operator and API running as their
 // ServiceAccounts (tokens from `kubectl create token`) through a whole journey: project,
-// trigger sync, change request open/edit/request-changes/close/reopen/merge, API tokens. Any
+// trigger sync, project secrets, a session (its sandbox run by the process provider with the
+// fixture engine, cloning through the API's git gateway, prompted, stopped), change request open/edit/request-changes/close/reopen/merge from that
+// session, API tokens. Any
 // call the chart forgot is a 403 and fails the test; removing one verb from the chart shows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +15,7 @@ import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { run, waitFor } from '../dev/util.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
+import { buildArtifacts } from '../daemon/harness.js';
 
 const RELEASE_NS = 'svc-system';
 const PROJECT_NS = 'default';
@@ -84,9 +87,15 @@ beforeAll(async () => {
   work.branch('feature', { 'feature.txt': 'new\n' }, { from: 'main' });
   // the chart's own settings, with ServiceAccount kubeconfigs instead of in-cluster config
   const common = { SVC_NAMESPACE: RELEASE_NS, SVC_PROJECT_NAMESPACE: PROJECT_NS, SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0' };
-  await start('operator', 'operator.js', { ...common, KUBECONFIG: sa.operator, SVC_POD_NAME: 'svc-operator-0', SVC_MIRROR_DIR: path.join(tmp, 'op-mirrors'), SVC_PROJECT_RESYNC_SECONDS: '2' }, /(health on port \d+)/);
   apiUrl = `http://127.0.0.1:${await start('api', 'api.js', { ...common, KUBECONFIG: sa.api, SVC_POD_NAME: 'svc-api-0', SVC_MIRROR_DIR: path.join(tmp, 'api-mirrors') }, /listening on http:\/\/127\.0\.0\.1:(\d+)/)}/v1`;
   await waitFor('api ready', async () => (await fetch(apiUrl.replace(/\/v1$/, '/readyz'))).ok);
+  const { fixtureEngine } = await buildArtifacts();
+  await start('operator', 'operator.js', {
+    ...common, KUBECONFIG: sa.operator, SVC_POD_NAME: 'svc-operator-0', SVC_MIRROR_DIR: path.join(tmp, 'op-mirrors'), SVC_PROJECT_RESYNC_SECONDS: '2',
+    // sessions: the process provider runs svc-agent with the fixture engine; it clones through the API's git gateway
+    SVC_SANDBOX_PROVIDER: 'process', SVC_SANDBOX_API_URL: apiUrl, SVC_SANDBOX_DIR: path.join(tmp, 'sandboxes'),
+    SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
+  }, /(health on port \d+)/);
   // the first API token, minted by the admin's kubeconfig (svc tokens)
   const minted = await run(process.execPath, [SVC, 'tokens', 'create', '--name', 'journey', '--write', '--capability', '*', '-n', RELEASE_NS, '--project-namespace', PROJECT_NS, '--json'], { ...process.env, KUBECONFIG: admin, HOME: tmp });
   expect(minted.stderr).toBe('');
@@ -112,7 +121,8 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
 
   it('the ServiceAccounts are not admins', async () => {
     expect((await kubectl(sa.api, 'auth', 'can-i', 'delete', 'namespaces')).stdout.trim()).toBe('no');
-    expect((await kubectl(sa.operator, 'auth', 'can-i', 'create', 'secrets', '-n', PROJECT_NS)).stdout.trim()).toBe('no');
+    expect((await kubectl(sa.operator, 'auth', 'can-i', 'list', 'secrets', '-n', PROJECT_NS)).stdout.trim()).toBe('no');
+    expect((await kubectl(sa.operator, 'auth', 'can-i', 'create', 'changerequests.svc.dev', '-n', PROJECT_NS)).stdout.trim()).toBe('no');
     expect((await kubectl(sa.api, 'auth', 'can-i', 'get', 'secrets', '-n', 'kube-system')).stdout.trim()).toBe('no');
   });
 
@@ -133,15 +143,43 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
     expect(shown.body.projects[0].name).toBe('journey');
   });
 
+  it('project secrets: set, listed without values, removed', async () => {
+    expect((await api('PUT', `/projects/${projectId}/secrets/HOOK_SECRET`, { value: 's3cret' })).status).toBe(204);
+    const listed = await api('GET', `/projects/${projectId}/secrets`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.secrets.map((x: any) => x.name)).toEqual(['HOOK_SECRET']);
+    expect(JSON.stringify(listed.body)).not.toContain('s3cret');
+    expect((await api('PUT', `/projects/${projectId}/secrets/OTHER`, { value: 'x' })).status).toBe(204);
+    expect((await api('DELETE', `/projects/${projectId}/secrets/OTHER`)).status).toBe(204);
+  });
+
+  let sessionId: string;
+  it('sessions: started through the API, run by the operator (Session Secret, CLI token, Sandbox), prompted, stopped', async () => {
+    const started = await api('POST', `/projects/${projectId}/sessions`, { prompt: 'hello' });
+    expect(started.status).toBe(201);
+    sessionId = started.body.session.id ?? started.body.session.session_id;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const statusOf = async () => (await api('GET', `/projects/${projectId}/sessions/${sessionId}`)).body.session?.status;
+    await waitFor('session running', async () => (await statusOf()) === 'running', 60_000);
+    expect((await api('GET', `/projects/${projectId}/sessions`)).body.sessions).toHaveLength(1);
+    expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/prompt`, { text: 'more' })).status).toBe(202);
+    expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`)).status).toBe(200);
+    await waitFor('session stopped', async () => (await statusOf()) === 'stopped', 60_000);
+    // the session's CLI token lives with the API tokens, in the release namespace
+    expect(await kubectlOk(admin, '-n', RELEASE_NS, 'get', 'secrets', '-l', `svc.dev/session=${sessionId}`, '-o', 'name')).toMatch(/secret\/svc-token-/);
+  });
+
   it('change requests: open, read, edit, request changes, close, reopen, merge', async () => {
-    const opened = await api('POST', base, { title: 'Add a feature', head_ref: 'feature' });
+    work.branch(sessionId, { 'session.txt': 'from the session\n' }, { from: 'feature' });
+    const opened = await api('POST', base, { title: 'Add a feature', head_ref: sessionId, session_id: sessionId });
     expect(opened.status).toBe(201);
     const cr = opened.body.change_request;
+    expect(cr.origin_session_id).toBe(sessionId);
     expect(cr.account_id).toMatch(/^[0-9a-f-]{36}$/); // the API may read its namespace
     const id = cr.cr_id;
     expect((await api('GET', base)).body.change_requests).toHaveLength(1);
     expect((await api('GET', `${base}/${id}`)).status).toBe(200);
-    expect((await api('GET', `${base}/${id}/diff`)).body.files).toHaveLength(1);
+    expect((await api('GET', `${base}/${id}/diff`)).body.files).toHaveLength(2);
     expect((await api('GET', `${base}/${id}/merge-preview`)).body.can_fast_forward).toBe(true);
     expect((await api('PATCH', `${base}/${id}`, { title: 'Add the feature' })).status).toBe(200);
     expect((await api('POST', `${base}/${id}/request-changes`, { feedback: 'one more test' })).status).toBe(200);

@@ -169,6 +169,12 @@ describe('git gateway', () => {
       expect(await gitOk(dir, ['ls-remote', 'origin'], credential)).not.toContain('refs/svc');
     });
 
+    it('serves protocol v0 clients too (no Git-Protocol header)', async () => {
+      const v0 = path.join(host.root, 'agent-v0');
+      await gitOk(host.root, ['-c', 'protocol.version=0', 'clone', '-q', repoUrl, v0], credential);
+      expect(await gitOk(v0, ['rev-parse', 'origin/main'])).toBe(host.tip('main'));
+    });
+
     it('fetches what landed on the host since (the mirror is fetched fresh)', async () => {
       seed.checkout('main');
       const sha = seed.write('NEWS.md', 'news\n').commit('news');

@@ -85,7 +85,8 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     // the CR the agent opened with svc cr open
     const cr = await waitFor('the agent\'s change request', async () => {
       const { body } = await api('GET', `/projects/${projectId}/change-requests?status=all`);
-      return (body.change_requests ?? []).find((c: any) => c.head_ref === sessionId);
+      // a CR is created, then its status written: wait for the whole record
+      return (body.change_requests ?? []).find((c: any) => c.head_ref === sessionId && c.head_commit_sha);
     }, 240_000).catch(async (error: Error) => { throw new Error(error.message + (await explain())); });
     expect(cr).toMatchObject({ title: 'Agent: add agent.txt', base_ref: 'main', status: 'open', origin_session_id: sessionId });
     const branchTip = tipOf(sessionId);

@@ -80,10 +80,10 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
     }
     const gitService = name as GitService;
     const { project } = await caller(req, res);
-    const mirror = await service.mirror(project);
     let body: Buffer;
     try {
       // what a client sees (and pushes against) is the host's state now
+      const mirror = await service.mirror(project);
       await mirror.fetch({ force: true });
       await setMirrorHead(mirror, project.spec.defaultBranch ?? 'main');
       body = await advertiseRefs(mirror, gitService, req.get('git-protocol'));
