@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', path.join(ROOT, 'crds')]);
 
   const operator = spawn(process.execPath, [path.join(ROOT, 'dist/src/main/operator.js')], {
-    env: { ...process.env, KUBECONFIG: kubeconfig, SVC_NAMESPACE: 'default', SVC_POD_NAME: 'bench', SVC_HTTP_PORT: '0', SVC_MIRROR_DIR: path.join(tmp, 'mirrors'), SVC_PROJECT_RESYNC_SECONDS: '3600' },
+    env: { ...process.env, KUBECONFIG: kubeconfig, SVC_NAMESPACE: 'default', SVC_POD_NAME: 'bench', SVC_HTTP_PORT: '0', SVC_MIRROR_DIR: path.join(tmp, 'mirrors'), SVC_PROJECT_RESYNC_SECONDS: '3600', SVC_ALLOW_LOCAL_REPOS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => operator.stdout!.on('data', (c: Buffer) => { if (c.toString().includes(': leading')) resolve(); }));

@@ -12,12 +12,16 @@ import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
 import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
 import { tokensGroup, type TokenService } from './tokens/index.js';
+import { triggersGroup, type TriggerService } from './triggers/index.js';
+import { webhooksGroup } from './webhooks/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
   projectNamespace: string;
   /** Largest accepted JSON body. */
   bodyLimit?: string;
+  /** Largest accepted webhook body (default 1 MiB). */
+  webhookBodyLimit?: string | number;
 }
 
 export interface ApiDependencies {
@@ -30,6 +34,8 @@ export interface ApiDependencies {
   gitGateway?: GitGatewayService;
   /** Session routes and the engine proxy (issue 10); absent: not served. */
   sessions?: SessionService;
+  /** Trigger routes and the webhook receiver (SPEC §4.2, §4.3); absent: not served. */
+  triggers?: TriggerService;
   verifyToken: TokenVerifier;
   /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
   tokens?: TokenService;
@@ -80,5 +86,9 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
+  if (deps.triggers) {
+    groups.push(triggersGroup(deps.triggers, scope));
+    groups.push(webhooksGroup(deps.triggers, { ...scope, bodyLimit: deps.config.webhookBodyLimit }));
+  }
   return groups;
 }

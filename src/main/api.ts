@@ -1,6 +1,7 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
-// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0). Triggers (docs/triggers.md):
+// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100).
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
+import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
 import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
@@ -47,6 +49,8 @@ async function main(): Promise<void> {
   });
   // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
+  // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
+  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env) }) });
   const app = createApp({
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
@@ -54,10 +58,11 @@ async function main(): Promise<void> {
     secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
     gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     sessions,
+    triggers,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
-    config: { projectNamespace },
+    config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
     metrics: () => prometheusText({
       svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
       svc_api_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },

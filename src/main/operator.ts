@@ -6,6 +6,9 @@
 // (process), SVC_SANDBOX_API_URL (the API the sandboxes reach, ending in /v1), SVC_SANDBOX_DIR
 // (the process provider's folders), SVC_ENGINE_COMMAND, SVC_IDLE_TIMEOUT (seconds, default 1800),
 // SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
+// Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
+// SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
+// SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +16,9 @@ import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
 import { sandboxController } from '../../controllers/sandbox/controller.js';
 import { sessionController } from '../../controllers/session/controller.js';
+import { triggerController } from '../../controllers/trigger/controller.js';
+import { cronScheduler } from '../../controllers/trigger/scheduler.js';
+import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { mirrorPruner } from './mirror-pruner.js';
@@ -20,6 +26,15 @@ import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnS
 import { sandboxSettingsFromEnv } from './sandboxes.js';
 
 export const LEASE_NAME = 'svc-operator';
+
+function schedulerMetrics(stats: ReturnType<ReturnType<typeof cronScheduler>['stats']>) {
+  return {
+    svc_trigger_timers: { help: 'cron triggers with an armed timer on this replica', value: stats.timers },
+    svc_trigger_cron_fires_total: { help: 'cron fires created by this replica', value: stats.fired },
+    svc_trigger_cron_duplicates_total: { help: 'cron fires that already existed (another replica or an earlier run created them)', value: stats.duplicates },
+    svc_trigger_missed_fires_total: { help: 'scheduled instants not fired (older than the catch-up window, or superseded by a later one)', value: stats.missed },
+  };
+}
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
@@ -53,6 +68,11 @@ async function main(): Promise<void> {
     idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
   }));
   manager.add(sandboxController({ provider: sandboxes.provider }));
+  const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
+  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1) }));
+  manager.add(triggerFireController({ log }));
+  const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
+  manager.addRunnable(scheduler);
   manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
 
   const started = Date.now();
@@ -63,6 +83,7 @@ async function main(): Promise<void> {
       return send(200, 'text/plain; version=0.0.4', prometheusText({
         svc_operator_leader: { help: '1 while this replica holds the Lease and runs the controllers', value: manager.isActive() ? 1 : 0 },
         svc_operator_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
+        ...schedulerMetrics(scheduler.stats()),
       }));
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));

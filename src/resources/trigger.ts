@@ -52,8 +52,16 @@ export const TriggerStatusSchema = z
     lastSessionName: z.string().optional().describe('Session started by the last fire (for sessionMode reuse).'),
     dormant: z.boolean().optional().describe('A runAt trigger that has fired; it fires no more.'),
     consecutiveFailures: z.number().int().min(0).optional().describe('Fires in a row that failed.'),
+    paused: z.boolean().optional().describe('Paused after too many failed fires in a row; resumed by a manifest change or the svc.dev/resume annotation.'),
+    observedSchedule: z.string().optional().describe('The schedule (type, enabled, cron, runAt, timezone) scheduleSince refers to.'),
+    scheduleSince: timestamp().optional().describe('When the current schedule was first seen: instants before it never fire (a schedule edit never fires at once).'),
+    failuresSince: timestamp().optional().describe('Failed fires before this instant do not count (set by a manifest change or a resume).'),
+    resumeToken: z.string().optional().describe('The svc.dev/resume annotation value last honoured.'),
   })
   .describe('Observed state of a Trigger.');
 export type TriggerStatus = z.infer<typeof TriggerStatusSchema>;
 
 export type Trigger = Resource<TriggerSpec, TriggerStatus>;
+
+/** Annotation whose new value resumes a paused trigger (`svc triggers resume`): failures before it stop counting. */
+export const RESUME_ANNOTATION = 'svc.dev/resume';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
-import type { Resource } from './meta.js';
+import { API_VERSION, LABEL_PROJECT, LABEL_TRIGGER, TRIGGER_FIRE } from './constants.js';
+import { controllerReference, type Resource } from './meta.js';
+import type { Trigger } from './trigger.js';
 
 export const FIRE_SOURCES = ['cron', 'webhook', 'manual'] as const;
 export const FireSourceSchema = z.enum(FIRE_SOURCES);
@@ -34,8 +36,68 @@ export const TriggerFireStatusSchema = z
     phase: FirePhaseSchema.optional().describe('fired, queued (waiting for capacity) or failed.'),
     reason: z.string().optional().describe('Why the fire is queued or failed.'),
     queuePosition: z.number().int().min(0).optional().describe('Position in the queue while queued.'),
+    sessionName: z.string().optional().describe('The Session the fire started (fresh) or re-prompted (reuse).'),
   })
   .describe('Observed state of a TriggerFire.');
 export type TriggerFireStatus = z.infer<typeof TriggerFireStatusSchema>;
 
 export type TriggerFire = Resource<TriggerFireSpec, TriggerFireStatus>;
+
+/** Annotation holding the 202 answer given for a webhook or manual fire, so that a redelivery gets the same one. */
+export const FIRE_ANSWER_ANNOTATION = 'svc.dev/answer';
+
+export interface NewFireInput {
+  /** Object name: cronFireName, deliveryFireName, or childName(trigger, <unique>). */
+  name: string;
+  source: FireSource;
+  firedAt: Date;
+  variables: Record<string, unknown>;
+  /** Pre-assigned session id (a UUID v4). */
+  sessionName: string;
+  deliveryId?: string;
+  annotations?: Record<string, string>;
+}
+
+/** A TriggerFire owned by `trigger` (garbage collected with it), labelled with its project and trigger. */
+export function newTriggerFire(trigger: Trigger, input: NewFireInput): TriggerFire {
+  return {
+    apiVersion: API_VERSION,
+    kind: TRIGGER_FIRE.kind,
+    metadata: {
+      name: input.name,
+      namespace: trigger.metadata.namespace,
+      labels: { [LABEL_PROJECT]: trigger.spec.projectRef.name, [LABEL_TRIGGER]: trigger.metadata.name! },
+      ...(input.annotations ? { annotations: input.annotations } : {}),
+      ownerReferences: [controllerReference(trigger)],
+    },
+    spec: {
+      triggerRef: { name: trigger.metadata.name! },
+      source: input.source,
+      firedAt: input.firedAt.toISOString(),
+      variables: input.variables,
+      sessionName: input.sessionName,
+      ...(input.deliveryId !== undefined ? { deliveryId: input.deliveryId } : {}),
+    },
+  };
+}
+
+/** Env of the API and the operator: how many fires of one project may wait at the cap. */
+export const FIRE_QUEUE_DEPTH_ENV = 'SVC_TRIGGER_QUEUE_DEPTH';
+export const DEFAULT_FIRE_QUEUE_DEPTH = 100;
+
+export function fireQueueDepth(env: Record<string, string | undefined> = process.env): number {
+  const value = env[FIRE_QUEUE_DEPTH_ENV];
+  return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value.trim()) : DEFAULT_FIRE_QUEUE_DEPTH;
+}
+
+/** A fire not yet fired or failed: it waits in (or is about to enter) the queue. */
+export function isPendingFire(fire: Pick<TriggerFire, 'status' | 'metadata'>): boolean {
+  return !fire.metadata.deletionTimestamp && (fire.status?.phase === undefined || fire.status.phase === 'queued');
+}
+
+/** Queue order (FIFO): fire instant, then creation, then name. */
+export function compareFires(a: Pick<TriggerFire, 'spec' | 'metadata'>, b: Pick<TriggerFire, 'spec' | 'metadata'>): number {
+  return a.spec.firedAt.localeCompare(b.spec.firedAt)
+    || (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')
+    || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+}

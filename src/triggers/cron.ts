@@ -1,12 +1,12 @@
 // Next fire time of a cron trigger (SPEC §2.5): 6-field expression evaluated in its IANA zone.
-import { parseCron } from '../manifest/cron.js';
 import type { NormalizedTrigger } from '../manifest/index.js';
 import type { TriggerEntry } from '../resources/index.js';
 import { triggerEntryFromManifest } from './entry.js';
+import { nextCronInstant } from './schedule.js';
 
 /** The first instant strictly after `after` at which `expression` fires in `timezone`. */
 export function nextCronFire(expression: string, timezone: string, after: Date): Date {
-  return parseCron(expression, timezone, after).next().toDate();
+  return nextCronInstant(expression, timezone, after);
 }
 
 const isManifestEntry = (trigger: TriggerEntry | NormalizedTrigger): trigger is NormalizedTrigger => 'session_mode' in trigger;

@@ -2,7 +2,8 @@
 // sandboxes with the fixture engine: set a secret and never see its value again (the reserved
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
-// prompt, stop it. One browser and one page for the file; screenshots go to docs/dashboard/.
+// prompt, stop it; fire a trigger now and follow the link to its session. One browser and one
+// page for the file; screenshots go to docs/dashboard/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -154,5 +155,34 @@ describe('dashboard journeys in Chromium', () => {
     await page.locator('tbody tr', { hasText: sessionId.slice(0, 8) }).waitFor();
     await shot('sessions');
     expect(dialogs.filter((d) => !d.startsWith('Delete the secret'))).toEqual([]); // markup opened no alert
+  });
+
+  it('lists triggers with the webhook URL and invalid entries, fires one now and links to its session', async () => {
+    await page.goto(projectUrl('triggers'));
+    const nightly = page.getByRole('region', { name: 'Trigger nightly' });
+    const onPush = page.getByRole('region', { name: 'Trigger on-push' });
+    await nightly.waitFor();
+    expect(await onPush.locator('dd code').first().textContent()).toBe(`${base}v1/webhooks/projects/${projectId}/on-push`);
+    expect(await page.locator('.issues li').allTextContents()).toEqual([expect.stringMatching(/^triggers\[2\] \(Broken\): /)]);
+    expect(await nightly.textContent()).toContain('(Europe/Berlin)');
+
+    await nightly.getByRole('textbox').fill('from the dashboard');
+    await nightly.getByRole('button', { name: 'Fire now' }).click();
+    const link = nightly.getByRole('status').getByRole('link', { name: /^session [0-9a-f]{8}$/ });
+    await link.waitFor();
+    await shot('triggers');
+    await link.click();
+    await page.waitForURL(/#\/projects\/[^/]+\/sessions\/[0-9a-f-]{36}$/);
+    const sessionId = page.url().split('/').pop()!;
+    await page.locator('.prompt').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.prompt').textContent()).toBe('Nightly review: from the dashboard');
+    expect(await page.locator('.facts').textContent()).toContain('nightly');
+    await waitFor('the fired session to run', async () => (await sessionStatus(sessionId)) === 'running', 45_000);
+
+    await page.goto(projectUrl('triggers'));
+    await nightly.getByText('Recent fires').click();
+    await nightly.locator('.fires li', { hasText: 'manual' }).waitFor();
+    expect(await nightly.locator('.fires li').first().textContent()).toContain(`session ${sessionId.slice(0, 8)}`);
+    await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
   });
 });

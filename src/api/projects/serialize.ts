@@ -16,6 +16,10 @@ export function serializeTrigger(trigger: Trigger): SerializedTrigger {
   if (s.secretEnv !== undefined) out.secret_env = s.secretEnv;
   out.last_fired_at = trigger.status?.lastFiredAt ?? null;
   out.next_fire_at = trigger.status?.nextFireAt ?? null;
+  out.dormant = trigger.status?.dormant ?? false;
+  out.paused = trigger.status?.paused ?? false;
+  out.consecutive_failures = trigger.status?.consecutiveFailures ?? 0;
+  out.last_session_id = trigger.status?.lastSessionName ?? null;
   return out;
 }
 

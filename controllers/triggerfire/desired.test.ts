@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Project, Session, Trigger, TriggerFire } from '../../src/resources/index.js';
+import { decideFire, fireStatus, freshSession, type FireObservation } from './desired.js';
+
+const NOW = new Date('2030-01-01T00:00:10Z');
+const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'acct', uid: 'p-uid' }, spec: { repoUrl: '/r', defaultBranch: 'trunk' } };
+
+function trigger(extra: Partial<Trigger['spec']> = {}): Trigger {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Trigger', metadata: { name: 'web-hook', namespace: 'acct', uid: 't-uid' },
+    spec: { slug: 'hook', type: 'webhook', prompt: 'Push to {{ body.ref }} by {{ actor }}', name: 'hook', agent: 'coder', sessionMode: 'fresh', enabled: true, timezone: 'UTC', secretEnv: 'S', projectRef: { name: 'web' }, ...extra },
+  };
+}
+
+function fire(name: string, firedAt: string, extra: Partial<TriggerFire> = {}): TriggerFire {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'TriggerFire',
+    metadata: { name, namespace: 'acct', uid: `${name}-uid`, labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' } },
+    spec: { triggerRef: { name: 'web-hook' }, source: 'webhook', firedAt, variables: { body: { ref: 'main' } }, sessionName: `${name}-session` },
+    ...extra,
+  };
+}
+
+function session(name: string, status?: Session['status'], extra: Partial<Session['spec']> = {}, created = '2030-01-01T00:00:00Z'): Session {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Session',
+    metadata: { name, namespace: 'acct', creationTimestamp: created, labels: { 'svc.dev/trigger': 'web-hook' } },
+    spec: { projectRef: { name: 'web' }, agent: 'coder', baseRef: 'trunk', desiredState: 'running', ...extra },
+    ...(status ? { status } : {}),
+  };
+}
+
+function observe(over: Partial<FireObservation> = {}): FireObservation {
+  const f = over.fire ?? fire('f1', '2030-01-01T00:00:05.000Z');
+  return { fire: f, trigger: trigger(), project, sessions: [], fires: [f], cap: 10, queueDepth: 100, now: NOW, ...over };
+}
+
+describe('decideFire', () => {
+  it('creates the session with the rendered prompt, the agent, model, base ref and trigger ref', () => {
+    const action = decideFire(observe({ trigger: trigger({ model: 'openai/gpt-5' }) }));
+    expect(action.kind).toBe('create');
+    const s = (action as { session: Session }).session;
+    expect(s.metadata).toMatchObject({ name: 'f1-session', namespace: 'acct', labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, ownerReferences: [{ kind: 'Project', uid: 'p-uid', controller: true }] });
+    expect(s.spec).toEqual({ projectRef: { name: 'web' }, agent: 'coder', baseRef: 'trunk', model: 'openai/gpt-5', initialPrompt: 'Push to main by ', desiredState: 'running', triggerRef: { name: 'web-hook' } });
+  });
+
+  it('a manual fire records its actor as createdBy', () => {
+    const f = fire('m', '2030-01-01T00:00:05.000Z', {});
+    f.spec.source = 'manual';
+    f.spec.variables = { actor: 'user-1' };
+    expect(freshSession(f, trigger(), project, 'p').spec.createdBy).toBe('user-1');
+  });
+
+  it.each<[string, Partial<FireObservation>, string]>([
+    ['trigger gone', { trigger: undefined }, 'fail:TriggerNotFound'],
+    ['project gone', { project: undefined }, 'fail:ProjectNotFound'],
+    ['already fired', { fire: fire('f1', '2030-01-01T00:00:05.000Z', { status: { phase: 'fired', sessionName: 'x' } }) }, 'none'],
+    ['already failed', { fire: fire('f1', '2030-01-01T00:00:05.000Z', { status: { phase: 'failed', reason: 'x' } }) }, 'none'],
+    ['cap reached', { cap: 1, sessions: [session('busy')] }, 'queue:1'],
+    ['cap 0', { cap: 0 }, 'queue:1'],
+    ['stopped sessions hold no slot', { cap: 1, sessions: [session('done', { status: 'stopped' }), session('dead', { status: 'failed' })] }, 'create'],
+    ['its session exists already (a retry)', { cap: 0, sessions: [session('f1-session')] }, 'create'],
+  ])('%s', (_name, over, expected) => {
+    const action = decideFire(observe(over));
+    const got = action.kind === 'fail' ? `fail:${action.reason}` : action.kind === 'queue' ? `queue:${action.position}` : action.kind;
+    expect(got).toBe(expected);
+  });
+
+  it('FIFO: fires ahead take the free slots first; positions count from 1', () => {
+    const a = fire('a', '2030-01-01T00:00:01.000Z');
+    const b = fire('b', '2030-01-01T00:00:02.000Z');
+    const c = fire('c', '2030-01-01T00:00:03.000Z');
+    const fires = [c, a, b];
+    const pos = (f: TriggerFire, cap: number, sessions: Session[] = []) => {
+      const action = decideFire(observe({ fire: f, fires, cap, sessions }));
+      return action.kind === 'queue' ? action.position : action.kind;
+    };
+    expect([pos(a, 1), pos(b, 1), pos(c, 1)]).toEqual(['create', 1, 2]);
+    expect([pos(a, 1, [session('s')]), pos(b, 1, [session('s')]), pos(c, 1, [session('s')])]).toEqual([1, 2, 3]);
+    expect([pos(a, 2), pos(b, 2), pos(c, 2)]).toEqual(['create', 'create', 1]);
+  });
+
+  it('beyond the queue depth of the project a new fire fails', () => {
+    const queued = [1, 2].map((i) => fire(`q${i}`, `2030-01-01T00:00:0${i}.000Z`, { status: { phase: 'queued', queuePosition: i } }));
+    const f = fire('new', '2030-01-01T00:00:09.000Z');
+    expect(decideFire(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 2 }))).toMatchObject({ kind: 'fail', reason: 'QueueFull' });
+    expect(decideFire(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 3 }))).toMatchObject({ kind: 'queue', position: 3 });
+  });
+
+  describe('reuse', () => {
+    const reuse = trigger({ sessionMode: 'reuse' });
+    it.each<[string, Session[], number, string]>([
+      ['re-prompts the running last session without a slot', [session('old', { status: 'running' }, {}, '2030-01-01T00:00:00Z'), session('last', { status: 'running' }, {}, '2030-01-01T00:00:03Z')], 0, 'reprompt:last:false'],
+      ['wakes a stopped last session', [session('last', { status: 'stopped' }, { desiredState: 'stopped' })], 5, 'reprompt:last:true'],
+      ['a stopped session needs a slot to wake', [session('last', { status: 'stopped' }, { desiredState: 'stopped' })], 0, 'queue'],
+      ['falls back to fresh when the last one failed', [session('last', { status: 'failed' })], 5, 'create:f1-session'],
+      ['falls back to fresh when there is none', [], 5, 'create:f1-session'],
+      ['ignores sessions of other triggers', [{ ...session('other'), metadata: { name: 'other', namespace: 'acct', labels: { 'svc.dev/trigger': 'x' } } }], 5, 'create:f1-session'],
+    ])('%s', (_name, sessions, cap, expected) => {
+      const action = decideFire(observe({ trigger: reuse, sessions, cap }));
+      const got = action.kind === 'reprompt' ? `reprompt:${action.session.metadata.name}:${action.wake}` : action.kind === 'create' ? `create:${action.session.metadata.name}` : action.kind;
+      expect(got).toBe(expected);
+      if (action.kind === 'reprompt') expect(action.prompt).toMatchObject({ id: 'fire-f1-uid', text: 'Push to main by ', source: 'trigger' });
+    });
+  });
+});
+
+describe('fireStatus', () => {
+  it('fired, queued and failed set phase, reason, position, session and Ready', () => {
+    const f = fire('f1', '2030-01-01T00:00:05.000Z');
+    expect(fireStatus(f, { phase: 'fired', sessionName: 's', reprompted: false }, NOW)).toMatchObject({ phase: 'fired', sessionName: 's', conditions: [{ type: 'Ready', status: 'True', reason: 'Fired' }] });
+    expect(fireStatus(f, { phase: 'queued', position: 2, message: 'cap' }, NOW)).toMatchObject({ phase: 'queued', queuePosition: 2, reason: 'cap', conditions: [{ type: 'Ready', status: 'False', reason: 'Queued' }] });
+    const failed = fireStatus(f, { phase: 'failed', reason: 'QueueFull', message: 'full' }, NOW);
+    expect(failed).toMatchObject({ phase: 'failed', reason: 'QueueFull: full' });
+    expect(failed.queuePosition).toBeUndefined();
+  });
+});

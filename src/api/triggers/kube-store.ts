@@ -1,0 +1,78 @@
+// The trigger store over the cluster: Projects, Triggers, TriggerFires and Sessions from the
+// API's shared cache (synced before the API is ready); the webhook secret and the Namespace's
+// cap annotation read live (GET), then served from memory and refreshed in the background each second.
+// A fire create that meets an existing name reads that fire back live.
+import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
+import {
+  NAMESPACE, PROJECT, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, defaultSessionCap, sessionCap,
+  type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
+} from '../../resources/index.js';
+import type { TriggerStore } from './store.js';
+
+type SecretObject = KubeObject & { data?: Record<string, string> };
+
+/**
+ * Live reads kept briefly: the first read of a key waits; later ones get the last value at once
+ * and, when it is older than `ttlMs`, refresh it in the background (a burst of deliveries costs
+ * no extra round trip; a rotated secret or a changed cap is seen within about a second).
+ */
+function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, ttlMs = 1000) {
+  const memo = new Map<string, { at: number; value: Promise<T>; refreshing?: boolean }>();
+  const load = (key: string, namespace: string, name: string) => {
+    const value = read(namespace, name);
+    value.then(() => memo.set(key, { at: Date.now(), value }), () => memo.delete(key));
+    return value;
+  };
+  return (namespace: string, name: string): Promise<T> => {
+    const key = `${namespace}/${name}`;
+    const hit = memo.get(key);
+    if (!hit) {
+      const value = load(key, namespace, name);
+      memo.set(key, { at: Date.now(), value, refreshing: true });
+      return value;
+    }
+    if (Date.now() - hit.at >= ttlMs && !hit.refreshing) {
+      hit.refreshing = true;
+      void load(key, namespace, name).catch(() => {});
+    }
+    return hit.value;
+  };
+}
+
+export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: number } = {}): TriggerStore {
+  const defaultCap = options.defaultCap ?? defaultSessionCap();
+  const projects = cache.resource<Project>(PROJECT);
+  const triggers = cache.resource<Trigger>(TRIGGER);
+  const fires = cache.resource<TriggerFire>(TRIGGER_FIRE);
+  const sessions = cache.resource<Session>(SESSION);
+  const secretClient = cache.client.resource<SecretObject>(SECRET);
+  const namespaceClient = cache.client.resource<KubeObject>(NAMESPACE);
+  const readSecret = shortLived(async (ns, name) => {
+    try { return await secretClient.get(ns, name); } catch (error) { if (isNotFound(error)) return undefined; throw error; }
+  });
+  const readNamespace = shortLived(async (_ns, name) => namespaceClient.find('', name));
+  return {
+    project(_ns, uid) {
+      const found = projects.byUid(uid);
+      return found && projects.client.decode(found);
+    },
+    triggers: (project) => triggers.ownedBy(project).map((t) => triggers.client.decode(t)),
+    async secretValue(ns, secretName, key) {
+      const value = (await readSecret(ns, secretName))?.data?.[key];
+      return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+    },
+    sessions: (ns) => sessions.list(ns).map((s) => sessions.client.decode(s)),
+    fires: (ns) => fires.list(ns),
+    cap: async (ns) => sessionCap((await readNamespace('', ns))?.metadata.annotations, defaultCap),
+    async createFire(fire) {
+      try {
+        return { created: await fires.create(fire) };
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+        return { existing: await fires.client.get(fire.metadata.namespace!, fire.metadata.name!) };
+      }
+    },
+    resume: (trigger, token) => triggers.mergePatch(trigger.metadata.namespace!, trigger.metadata.name!, { metadata: { annotations: { [RESUME_ANNOTATION]: token } } }),
+    recordEvent: (obj, event) => cache.client.recordEvent(obj, event),
+  };
+}

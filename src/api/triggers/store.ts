@@ -1,0 +1,21 @@
+// What the trigger routes and the webhook receiver need from the cluster (a port; the kube
+// adapter is kube-store.ts).
+import type { Project, Session, Trigger, TriggerFire } from '../../resources/index.js';
+
+export interface TriggerStore {
+  /** The Project with this uid in the namespace, if any. */
+  project(namespace: string, uid: string): Project | undefined;
+  /** The Triggers the project owns. */
+  triggers(project: Project): Trigger[];
+  /** The value of one key of a Secret, if the Secret and the key exist. */
+  secretValue(namespace: string, secretName: string, key: string): Promise<string | undefined>;
+  sessions(namespace: string): Session[];
+  fires(namespace: string): TriggerFire[];
+  /** The account's concurrent-session cap. */
+  cap(namespace: string): Promise<number>;
+  /** Creates the fire; resolves with `existing` when a fire of that name is already there. */
+  createFire(fire: TriggerFire): Promise<{ created: TriggerFire } | { existing: TriggerFire }>;
+  /** Marks the trigger for resume (svc.dev/resume annotation). */
+  resume(trigger: Trigger, token: string): Promise<Trigger>;
+  recordEvent(obj: Trigger, event: { type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;
+}

@@ -1,0 +1,46 @@
+// The webhook receiver (SPEC §4.2, §5.4, §7): POST /v1/webhooks/projects/<project_id>/<slug>.
+// No API token: the trigger's secret authenticates the raw body bytes. Checks in the SPEC's
+// order: 400 ids, 404 project/trigger, 409 secret not configured, 413 body too large,
+// 401 authentication, then 202 fired or queued (429 when the queue is full, 500 when the fire
+// could not be recorded). Any content type; the body is never parsed before authentication.
+import express, { Router, type Request } from 'express';
+import { SLUG_PATTERN } from '../../resources/index.js';
+import { badRequest } from '../errors.js';
+import type { RouteGroup } from '../groups.js';
+import type { TriggerService } from '../triggers/index.js';
+
+export interface WebhookRoutesConfig {
+  namespace: string;
+  /** Largest accepted body (default 1 MiB); beyond it 413. */
+  bodyLimit?: string | number;
+}
+
+export const DEFAULT_WEBHOOK_BODY_LIMIT = '1mb';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function webhookRoutes(service: TriggerService, config: WebhookRoutesConfig): Router {
+  const router = Router();
+  const rawBody = express.raw({ type: () => true, limit: config.bodyLimit ?? DEFAULT_WEBHOOK_BODY_LIMIT });
+
+  router.post('/projects/:projectId/:slug', async (req, res, next) => {
+    const { projectId, slug } = req.params;
+    if (!UUID.test(projectId) || !SLUG_PATTERN.test(slug)) throw badRequest('malformed project id or trigger slug');
+    res.locals.target = await service.webhookTarget(config.namespace, projectId.toLowerCase(), slug);
+    next();
+  }, rawBody, async (req: Request, res) => {
+    const { trigger, secret } = res.locals.target as Awaited<ReturnType<TriggerService['webhookTarget']>>;
+    const request = { headers: req.headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
+    service.authenticate(request, secret);
+    res.status(202).json(await service.fireWebhook(trigger, request));
+  });
+
+  return router;
+}
+
+/**
+ * The webhook route group: no API token (the trigger's secret authenticates), and no body parser
+ * of the group: the route reads the raw bytes itself, after the 400/404/409 checks.
+ */
+export function webhooksGroup(service: TriggerService, config: WebhookRoutesConfig): RouteGroup {
+  return { path: '/v1/webhooks', auth: 'none', body: 'none', router: webhookRoutes(service, config) };
+}
