@@ -15,6 +15,8 @@ import { manifestWithTriggers, runOk, waitFor } from '../dev/util.js';
 /** Untrusted text as an agent could write it: a title, a description, a diff line. */
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
 const SHOTS = path.join(REPO_ROOT, 'docs/dashboard');
+/** expect.poll gives up after 1 s by default; a busy machine needs longer. */
+const POLL = { timeout: 15_000 };
 /** The feature branch also fixes the manifest main starts with (its invalid trigger entry fails the merge gate). */
 const VALID_MANIFEST = 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\ntriggers:\n  - slug: nightly\n    type: cron\n    cron: "0 0 3 * * *"\n    prompt: Review\n';
 
@@ -61,7 +63,7 @@ beforeAll(async () => {
   [dev, browser] = await Promise.all([startDev(), launchBrowser()]);
   base = dev.apiUrl.replace(/\/v1$/, '/');
   page = await browser.context.newPage();
-  page.setDefaultTimeout(10_000); // fail with playwright's message, before the test's timeout
+  page.setDefaultTimeout(15_000); // fail with playwright's message, before the test's timeout
   page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
 
   const created = await api<{ project: { id: string } }>('POST', '/projects', { name: 'web', repo_url: host.hostDir });
@@ -73,6 +75,11 @@ beforeAll(async () => {
     expect(cr.status, JSON.stringify(cr.body)).toBe(201);
     crs[name] = { id: cr.body.change_request.cr_id, number: cr.body.change_request.number };
   }
+  // the page shows what the listing says; wait until the listing has the project's status
+  await waitFor('the project listing to carry the manifest and tip', async () => {
+    const [listed] = (await api<{ projects: { manifest: unknown; default_branch_sha: string | null }[] }>('GET', '/projects')).body.projects;
+    return Boolean(listed?.manifest && listed.default_branch_sha);
+  });
   const minted = mintToken({ userId: randomUUID(), access: 'read', capabilities: [] }, 'default');
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(minted.secret));
   reader = minted.token;
@@ -96,13 +103,13 @@ describe('dashboard in Chromium', () => {
     await page.goto(base);
     await page.fill('#token', 'svc_not-a-real-token');
     await page.click('button[type=submit]');
-    await expect.poll(() => page.locator('[role=alert]').textContent()).toContain('That token was not accepted');
+    await expect.poll(() => page.locator('[role=alert]').textContent(), POLL).toContain('That token was not accepted');
     await shot('sign-in');
     await signIn(dev.token);
     const row = page.locator('tr', { has: page.getByRole('link', { name: 'web', exact: true }) });
-    await expect.poll(() => row.textContent()).toContain('valid');
+    await expect.poll(() => row.textContent(), POLL).toContain('valid');
     expect(await row.textContent()).toContain(host.hostDir);
-    await expect.poll(() => row.locator('td').nth(5).textContent()).toBe('3'); // open CRs
+    await expect.poll(() => row.locator('td').nth(5).textContent(), POLL).toBe('3'); // open CRs
     await shot('projects');
   });
 

@@ -1,0 +1,188 @@
+// The dashboard's secrets and sessions pages in the real Chromium against `svc dev` running
+// sandboxes with the fixture engine: set a secret and never see its value again (the reserved
+// prefix refused with the server's message, delete confirmed first); start a session with a
+// prompt holding markup (rendered as text), follow it to running and its engine events, send a
+// prompt, stop it; fire a trigger now and follow the link to its session. One browser and one
+// page for the file; screenshots go to docs/dashboard/.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { buildArtifacts } from '../daemon/harness.js';
+import { launchBrowser, type Browser } from '../helpers/browser.js';
+import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { makeRepo, waitFor } from '../dev/util.js';
+
+const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
+const SECRET_VALUE = 'hunter2-never-shown';
+const MANIFEST = `svc_version: 2
+default_agent: coder
+agents:
+  coder: {}
+triggers:
+  - slug: nightly
+    type: cron
+    cron: "0 0 3 * * *"
+    timezone: Europe/Berlin
+    prompt: "Nightly review: {{ message.text }}"
+  - slug: on-push
+    type: webhook
+    secret_env: HOOK_SECRET
+    prompt: "A push"
+  - slug: Broken
+    type: cron
+    prompt: no schedule and an uppercase slug
+`;
+
+let dev: DevInstance;
+let browser: Browser;
+let page: Page;
+let base: string;
+let projectId: string;
+const dialogs: string[] = [];
+
+const shot = (name: string) => page.screenshot({ path: path.join(REPO_ROOT, 'docs/dashboard', `${name}.png`), fullPage: true });
+const button = (name: string) => page.getByRole('button', { name, exact: true });
+const projectUrl = (section: string) => `${base}#/projects/${projectId}/${section}`;
+
+async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(dev.apiUrl + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${dev.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+async function sessionStatus(id: string): Promise<string> {
+  return (await api<{ session: { status: string } }>('GET', `/projects/${projectId}/sessions/${id}`)).body.session.status;
+}
+
+beforeAll(async () => {
+  const { fixtureEngine } = await buildArtifacts();
+  [dev, browser] = await Promise.all([
+    startDev({ extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' }, args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`] }),
+    launchBrowser(),
+  ]);
+  base = dev.apiUrl.replace(/\/v1$/, '/');
+  const repo = path.join(dev.dataDir, 'repo');
+  makeRepo(repo, { 'svc.yaml': MANIFEST, 'README.md': '# journeys\n' });
+  const created = await api<{ project: { id: string } }>('POST', '/projects', { name: 'journeys', repo_url: repo });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  projectId = created.body.project.id;
+  await waitFor('the project to list its triggers', async () => (await api<{ project: { triggers: unknown[] } }>('GET', `/projects/${projectId}`)).body.project.triggers.length === 2);
+
+  page = await browser.context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    // the only dialog the dashboard opens is the confirmation before deleting a secret
+    void (dialog.type() === 'confirm' && dialog.message().startsWith('Delete the secret') ? dialog.accept() : dialog.dismiss());
+  });
+  await page.goto(base);
+  await page.fill('#token', dev.token);
+  await page.click('button[type=submit]');
+  await button('Sign out').waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  if (dev) removeDevDir(dev.dataDir);
+});
+
+describe('dashboard journeys in Chromium', () => {
+  it('sets a secret and never shows its value; the reserved prefix is refused with the server message; delete asks first', async () => {
+    await page.goto(projectUrl('secrets'));
+    await page.fill('#secret-name', 'HOOK_SECRET');
+    await page.fill('#secret-value', SECRET_VALUE);
+    await button('Set').click();
+    await page.getByRole('status').filter({ hasText: 'Saved HOOK_SECRET.' }).waitFor();
+    await page.locator('td code', { hasText: 'HOOK_SECRET' }).waitFor();
+    expect(await page.inputValue('#secret-value')).toBe('');
+    await page.reload();
+    await page.locator('td code', { hasText: 'HOOK_SECRET' }).waitFor();
+    expect(await page.content()).not.toContain(SECRET_VALUE);
+    expect(JSON.stringify((await api('GET', `/projects/${projectId}/secrets`)).body)).not.toContain(SECRET_VALUE);
+
+    await page.fill('#secret-name', 'SVC_TOKEN');
+    await page.fill('#secret-value', 'x');
+    await button('Set').click();
+    expect(await page.locator('[role=alert]').textContent()).toContain('reserved');
+
+    await page.fill('#secret-name', 'TEMPORARY');
+    await page.fill('#secret-value', 'y');
+    await button('Set').click();
+    await page.locator('td code', { hasText: 'TEMPORARY' }).waitFor();
+    await page.getByRole('button', { name: 'Delete TEMPORARY' }).click();
+    await page.locator('td code', { hasText: 'TEMPORARY' }).waitFor({ state: 'detached' });
+    expect(dialogs).toEqual(['Delete the secret TEMPORARY? Sandboxes started afterwards will not have it.']);
+    await shot('secrets');
+  });
+
+  it('starts a session with a prompt holding markup, follows it to running, sends a prompt and stops it', async () => {
+    await page.goto(projectUrl('sessions'));
+    await page.getByText('Start a session').click();
+    await page.fill('#session-prompt', `Please ${XSS}`);
+    await button('Start').click();
+    await page.waitForURL(/#\/projects\/[^/]+\/sessions\/[0-9a-f-]{36}$/);
+    const sessionId = page.url().split('/').pop()!;
+    await page.locator('.status', { hasText: 'running' }).waitFor({ timeout: 45_000 });
+    expect(await page.locator('.prompt').textContent()).toBe(`Please ${XSS}`);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    await expect.poll(() => page.locator('section[aria-label="Engine events"] h2').textContent(), { timeout: 15_000 }).toContain('live');
+
+    await page.fill('#session-followup', `And then ${XSS}`);
+    await button('Send').click();
+    await page.getByRole('status').filter({ hasText: 'Sent.' }).waitFor();
+    await expect.poll(() => page.locator('section[aria-label="Engine events"] h2').textContent(), { timeout: 15_000 }).toContain('engine busy');
+    // the engine's stream, readable: the prompt, the assistant's text, the shell command; markup as text
+    const events = page.locator('.events');
+    await events.locator('.event-assistant').first().waitFor();
+    expect(await events.locator('.event-user').textContent()).toBe(`Prompt: And then ${XSS}`);
+    expect(await events.locator('.event-assistant').textContent()).toBe(`fixture received: And then ${XSS}`);
+    expect(await events.locator('.event-tool pre').first().textContent()).toBe('$ git status --short');
+    expect(await page.locator('main img').count()).toBe(0);
+    await shot('session');
+
+    await button('Stop').click();
+    await page.locator('.status', { hasText: 'stopped' }).waitFor({ timeout: 30_000 });
+    expect(await sessionStatus(sessionId)).toBe('stopped');
+    expect(await button('Stop').count()).toBe(0);
+
+    await page.goto(projectUrl('sessions'));
+    await page.locator('tbody tr', { hasText: sessionId.slice(0, 8) }).waitFor();
+    await shot('sessions');
+    expect(dialogs.filter((d) => !d.startsWith('Delete the secret'))).toEqual([]); // markup opened no alert
+  });
+
+  it('lists triggers with the webhook URL and invalid entries, fires one now and links to its session', async () => {
+    await page.goto(projectUrl('triggers'));
+    const nightly = page.getByRole('region', { name: 'Trigger nightly' });
+    const onPush = page.getByRole('region', { name: 'Trigger on-push' });
+    await nightly.waitFor();
+    expect(await onPush.locator('dd code').first().textContent()).toBe(`${base}v1/webhooks/projects/${projectId}/on-push`);
+    expect(await page.locator('.issues li').allTextContents()).toEqual([expect.stringMatching(/^triggers\[2\] \(Broken\): /)]);
+    expect(await nightly.textContent()).toContain('(Europe/Berlin)');
+
+    await nightly.getByRole('textbox').fill('from the dashboard');
+    await nightly.getByRole('button', { name: 'Fire now' }).click();
+    const link = nightly.getByRole('status').getByRole('link', { name: /^session [0-9a-f]{8}$/ });
+    await link.waitFor();
+    await shot('triggers');
+    await link.click();
+    await page.waitForURL(/#\/projects\/[^/]+\/sessions\/[0-9a-f-]{36}$/);
+    const sessionId = page.url().split('/').pop()!;
+    await page.locator('.prompt').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.prompt').textContent()).toBe('Nightly review: from the dashboard');
+    expect(await page.locator('.facts').textContent()).toContain('nightly');
+    await waitFor('the fired session to run', async () => (await sessionStatus(sessionId)) === 'running', 45_000);
+
+    await page.goto(projectUrl('triggers'));
+    await nightly.getByText('Recent fires').click();
+    await nightly.locator('.fires li', { hasText: 'manual' }).waitFor();
+    expect(await nightly.locator('.fires li').first().textContent()).toContain(`session ${sessionId.slice(0, 8)}`);
+    await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
+  });
+});
