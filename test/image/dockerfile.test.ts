@@ -54,6 +54,8 @@ describe('images/svc/Dockerfile', () => {
     expect(stages[0]!.from).toBe('${NODE_IMAGE}');
     expect(runtime.from).toBe('${NODE_IMAGE}');
     expect(all(stages[0]!, 'RUN').map((r) => r.args).join('\n')).toMatch(/npm install[\s\S]*tsc -p tsconfig.build.json/);
+    // the API serves the dashboard from dist/web: the image must build it
+    expect(all(stages[0]!, 'RUN').map((r) => r.args).join('\n')).toContain('node web/build.mjs');
     expect(stages[1]!.from).toBe('build');
     expect(all(stages[1]!, 'RUN')[0]!.args).toMatch(/npm prune --omit=dev/);
   });
