@@ -38,7 +38,7 @@ interface PodView {
     phase?: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { ready: boolean; restartCount: number; state: Record<string, { reason?: string; message?: string }>; lastState: { terminated?: { exitCode: number; reason: string } } }[];
+    containerStatuses?: { ready: boolean; restartCount: number; state: Record<string, { reason?: string; message?: string }>; lastState: { terminated?: { exitCode: number; reason: string; message?: string } } }[];
   };
 }
 
@@ -128,12 +128,12 @@ it('runs the container with its env resolved, on its own address, and reports re
 });
 
 it('restarts an exited container per restartPolicy and reports the last termination', async () => {
-  await create(pod('crashy', {}));
+  await create(pod('crashy', { terminationMessagePolicy: 'FallbackToLogsOnError' }));
   const running = await until('crashy', (p) => p.status?.containerStatuses?.[0]?.state.running !== undefined && !!p.status.podIP, 'running');
   const ip = running.status!.podIP!;
   await eventually(async () => fetch(`http://${ip}:8080/exit?code=3`).then(() => true, () => false), 'asked to exit', 200);
   const restarted = await until('crashy', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 'a restart');
-  expect(restarted.status!.containerStatuses![0]!.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+  expect(restarted.status!.containerStatuses![0]!.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error', message: 'exiting with 3' });
   expect(restarted.status!.phase).toBe('Running');
   // it comes back on the same address
   await eventually(async () => fetch(`http://${ip}:8080/env`).then(() => true, () => false), 'running again', 200);

@@ -31,6 +31,7 @@ export interface Container {
   livenessProbe?: Probe;
   startupProbe?: Probe;
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+  terminationMessagePolicy?: string;
   [key: string]: unknown;
 }
 

@@ -1,7 +1,7 @@
 // One Pod on the simulated node: a process per container, its probes, restarts per the pod's
 // restartPolicy with the kubelet's back-off, and the Pod status written after every change.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -25,6 +25,7 @@ export interface PodContext {
 
 interface Run {
   child: ChildProcess;
+  logPath: string;
   startedAt: string;
   containerID: string;
   exited: Promise<void>;
@@ -77,7 +78,8 @@ class ContainerRunner {
     if (this.pod.stopped) return;
     const logDir = path.join(this.pod.dir, 'logs', this.spec.name);
     await mkdir(logDir, { recursive: true });
-    const logFile = createWriteStream(path.join(logDir, `${this.view.restartCount}.log`));
+    const logPath = path.join(logDir, `${this.view.restartCount}.log`);
+    const logFile = createWriteStream(logPath);
     const child = spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child.stdout!.pipe(logFile, { end: false });
     child.stderr!.pipe(logFile, { end: false });
@@ -86,23 +88,28 @@ class ContainerRunner {
     let spawnError: Error | undefined;
     child.once('error', (err) => { spawnError = err; });
     const exited = new Promise<void>((resolve) => child.once('close', (code, signal) => {
-      logFile.end();
-      this.onExit(code, signal, startedAt, containerID, spawnError);
-      resolve();
+      logFile.end(() => {
+        this.onExit(code, signal, startedAt, containerID, logPath, spawnError);
+        resolve();
+      });
     }));
-    this.run = { child, startedAt, containerID, exited };
+    this.run = { child, logPath, startedAt, containerID, exited };
     this.view.containerID = containerID;
     this.setState({ running: { startedAt } });
     void this.pod.event('Normal', 'Started', `Started container ${this.spec.name}`);
     this.startProbes();
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, spawnError?: Error): void {
+  private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, logPath: string, spawnError?: Error): void {
     this.stopProbes();
     this.run = undefined;
     const terminated: Terminated = spawnError
       ? { exitCode: 128, reason: 'StartError', message: spawnError.message, startedAt, finishedAt: new Date().toISOString(), containerID }
       : terminatedFromExit(code, signal, startedAt, new Date().toISOString(), containerID);
+    if (!spawnError && terminated.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError') {
+      const message = logTail(logPath);
+      if (message) terminated.message = message;
+    }
     if (this.pod.stopped) return;
     const policy = this.pod.restartPolicy;
     const restart = policy === 'Always' || (policy === 'OnFailure' && terminated.exitCode !== 0);
@@ -196,6 +203,17 @@ class ContainerRunner {
   async stop(): Promise<void> {
     this.stopProbes();
     await this.kill(Math.min(this.pod.ctx.killGraceMs, this.pod.gracePeriodMs));
+  }
+}
+
+/** The kubelet's FallbackToLogsOnError: the log's last 80 lines, at most 2048 bytes. */
+function logTail(file: string): string | undefined {
+  try {
+    const text = readFileSync(file);
+    const tail = text.subarray(Math.max(0, text.length - 2048)).toString('utf8');
+    return tail.split('\n').slice(-81).join('\n').trim() || undefined;
+  } catch {
+    return undefined;
   }
 }
 
