@@ -117,7 +117,8 @@ export function loadConfig(env: Env): AgentConfig {
     repoUrl,
     apiUrl,
     sandboxToken: value(env, 'SVC_SANDBOX_TOKEN')!,
-    serviceHost: value(env, 'SVC_SERVICE_HOST') ?? '0.0.0.0',
+    // loopback unless told otherwise: the sandbox pod sets 0.0.0.0 explicitly (images/sandbox)
+    serviceHost: value(env, 'SVC_SERVICE_HOST') ?? '127.0.0.1',
     servicePort,
     workspace: absolutePath(env, 'SVC_WORKSPACE', '/workspace'),
     engineHome: absolutePath(env, 'SVC_ENGINE_HOME', '/opt/svc/home'),

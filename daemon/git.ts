@@ -2,15 +2,14 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { redactUrls } from '../src/lib/redact-url.js';
 
 export interface GitResult { code: number; stdout: string; stderr: string }
 
 export class GitError extends Error {}
 
-/** Removes user:password@ from URLs in text so nothing secret reaches a log or a response. */
-export function redactUrls(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
-}
+/** Redacts URL credentials (userinfo, ?token=...) so nothing secret reaches a log or a response. */
+export { redactUrls };
 
 export interface WorkspaceOptions {
   workspace: string;

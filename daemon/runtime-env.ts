@@ -3,8 +3,18 @@
 import type { ControlResult } from './server.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Names the daemon sets itself for the engine; a caller may not override them. */
-const RESERVED = new Set(['HOME', 'ENGINE_CONFIG_DIR', 'OPENCODE_CONFIG_DIR', 'OPENCODE_SERVER_PASSWORD', 'OPENCODE_SERVER_USERNAME']);
+/**
+ * Names a caller may not set (docs/daemon.md): the daemon's own (HOME, ENGINE_CONFIG_DIR, every
+ * OPENCODE_*), the loaders' (they run code in the engine before it starts) and keys that mean
+ * something to JavaScript objects. SVC_* is refused separately.
+ */
+const BLOCKED_NAMES = new Set(['HOME', 'ENGINE_CONFIG_DIR', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'NODE_OPTIONS', '__PROTO__', 'CONSTRUCTOR', 'PROTOTYPE']);
+const BLOCKED_PREFIXES = ['OPENCODE_', 'BUN_'];
+
+function blocked(name: string): boolean {
+  const upper = name.toUpperCase();
+  return BLOCKED_NAMES.has(upper) || BLOCKED_PREFIXES.some((prefix) => upper.startsWith(prefix)) || /^__.*__$/.test(name);
+}
 const MAX_VALUE = 32 * 1024;
 
 export class RuntimeEnv {
@@ -28,7 +38,7 @@ export class RuntimeEnv {
     for (const [name, value] of Object.entries(env as Record<string, unknown>)) {
       if (!ENV_NAME.test(name)) problems.push(`${JSON.stringify(name)} is not a valid environment variable name`);
       else if (name.toUpperCase().startsWith('SVC_')) problems.push(`${name}: SVC_ names are reserved`);
-      else if (RESERVED.has(name)) problems.push(`${name} is set by the daemon`);
+      else if (blocked(name)) problems.push(`${name} may not be set through /svc/env (daemon-owned, loader or reserved name; see docs/daemon.md)`);
       else if (value !== null && typeof value !== 'string') problems.push(`${name}: value must be a string or null`);
       else if (typeof value === 'string' && (value.length > MAX_VALUE || value.includes('\0'))) problems.push(`${name}: value too long or contains NUL`);
     }

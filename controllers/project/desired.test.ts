@@ -62,8 +62,9 @@ describe('nextStatus', () => {
     const status = nextStatus(project(undefined, { 'svc.dev/refresh': 'r1' }), read([nightly, hook]), T0);
     expect(status).toMatchObject({
       defaultBranchSha: SHA1, observedGeneration: 1, lastRefreshToken: 'r1', lastRefreshTime: '2026-01-01T00:00:00Z',
-      manifest: { file: 'svc.yaml', version: 2, valid: false, issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }] },
+      manifest: { file: 'svc.yaml', version: 2, valid: false, issues: [{ path: '/triggers/2/cron', message: 'a cron trigger needs cron' }], summary: 'invalid (v2)' },
       triggers: ['nightly', 'on_push'],
+      triggerCount: 2,
       triggerErrors: [{ index: 2, slug: 'broken', messages: ['cron or run_at is required'] }],
     });
     const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c]));
@@ -96,6 +97,9 @@ describe('nextStatus', () => {
     expect(invalid.conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('/default_agent: required');
     const missing = nextStatus(project(), { kind: 'read', sha: SHA2, manifest: null, triggers: [], triggerErrors: [] }, T0);
     expect(missing.conditions!.find((c) => c.type === 'ManifestValid')).toMatchObject({ status: 'False', reason: 'ManifestMissing' });
+    expect(missing.manifest?.summary).toBe('missing');
+    const clean: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], triggerErrors: [], manifest: { file: 'svc.yaml', version: 2, valid: true, parsed: true, issues: [] } };
+    expect(nextStatus(project(), clean, T0)).toMatchObject({ manifest: { summary: 'valid (v2)' }, triggerCount: 1 });
   });
 });
 

@@ -135,6 +135,11 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   return { usable: true, condition: condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${at} is valid`, generation) };
 }
 
+/** What `kubectl get projects` shows in the Manifest column: validity and version. */
+export function manifestSummary(m: { valid: boolean; version: number | null }): string {
+  return `${m.valid ? 'valid' : 'invalid'}${m.version !== null ? ` (v${m.version})` : ''}`;
+}
+
 /**
  * The next status for `observation`. An unreachable repository or a missing branch keeps the
  * last good manifest, triggers and SHA and only says why in the conditions.
@@ -161,10 +166,13 @@ export function nextStatus(project: Project, observation: Observation, now: Date
     set(manifest.condition);
     next.defaultBranchSha = observation.sha;
     const m = observation.manifest;
-    next.manifest = m ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues } as ManifestStatus : { valid: false, issues: [] };
+    next.manifest = m
+      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues, summary: manifestSummary(m) } as ManifestStatus
+      : { valid: false, issues: [], summary: 'missing' };
     if (triggersAreKnown(observation)) {
       next.triggers = observation.triggers.map((t) => t.slug).sort();
       next.triggerErrors = observation.triggerErrors;
+      next.triggerCount = next.triggers.length;
     }
     const count = next.triggers?.length ?? 0;
     if (manifest.usable) {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createApp } from './app.js';
 import { ApiError } from './errors.js';
-import type { ProjectStore } from './projects.js';
+import type { ProjectStore } from './projects/index.js';
 import type { Principal } from './tokens.js';
 import type { Project } from '../resources/project.js';
 

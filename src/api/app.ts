@@ -1,10 +1,10 @@
 // The express app factory: everything the API talks to comes in as arguments, so the
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
-import { authenticate } from './auth.js';
-import { changeRequestRoutes, type ChangeRequestService } from './change-requests/index.js';
+import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
-import { projectRoutes, type ProjectStore } from './projects.js';
+import { mountGroups, type RouteGroup } from './groups.js';
+import { projectsGroup, type ProjectStore } from './projects/index.js';
 import type { TokenVerifier } from './tokens.js';
 
 export interface ApiConfig {
@@ -44,17 +44,17 @@ export function createApp(deps: ApiDependencies): Express {
     app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
   }
 
-  const v1 = express.Router();
-  // Authenticate before parsing a body: an anonymous caller learns nothing but 401.
-  v1.use(authenticate(deps.verifyToken));
-  v1.use(express.json({ limit: deps.config.bodyLimit ?? '1mb' }));
-  if (deps.changeRequests) {
-    v1.use('/projects/:projectId/change-requests', changeRequestRoutes(deps.changeRequests, { namespace: deps.config.projectNamespace }));
-  }
-  v1.use('/projects', projectRoutes(deps.projects, { namespace: deps.config.projectNamespace }));
-  app.use('/v1', v1);
+  mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });
 
   app.use(unknownRoute);
   app.use(errorHandler({ log: deps.log }));
   return app;
+}
+
+/** Every route group the API serves (src/api/<group>/index.ts); mountGroups orders them by path. */
+function routeGroups(deps: ApiDependencies): RouteGroup[] {
+  const scope = { namespace: deps.config.projectNamespace };
+  const groups = [projectsGroup(deps.projects, scope)];
+  if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  return groups;
 }

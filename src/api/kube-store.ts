@@ -3,7 +3,7 @@
 import { Informer, isAlreadyExists, isInvalid, type KubeClient } from '../kube/index.js';
 import { controllerOf, PROJECT, SECRET, TRIGGER, type Project, type Trigger } from '../resources/index.js';
 import { ApiError } from './errors.js';
-import type { ProjectStore, SerializedTrigger } from './projects.js';
+import type { ProjectStore, SerializedTrigger } from './projects/index.js';
 import type { StoredSecret, TokenSecretReader } from './tokens.js';
 
 /** A Trigger as the REST API shows it: the normalized manifest entry (snake_case) and its runtime state. */

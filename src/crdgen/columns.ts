@@ -27,8 +27,8 @@ export const PRINTER_COLUMNS: Record<string, PrinterColumn[]> = {
   [PROJECT.kind]: [
     ready,
     { name: 'Branch', type: 'string', jsonPath: '.spec.defaultBranch' },
-    { name: 'Manifest', type: 'boolean', jsonPath: '.status.manifest.valid', description: 'Whether the default-branch manifest is valid.' },
-    { name: 'Triggers', type: 'string', jsonPath: '.status.triggers', description: 'Slugs of the valid triggers.' },
+    { name: 'Manifest', type: 'string', jsonPath: '.status.manifest.summary', description: 'The default-branch manifest: valid or invalid, with its version, or missing.' },
+    { name: 'Triggers', type: 'integer', jsonPath: '.status.triggerCount', description: 'How many valid triggers the default-branch manifest declares.' },
     { name: 'Sha', type: 'string', jsonPath: '.status.defaultBranchSha', priority: 1 },
     { name: 'Repo', type: 'string', jsonPath: '.spec.repoUrl', priority: 1 },
     reason,

@@ -1,10 +1,9 @@
 // Keeps credentials out of every message the engine produces.
+import { redactUrls } from '../lib/redact-url.js';
 
-const USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi;
-
-/** Replaces `scheme://user:pass@` with `scheme://***@` and every given secret value with `***`. */
+/** Redacts URL credentials (userinfo, credential-like query parameters) and every given secret value. */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(USERINFO, '$1***@');
+  let out = redactUrls(text);
   for (const secret of secrets) {
     if (secret.length > 0) out = out.split(secret).join('***');
   }

@@ -1,6 +1,7 @@
 // HTTP: routes Kubernetes REST paths to the cluster, negotiates Table output, streams watches.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cluster, EventType, PatchType } from './cluster.js';
+import { openApiV3Document, openApiV3Index } from './openapi-v3.js';
 import { OPENAPI_V2_JSON, OPENAPI_V2_PROTOBUF, PROTOBUF_OPENAPI_ACCEPT, PROTOBUF_OPENAPI_CONTENT_TYPE } from './openapi.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf } from './resources.js';
@@ -132,6 +133,12 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
         return;
       }
       return send(res, 200, OPENAPI_V2_JSON);
+    }
+    if (p === '/openapi/v3') return send(res, 200, openApiV3Index(cluster.registry));
+    if (p.startsWith('/openapi/v3/')) {
+      const doc = openApiV3Document(cluster.registry, p.slice('/openapi/v3/'.length));
+      if (!doc) throw errors.pathNotFound(url.pathname);
+      return send(res, 200, doc);
     }
     if (p === '/api') {
       return send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: req.headers.host ?? '' }] });

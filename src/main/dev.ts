@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
+import { assertPortFree } from './ports.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -171,6 +172,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   const envPath = path.join(dataDir, 'env');
   const previousEnv = parseEnvFile(await readFile(envPath, 'utf8').catch(() => ''));
 
+  // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
+  await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
+  await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
   const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
   const children: Child[] = [];
   let stopping = false;
@@ -208,16 +212,18 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
     }, log)));
     let apiPort = options.apiPort;
+    let listened = false;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
     // each process its own mirror dir: a process removes the mirrors of Projects it does not see
     const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors') }, log, (line) => {
       const m = listening.exec(line);
-      if (m) apiPort = Number(m[1]);
+      if (m) { apiPort = Number(m[1]); listened = true; }
     });
     children.push(watch(api));
     const apiBase = await (async () => {
-      // With --api-port 0 the child picks the port and prints it.
-      while (apiPort === 0) {
+      // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
+      // polling the port alone could reach another server that holds it.
+      while (!listened || apiPort === 0) {
         if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
         await new Promise((r) => setTimeout(r, 50));
       }

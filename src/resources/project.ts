@@ -47,6 +47,7 @@ export const ManifestStatusSchema = z
     version: z.number().int().optional().describe('svc_version of the manifest.'),
     valid: z.boolean().describe('Whether the manifest passes validation.'),
     issues: z.array(ManifestIssueSchema).default([]).describe('Validation issues; empty when valid.'),
+    summary: z.string().optional().describe('For people (the Manifest printer column): "valid (v2)", "invalid (v1)" or "missing".'),
   })
   .describe('The default-branch manifest as last read.');
 export type ManifestStatus = z.infer<typeof ManifestStatusSchema>;
@@ -70,6 +71,7 @@ export const ProjectStatusSchema = z
       .optional()
       .describe('Slugs of the valid triggers of the default-branch manifest.'),
     triggerErrors: z.array(TriggerErrorSchema).optional().describe('Invalid trigger entries.'),
+    triggerCount: z.number().int().min(0).optional().describe('How many valid triggers (the Triggers printer column).'),
     lastRefreshTime: timestamp().optional().describe('When the repository was last read successfully.'),
     lastRefreshToken: z
       .string()

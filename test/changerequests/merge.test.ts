@@ -119,6 +119,8 @@ describe('three-way merge', () => {
       [{ message: '  ' }, /message must not be empty/],
       [{ expected_head_sha: 'abc' }, /expected_head_sha must be a full commit sha/],
       [{ author: 'me' }, /unknown field\(s\) author/],
+      [{ message: 'with a NUL\u0000' }, /message must not contain control characters/],
+      [{ message: 'carriage\rreturn' }, /message must not contain control characters/],
     ] as const) {
       const res = await merge(cr.cr_id, body);
       expect(res.status).toBe(400);

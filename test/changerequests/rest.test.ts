@@ -47,6 +47,9 @@ describe('create: the seven rules in order, and nothing written on an error', ()
       [{ title: 'x', head_ref: 'feature-a', labels: ['x'] }, /unknown field\(s\) labels/],
       [{ title: 'x', head_ref: 'bad..name' }, /head_ref "bad..name" is not a valid branch name/],
       [{ title: 7, head_ref: 'feature-a' }, /title must be a string/],
+      [{ title: 'nul\u0000byte', head_ref: 'feature-a' }, /title must not contain control characters/],
+      [{ title: 'escape \u001b[31m', head_ref: 'feature-a' }, /title must not contain control characters/],
+      [{ title: 'x', description: 'bell\u0007', head_ref: 'feature-a' }, /description must not contain control characters/],
       [['title'], /must be a JSON object/],
       [undefined, /request body is not valid JSON/, '{"title": '],
     ];
@@ -124,6 +127,28 @@ describe('create: the seven rules in order, and nothing written on an error', ()
     expect(known.status).toBe(201);
     expect(known.body.change_request.origin_session_id).toBe(sessionId);
     expect(known.body.change_request.description).toBe('');
+  });
+
+  it('sets origin_session_id to null once the originating Session is deleted; the CR stays (SPEC §2.2)', async () => {
+    const sessionId = randomUUID();
+    await h.client.resource(SESSION).create({
+      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
+      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
+    } as KubeObject);
+    const opened = await open({ title: 'from a session', head_ref: 'feature-b', session_id: sessionId });
+    expect(opened.body.change_request.origin_session_id).toBe(sessionId);
+    const crId = opened.body.change_request.cr_id as string;
+    await h.client.resource(SESSION).delete(NAMESPACE, sessionId);
+
+    const listed = await h.call(admin(), 'GET', `${base}?status=all`);
+    expect(listed.body.change_requests.find((c: { cr_id: string }) => c.cr_id === crId).origin_session_id).toBeNull();
+    const shown = await h.call(admin(), 'GET', `${base}/${crId}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body.change_request.origin_session_id).toBeNull();
+    const closed = await h.call(admin(), 'POST', `${base}/${crId}/close`);
+    expect(closed.body.change_request.origin_session_id).toBeNull();
+    const resource = (await h.client.resource<ChangeRequest>(CHANGE_REQUEST).list(NAMESPACE)).items.find((c) => c.metadata.uid === crId)!;
+    expect(resource.spec.originSessionId).toBeNull();
   });
 });
 
@@ -260,12 +285,16 @@ describe('the state table of SPEC §3.1', () => {
     const res = await h.call(admin(), 'PATCH', url, { title: 'new title', description: 'now described' });
     expect(res.status).toBe(200);
     expect(res.body.change_request).toMatchObject({ title: 'new title', description: 'now described', number: body.change_request.number });
-    for (const [bad, message] of [[{}, /give title and\/or description/], [{ title: '' }, /title must not be empty/], [{ head_ref: 'x' }, /unknown field/], [{ status: 'merged' }, /unknown field/]] as const) {
+    for (const [bad, message] of [[{}, /give title and\/or description/], [{ title: '' }, /title must not be empty/], [{ title: 'a\u0000b' }, /title must not contain control characters/],
+      [{ description: 'del\u007f' }, /description must not contain control characters/], [{ head_ref: 'x' }, /unknown field/], [{ status: 'merged' }, /unknown field/]] as const) {
       const r = await h.call(admin(), 'PATCH', url, bad);
       expect(r.status).toBe(400);
       expect(r.body.error).toMatch(message);
     }
     expect((await h.call(admin(), 'GET', url)).body.change_request.title).toBe('new title');
+    // newline and tab stay allowed in a description
+    const tabbed = await h.call(admin(), 'PATCH', url, { description: 'line 1\n\tline 2' });
+    expect(tabbed.body.change_request.description).toBe('line 1\n\tline 2');
   });
 });
 

@@ -342,10 +342,17 @@ describe('/svc/env', () => {
   const post = (body: string) => fetch(`${daemon.url}/svc/env`, { method: 'POST', body, headers: { authorization: `Bearer ${TOKEN}` } });
 
   it('refuses SVC_* names, bad names and reserved names, changing nothing', async () => {
-    for (const env of [{ SVC_API_URL: 'x' }, { svc_token: 'x' }, { '1BAD': 'x' }, { 'A-B': 'x' }, { HOME: '/' }, { OPENCODE_SERVER_PASSWORD: 'x' }, { OK_NAME: 'x', SVC_X: 'y' }, { N: 3 }]) {
+    const blocked = [
+      { OPENCODE_SERVER_PASSWORD: 'x' }, { OPENCODE_DISABLE_SHARE: '0' }, { opencode_config: 'x' }, { LD_PRELOAD: '/tmp/x.so' },
+      { LD_LIBRARY_PATH: '/tmp' }, { NODE_OPTIONS: '--require /tmp/x.js' }, { BUN_INSTALL: '/tmp' }, { ENGINE_CONFIG_DIR: '/' },
+    ];
+    for (const env of [{ SVC_API_URL: 'x' }, { svc_token: 'x' }, { '1BAD': 'x' }, { 'A-B': 'x' }, { HOME: '/' }, ...blocked, { OK_NAME: 'x', SVC_X: 'y' }, { N: 3 }]) {
       const res = await post(JSON.stringify({ env }));
       expect(res.status, JSON.stringify(env)).toBe(400);
       expect((await json<{ issues: string[] }>(res)).issues.length).toBeGreaterThan(0);
+    }
+    for (const raw of ['{"env": {"__proto__": "x"}}', '{"env": {"constructor": "x"}}', '{"env": {"__defineGetter__": "x"}}']) {
+      expect((await post(raw)).status, raw).toBe(400);
     }
     expect((await post('not json')).status).toBe(400);
     expect((await post('{"env": []}')).status).toBe(400);

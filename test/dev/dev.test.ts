@@ -60,7 +60,8 @@ describe('svc dev', () => {
     await waitFor('project example Ready', async () => (await readyOf('example')) === 'True');
     const table = await kubectl('get', 'projects');
     expect(table.split('\n')[0]).toMatch(/NAME\s+READY\s+BRANCH\s+MANIFEST\s+TRIGGERS/);
-    expect(table).toMatch(/example\s+True\s+main/);
+    // MANIFEST: validity and version (one trigger entry is invalid); TRIGGERS: a count
+    expect(table).toMatch(/example\s+True\s+main\s+invalid \(v2\)\s+2\s/);
     expect((await kubectl('get', 'triggers', '-o', 'name')).trim().split('\n').sort()).toEqual(['trigger.svc.dev/example-nightly', 'trigger.svc.dev/example-on-push']);
     const triggers = await kubectl('get', 'triggers');
     expect(triggers).toMatch(/example-nightly\s+cron\s+0 0 3 \* \* \*/);

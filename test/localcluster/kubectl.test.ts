@@ -168,6 +168,18 @@ describe('kubectl with built-in kinds', () => {
     expect(await tc.kubectlOk(['apply', '-f', '-'], deploy('nginx:2', [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]))).toContain('unchanged');
   });
 
+  it('explain project.spec describes the fields from the CRD schema (/openapi/v3, kubectl 1.27+)', async () => {
+    await tc.kubectlOk(['apply', '-f', path.resolve(FIXTURES, '../../../crds/projects.yaml')]);
+    if (await kubectlMinor() < 27) return; // older kubectl reads only /openapi/v2 for explain
+    const spec = await tc.kubectlOk(['explain', 'project.spec']);
+    expect(spec).toMatch(/KIND:\s+Project/);
+    expect(spec).toMatch(/repoUrl\s+<string> -required-/);
+    expect(spec).toContain('Branch whose manifest drives the triggers.');
+    const nested = await tc.kubectlOk(['explain', 'projects.status.manifest.summary']);
+    expect(nested).toMatch(/FIELD: summary <string>/);
+    expect((await tc.kubectl(['explain', 'project.spec.nope'])).stderr).toContain('field "nope" does not exist');
+  });
+
   it('auth can-i answers yes: there is no authorization', async () => {
     expect((await tc.kubectlOk(['auth', 'can-i', 'delete', 'secrets'])).trim()).toBe('yes');
   });

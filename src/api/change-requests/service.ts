@@ -69,7 +69,31 @@ export class ChangeRequestService {
   private async load(project: Project, crId: string): Promise<ChangeRequest> {
     const cr = await this.store.get(project, crId);
     if (!cr) throw new ApiError(404, `change request ${crId} not found in project ${project.metadata.name}`);
-    return cr;
+    const [current] = await this.forgetDeletedOrigins(project, [cr]);
+    return current!;
+  }
+
+  /**
+   * SPEC §2.2: origin_session_id becomes null once that Session is deleted (the CR stays).
+   * Checked whenever CRs are read, and written back so kubectl shows the same.
+   */
+  private async forgetDeletedOrigins(project: Project, crs: ChangeRequest[]): Promise<ChangeRequest[]> {
+    const namespace = project.metadata.namespace!;
+    const exists = new Map<string, Promise<boolean>>();
+    const sessionExists = (id: string) => {
+      if (!exists.has(id)) exists.set(id, this.store.sessionExists(namespace, id));
+      return exists.get(id)!;
+    };
+    return Promise.all(crs.map(async (cr) => {
+      const origin = cr.spec.originSessionId;
+      if (!origin || await sessionExists(origin)) return cr;
+      try {
+        return await this.store.writeSpec(cr, { ...cr.spec, originSessionId: null });
+      } catch (error) {
+        if (error instanceof StaleWriteError) return { ...cr, spec: { ...cr.spec, originSessionId: null } };
+        throw error;
+      }
+    }));
   }
 
   /** SPEC §4.1 create: rules 3-7 (1 and 2 are in validate.ts), then a number and the resource. */
@@ -162,7 +186,7 @@ export class ChangeRequestService {
 
   async list(project: Project, filter: StatusFilter): Promise<ChangeRequest[]> {
     const all = (await this.store.list(project)).filter((cr) => filter === 'all' || (cr.status?.status ?? 'open') === filter);
-    return (await this.refresh(project, all)).sort(newestFirst);
+    return (await this.refresh(project, await this.forgetDeletedOrigins(project, all))).sort(newestFirst);
   }
 
   async get(project: Project, crId: string): Promise<ChangeRequest> {

@@ -39,6 +39,20 @@ function optionalString(input: Record<string, unknown>, field: string, max: numb
   return value;
 }
 
+// C0 controls and DEL except tab and newline: git refuses NUL in a commit message, and the rest
+// only garble terminals and logs.
+// eslint-disable-next-line no-control-regex -- the point is to find control characters
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/;
+
+/** optionalString for text that ends up in commit messages: no control characters but tab and newline. */
+function optionalText(input: Record<string, unknown>, field: string, max: number): string | undefined {
+  const value = optionalString(input, field, max);
+  if (value !== undefined && CONTROL.test(value)) {
+    throw badRequest(`${field} must not contain control characters (other than newline and tab); found ${JSON.stringify(CONTROL.exec(value)![0])}`);
+  }
+  return value;
+}
+
 function title(value: string | undefined, required: boolean): string | undefined {
   if (value === undefined) {
     if (required) throw badRequest('title is required');
@@ -58,8 +72,8 @@ function branch(field: string, value: string): string {
 /** SPEC §4.1 create, rules 1, 2 and the shape of 3-5 (the rest needs the project and the repository). */
 export function parseCreate(body: unknown): CreateRequest {
   const input = objectBody(body, ['title', 'description', 'head_ref', 'base_ref', 'session_id'], 'create change request');
-  const t = title(optionalString(input, 'title', MAX_TITLE), true)!;
-  const description = optionalString(input, 'description', MAX_TEXT) ?? '';
+  const t = title(optionalText(input, 'title', MAX_TITLE), true)!;
+  const description = optionalText(input, 'description', MAX_TEXT) ?? '';
   const head = optionalString(input, 'head_ref', 1024);
   if (head === undefined || head === '') throw badRequest('head_ref is required');
   const base = optionalString(input, 'base_ref', 1024);
@@ -75,15 +89,15 @@ export function parseCreate(body: unknown): CreateRequest {
 
 export function parseEdit(body: unknown): EditRequest {
   const input = objectBody(body, ['title', 'description'], 'update change request');
-  const t = title(optionalString(input, 'title', MAX_TITLE), false);
-  const description = optionalString(input, 'description', MAX_TEXT);
+  const t = title(optionalText(input, 'title', MAX_TITLE), false);
+  const description = optionalText(input, 'description', MAX_TEXT);
   if (t === undefined && description === undefined) throw badRequest('update change request: give title and/or description');
   return { ...(t !== undefined ? { title: t } : {}), ...(description !== undefined ? { description } : {}) };
 }
 
 export function parseMerge(body: unknown): MergeBody {
   const input = objectBody(body, ['message', 'expected_head_sha'], 'merge');
-  const message = optionalString(input, 'message', MAX_TEXT);
+  const message = optionalText(input, 'message', MAX_TEXT);
   if (message !== undefined && message.trim() === '') throw badRequest('message must not be empty when given');
   const expected = optionalString(input, 'expected_head_sha', 64);
   if (expected !== undefined && !isFullSha(expected)) throw badRequest('expected_head_sha must be a full commit sha (40 or 64 hex characters)');

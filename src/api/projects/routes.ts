@@ -1,13 +1,13 @@
 // Project REST routes (thin) and the pure parts behind them: request validation and the
 // serialized project shape (docs/api.md).
 import { Router } from 'express';
-import { branchNameProblem } from '../git/index.js';
-import { API_VERSION, PROJECT } from '../resources/constants.js';
-import type { Project } from '../resources/project.js';
-import { requireAccess } from './auth.js';
-import { canSeeProject } from './authz.js';
-import { badRequest, notFound } from './errors.js';
-import type { SerializedProject, SerializedTrigger } from '../lib/rest-shapes.js';
+import { branchNameProblem } from '../../git/index.js';
+import { API_VERSION, PROJECT } from '../../resources/constants.js';
+import type { Project } from '../../resources/project.js';
+import { requireAccess } from '../auth.js';
+import { canSeeProject } from '../authz.js';
+import { badRequest, notFound } from '../errors.js';
+import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
 
 /** What the project routes need from the cluster (an adapter over the kube client). */
 export interface ProjectStore {

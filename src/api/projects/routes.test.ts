@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors.js';
-import { parseCreateProject, projectResource, serializeProject } from './projects.js';
+import { ApiError } from '../errors.js';
+import { parseCreateProject, projectResource, serializeProject } from './routes.js';
 
 function problemOf(body: unknown): string {
   try {

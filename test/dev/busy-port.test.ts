@@ -1,0 +1,56 @@
+// `svc dev` on a port something else holds: a clear error naming the port and the flag, a
+// non-zero exit, and never "svc dev is running." (issue 14 §4).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT, removeDevDir } from '../helpers/dev.js';
+
+const SVC = path.join(REPO_ROOT, 'bin/svc.js');
+let tmp: string;
+let squatter: http.Server;
+let busyPort: number;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-busy-'));
+  // Answers 200 to everything, /readyz included: dev must not mistake it for its own API.
+  squatter = http.createServer((_req, res) => { res.end('{"status":"ready"}'); });
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  busyPort = (squatter.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => squatter.close(resolve));
+  removeDevDir(tmp);
+});
+
+function dev(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', path.join(tmp, String(Math.random())), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+    const timer = setTimeout(() => child.kill('SIGTERM'), 30_000);
+    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, output }); });
+  });
+}
+
+describe('svc dev with a busy port', () => {
+  it('--api-port taken: names the port and the flag, exits non-zero, never says it is running', async () => {
+    const { code, output } = await dev(['--api-port', String(busyPort), '--kube-port', '0']);
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(output).toContain(`port ${busyPort} on 127.0.0.1 is already in use (--api-port)`);
+    expect(output).not.toContain('svc dev is running.');
+  }, 40_000);
+
+  it('--kube-port taken: the same', async () => {
+    const { code, output } = await dev(['--api-port', '0', '--kube-port', String(busyPort)]);
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(output).toContain(`port ${busyPort} on 127.0.0.1 is already in use (--kube-port)`);
+    expect(output).not.toContain('svc dev is running.');
+  }, 40_000);
+});
