@@ -45,6 +45,7 @@ export function startSandboxNode(options: SandboxNodeOptions): Promise<NodeSimul
       HOME: '/opt/svc/home',
       SVC_WORKSPACE: '/workspace',
       SVC_ENGINE_HOME: '/opt/svc/home',
+      SVC_SERVICE_HOST: '0.0.0.0',
       SVC_SERVICE_PORT: '8000',
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
     },
