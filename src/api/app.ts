@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
 import { mountGroups, type RouteGroup } from './groups.js';
+import { httpMetrics } from './metrics.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
 import type { TokenVerifier } from './tokens.js';
 
@@ -22,8 +23,8 @@ export interface ApiDependencies {
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
-  /** Prometheus text served at GET /metrics (outside /v1). */
-  metrics?: () => string;
+  /** Prometheus exposition served at GET /metrics (outside /v1); requests are counted when set. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
   log?: (message: string) => void;
 }
 
@@ -32,6 +33,7 @@ export function createApp(deps: ApiDependencies): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (deps.metrics) app.use(httpMetrics());
 
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', (_req, res) => {
@@ -41,7 +43,9 @@ export function createApp(deps: ApiDependencies): Express {
 
   if (deps.metrics) {
     const metrics = deps.metrics;
-    app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
+    app.get('/metrics', (_req, res, next) => {
+      metrics().then(({ contentType, body }) => { res.type(contentType).send(body); }, next);
+    });
   }
 
   mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });

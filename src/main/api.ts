@@ -10,7 +10,9 @@ import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+import { createLogger } from '../lib/log.js';
+import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
@@ -18,7 +20,8 @@ async function main(): Promise<void> {
   const projectNamespace = envString('SVC_PROJECT_NAMESPACE', 'default');
   const client = new KubeClient(config, 'svc-api');
   const store = kubeProjectStore(client, projectNamespace);
-  const started = Date.now();
+  const logger = createLogger('api');
+  enableProcessMetrics();
   // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
@@ -34,19 +37,17 @@ async function main(): Promise<void> {
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
-    metrics: () => prometheusText({
-      svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
-      svc_api_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
-    }),
+    metrics: metricsText,
+    log: (message) => logger.error(message),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
   const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
-  process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
+  logger.info(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})`, { namespace: projectNamespace });
   // a deleted Project's mirror goes, and at start those of Projects deleted while we were away
   const pruneGone = () => pruneMirrors(mirrorDir, () => store.projectUids()).catch((error: Error) => {
-    process.stderr.write(`svc api: removing mirrors of deleted projects failed: ${error.message}\n`);
+    logger.error('removing mirrors of deleted projects failed', { error: error.message });
   });
   store.onProjectDeleted(() => void pruneGone());
   void store.start().then(pruneGone);

@@ -10,7 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+import { createLogger } from '../lib/log.js';
+import { enableProcessMetrics, metricsText, operatorMetrics } from '../lib/metrics.js';
+import { objectMetrics } from './operator-metrics.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
 export const LEASE_NAME = 'svc-operator';
 
@@ -19,7 +22,13 @@ async function main(): Promise<void> {
   const client = new KubeClient(config, 'svc-operator');
   const identity = envString('SVC_POD_NAME', `${os.hostname()}-${process.pid}`);
   const leaseDurationMs = envInt('SVC_LEASE_DURATION_SECONDS', 15, 2) * 1000;
-  const log = (message: string) => process.stdout.write(`${message}\n`);
+  const logger = createLogger('operator');
+  const log = (message: string, fields: Record<string, unknown> = {}) => {
+    const { level, ...rest } = fields;
+    logger[level === 'error' || level === 'warn' ? level : 'info'](message, rest);
+  };
+  enableProcessMetrics();
+  const metrics = operatorMetrics();
   const manager = new Manager({
     client,
     namespace: process.env.SVC_WATCH_NAMESPACE?.trim() || undefined,
@@ -37,17 +46,18 @@ async function main(): Promise<void> {
     mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
     resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
   }));
-  manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
+  manager.addRunnable(objectMetrics());
+  manager.onLeadershipChange((leading) => {
+    metrics.leader.set(leading ? 1 : 0);
+    log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
+  });
 
-  const started = Date.now();
   const server = http.createServer((req, res) => {
     const send = (status: number, type: string, body: string) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
     if (req.url === '/healthz' || req.url === '/readyz') return send(200, 'application/json', JSON.stringify({ status: 'ok', leading: manager.isActive() }));
     if (req.url === '/metrics') {
-      return send(200, 'text/plain; version=0.0.4', prometheusText({
-        svc_operator_leader: { help: '1 while this replica holds the Lease and runs the controllers', value: manager.isActive() ? 1 : 0 },
-        svc_operator_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
-      }));
+      metricsText().then(({ contentType, body }) => send(200, contentType, body), (err: Error) => send(500, 'text/plain', err.message));
+      return;
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });

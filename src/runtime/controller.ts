@@ -1,6 +1,7 @@
 /** A controller: the kind it reconciles, the kinds it owns or watches, and its reconcile function. */
 import type { Informer, KubeClient } from '../kube/index.js';
 import { apiVersionOf, type KubeObject, type ResourceType } from '../resources/index.js';
+import { operatorMetrics, trackQueueDepth } from '../lib/metrics.js';
 import { WorkQueue, type WorkResult } from './workqueue.js';
 
 export interface ObjectKey {
@@ -60,9 +61,24 @@ export class RunningController {
     ctx: ReconcileContext,
     onError: (controller: string, key: string, err: unknown) => void,
   ) {
-    this.queue = new WorkQueue((key) => definition.reconcile(parseKey(key), ctx), {
+    const metrics = operatorMetrics();
+    const controller = definition.name;
+    this.queue = new WorkQueue(async (key) => {
+      const done = metrics.reconcileDuration.startTimer({ controller });
+      try {
+        const result = await definition.reconcile(parseKey(key), ctx);
+        metrics.reconciles.inc({ controller, result: result?.requeueAfter !== undefined ? 'requeue' : 'success' });
+        return result;
+      } catch (err) {
+        metrics.reconciles.inc({ controller, result: 'error' });
+        throw err;
+      } finally {
+        done();
+      }
+    }, {
       concurrency: definition.concurrency,
       onError: (key, err) => onError(definition.name, key, err),
+      onStart: (_key, waitedMs) => metrics.queueLatency.observe({ controller }, waitedMs / 1000),
     });
     const enqueue = (keys: ObjectKey[]) => keys.forEach((k) => this.queue.add(formatKey(k)));
     const own = (obj: KubeObject): ObjectKey[] => [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }];
@@ -78,10 +94,12 @@ export class RunningController {
   }
 
   start(): void {
+    trackQueueDepth(this.definition.name, () => this.queue.length);
     this.queue.start();
   }
 
   stop(): Promise<void> {
+    trackQueueDepth(this.definition.name, undefined);
     return this.queue.stop();
   }
 }

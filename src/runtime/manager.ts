@@ -25,7 +25,8 @@ export interface ManagerOptions {
     | (Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'retryIntervalMs'>);
   /** Informer relist period (default 5 minutes). */
   relistIntervalMs?: number;
-  log?: (message: string) => void;
+  /** `fields` carry structure for JSON logs (level, controller, namespace, name). */
+  log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
 export class Manager {
@@ -50,7 +51,7 @@ export class Manager {
         client: options.client,
         onStartedLeading: () => this.enqueueTransition(true),
         onStoppedLeading: () => this.enqueueTransition(false),
-        onError: (err) => this.log(`leader election: ${(err as Error).message ?? err}`),
+        onError: (err) => this.log(`leader election: ${(err as Error).message ?? err}`, { level: 'warn' }),
       });
     }
   }
@@ -84,7 +85,7 @@ export class Manager {
     let informer = this.informers.get(id);
     if (!informer) {
       informer = new Informer(this.options.client, type, { namespace: this.options.namespace, relistIntervalMs: this.options.relistIntervalMs });
-      informer.onError((err) => this.log(`informer ${type.plural}: ${err.message}`));
+      informer.onError((err) => this.log(`informer ${type.plural}: ${err.message}`, { level: 'warn' }));
       this.informers.set(id, informer);
       // A type first asked for while active (by a runnable, say) starts at once.
       if (this.active) void informer.start();
@@ -118,7 +119,10 @@ export class Manager {
     this.log('started leading: starting controllers');
     const ctx: ReconcileContext = { client: this.options.client, informer: (type) => this.informer(type) };
     this.controllers = this.definitions.map(
-      (def) => new RunningController(def, ctx, (name, key, err) => this.log(`${name} ${key}: ${(err as Error)?.message ?? err}`)),
+      (def) => new RunningController(def, ctx, (name, key, err) => {
+        const [namespace, objectName] = key.includes('/') ? key.split('/', 2) : [undefined, key];
+        this.log(`${name} ${key}: ${(err as Error)?.message ?? err}`, { level: 'error', controller: name, namespace, name: objectName });
+      }),
     );
     await Promise.all([...this.informers.values()].map((i) => i.start()));
     if (!this.wanted) return; // the queued deactivation cleans up
@@ -142,7 +146,7 @@ export class Manager {
     this.leadershipListeners.forEach((l) => l(false));
   }
 
-  private log(message: string): void {
-    this.options.log?.(`[manager${this.identity ? ` ${this.identity}` : ''}] ${message}`);
+  private log(message: string, fields?: Record<string, unknown>): void {
+    this.options.log?.(`[manager${this.identity ? ` ${this.identity}` : ''}] ${message}`, fields);
   }
 }
