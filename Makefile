@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_BIN := node_modules/.bin
 
-.PHONY: help install build generate verify lint typecheck test ci dev bench clean
+.PHONY: help install build generate verify lint typecheck test ci dev bench clean image
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -44,6 +44,13 @@ dev: build ## run the whole system on this machine (local cluster, operator, API
 
 bench: build ## run the benchmarks in bench/ and update docs/benchmarks.md
 	@for b in bench/*/main.ts; do echo "== $$b"; $(NPM_BIN)/tsx $$b || exit 1; done
+
+# The operator/API image; the chart's defaults (image.repository, appVersion) name the same one.
+IMAGE ?= ghcr.io/svc-dev/svc
+TAG ?= $(shell node -p "require('./package.json').version")
+image: ## build the operator/API image (needs Docker): make image IMAGE=registry/svc TAG=x, then docker push
+	docker build -f images/svc/Dockerfile -t $(IMAGE):$(TAG) .
+	@echo "built $(IMAGE):$(TAG); push it with: docker push $(IMAGE):$(TAG)"
 
 clean: ## remove build output
 	rm -rf dist

@@ -8,5 +8,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // The in-process API, operator and git tests use repositories on this machine, as `svc dev`
+    // does; the tests of the refusal start their processes without it.
+    env: { SVC_ALLOW_LOCAL_REPOS: '1' },
   },
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Project, TriggerEntry } from '../../src/resources/index.js';
+import { getCondition, type Project, type TriggerEntry } from '../../src/resources/index.js';
+import { redact } from '../../src/git/index.js';
 import { desiredTriggers, eventsFor, nextStatus, planTriggers, statusChanged, triggerEntryFromManifest, type Observation } from './desired.js';
 
 const SHA1 = '1'.repeat(40);
@@ -123,5 +124,23 @@ describe('credentials in the repository URL', () => {
       expect(text).not.toContain('s3cret-pass');
       expect(text).toContain('https://***@git.example/web.git');
     }
+  });
+
+  it('redacts token query parameters and warns in a condition and an Event while the URL carries one', () => {
+    const secretUrl = 'https://gitlab.example/g/web.git?private_token=glpat-SECRET';
+    const withSecret: Project = { ...project(), spec: { repoUrl: secretUrl, defaultBranch: 'main' } };
+    const unreachable = nextStatus(withSecret, { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${redact(secretUrl)}` }, T0);
+    const reachable = nextStatus(withSecret, read([nightly]), T0);
+    for (const status of [unreachable, reachable]) {
+      expect(JSON.stringify(status)).not.toContain('glpat-SECRET');
+      expect(getCondition(status.conditions, 'RepoUrlCredentialFree')).toMatchObject({ status: 'False', reason: 'CredentialInRepoUrl' });
+    }
+    const events = eventsFor(undefined, reachable, null);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'CredentialInRepoUrl' }));
+    expect(JSON.stringify(events)).not.toContain('glpat-SECRET');
+    // cleaned up: the condition turns True; a URL that never had one gets no such condition
+    const cleaned = nextStatus({ ...withSecret, status: reachable, spec: { repoUrl: 'https://gitlab.example/g/web.git', defaultBranch: 'main' } }, read([nightly]), T0);
+    expect(getCondition(cleaned.conditions, 'RepoUrlCredentialFree')?.status).toBe('True');
+    expect(getCondition(nextStatus(project(), read([nightly]), T0).conditions, 'RepoUrlCredentialFree')).toBeUndefined();
   });
 });

@@ -1,15 +1,20 @@
 // Pure desired-state code of the Project controller: what the Triggers should be, what the
 // status and conditions say, and which Events a change deserves. No I/O here.
 import {
-  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, setCondition, triggerName,
+  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, kubeTime, setCondition, triggerName,
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
 import { redact } from '../../src/git/index.js';
+import { jsonEqual } from '../../src/lib/json.js';
+import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
+import { urlCarriesCredential } from '../../src/lib/redact-url.js';
+
+export { planIsEmpty, statusChanged } from '../../src/runtime/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
-  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' }
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' }
   | { kind: 'branch-missing'; sha: null }
   | {
     kind: 'read';
@@ -63,41 +68,12 @@ export function desiredTriggers(project: Project, entries: readonly TriggerEntry
   }));
 }
 
-export interface TriggerPlan {
-  create: Trigger[];
-  /** Existing name -> the spec it should have. */
-  update: Trigger[];
-  delete: Trigger[];
-}
+/** Triggers to create, update (by name, to the desired spec) and delete. */
+export type TriggerPlan = ChildPlan<Trigger>;
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)]));
-  }
-  return value;
-}
-
-/** Makes `existing` (the Triggers the project owns) match `desired` exactly. */
+/** Makes `existing` (the Triggers the project owns) match `desired` exactly (spec and the project label). */
 export function planTriggers(existing: readonly Trigger[], desired: readonly Trigger[]): TriggerPlan {
-  const byName = new Map(existing.map((t) => [t.metadata.name!, t]));
-  const wanted = new Set(desired.map((t) => t.metadata.name!));
-  const plan: TriggerPlan = { create: [], update: [], delete: [] };
-  for (const want of desired) {
-    const have = byName.get(want.metadata.name!);
-    if (!have) plan.create.push(want);
-    else if (!sameJson(have.spec, want.spec) || have.metadata.labels?.[LABEL_PROJECT] !== want.metadata.labels?.[LABEL_PROJECT]) plan.update.push(want);
-  }
-  for (const have of existing) if (!wanted.has(have.metadata.name!)) plan.delete.push(have);
-  return plan;
-}
-
-export function planIsEmpty(plan: TriggerPlan): boolean {
-  return plan.create.length + plan.update.length + plan.delete.length === 0;
+  return planChildren(existing, desired);
 }
 
 /** Whether the reconcile may change the Triggers: only after a successful read of a parsable manifest (or none). */
@@ -181,18 +157,20 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       set(condition('Ready', 'False', manifest.condition.reason, manifest.condition.message, generation));
     }
   }
+  // A credential in spec.repoUrl is used, but said loudly: it belongs in the credentials Secret.
+  if (urlCarriesCredential(project.spec.repoUrl)) {
+    set(condition('RepoUrlCredentialFree', 'False', 'CredentialInRepoUrl', `spec.repoUrl carries a credential (userinfo or a token query parameter): move it into a Secret named by spec.gitCredentialsSecretRef and remove it from the URL`, generation));
+  } else if (getCondition(conditions, 'RepoUrlCredentialFree')) {
+    set(condition('RepoUrlCredentialFree', 'True', 'NoCredentialInRepoUrl', 'spec.repoUrl carries no credential', generation));
+  }
   next.conditions = conditions;
   if (generation !== undefined) next.observedGeneration = generation;
   if (refresh !== undefined) next.lastRefreshToken = refresh;
   // Stamped only when something else changed, so a reconcile that finds nothing new writes nothing.
   const { lastRefreshTime: _ignored, ...rest } = next;
   const { lastRefreshTime: _previous, ...previousRest } = previous;
-  if (!sameJson(rest, previousRest) && observation.kind === 'read') next.lastRefreshTime = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (!jsonEqual(rest, previousRest) && observation.kind === 'read') next.lastRefreshTime = kubeTime(now);
   return next;
-}
-
-export function statusChanged(previous: ProjectStatus | undefined, next: ProjectStatus): boolean {
-  return !sameJson(previous ?? {}, next);
 }
 
 /** Events worth a line in `kubectl describe project` for the change from `before` to `after`. */
@@ -202,6 +180,8 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const now = (type: string) => getCondition(after.conditions, type);
   const changed = (type: string) => was(type)?.status !== now(type)?.status || was(type)?.reason !== now(type)?.reason || was(type)?.message !== now(type)?.message;
 
+  const urlCredential = now('RepoUrlCredentialFree');
+  if (urlCredential?.status === 'False' && changed('RepoUrlCredentialFree')) events.push({ type: 'Warning', reason: urlCredential.reason, message: urlCredential.message });
   const reach = now('RepositoryReachable');
   if (reach?.status === 'False' && changed('RepositoryReachable')) events.push({ type: 'Warning', reason: 'RepositoryUnreachable', message: reach.message });
   if (reach?.status === 'True' && was('RepositoryReachable')?.status === 'False') events.push({ type: 'Normal', reason: 'RepositoryReachable', message: 'the repository is reachable again' });
@@ -211,7 +191,7 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const manifest = now('ManifestValid');
   if (manifest?.status === 'False' && manifest.reason !== 'InvalidTriggerEntries' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
   if (manifest?.status === 'True' && was('ManifestValid')?.status === 'False') events.push({ type: 'Normal', reason: 'ManifestValid', message: manifest.message });
-  if (after.triggerErrors?.length && !sameJson(before?.triggerErrors ?? [], after.triggerErrors)) {
+  if (after.triggerErrors?.length && !jsonEqual(before?.triggerErrors ?? [], after.triggerErrors)) {
     const list = after.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join(', ')}`).join('; ');
     events.push({ type: 'Warning', reason: 'InvalidTriggers', message: `invalid trigger entries skipped: ${list}` });
   }
@@ -224,4 +204,29 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
     events.push({ type: 'Normal', reason: 'TriggersSynced', message: parts.join('; ') });
   }
   return events;
+}
+
+/** What the Project controller observes: one read of the repository and the Triggers it owns now. */
+export interface ProjectObservation {
+  repository: Observation;
+  ownedTriggers: Trigger[];
+}
+
+/**
+ * The Project kind's pure reconcile: Triggers to apply (only after a successful read of a
+ * parsable manifest, or none), the status, the Events, and the next re-read after `resyncMs`.
+ */
+export function projectOutcome(project: Project, observed: ProjectObservation, now: Date, resyncMs: number): Outcome<ProjectStatus> & { plan: TriggerPlan | null } {
+  const observation = observed.repository;
+  const plan = triggersAreKnown(observation) && observation.kind === 'read'
+    ? planTriggers(observed.ownedTriggers, desiredTriggers(project, observation.triggers))
+    : null;
+  const status = nextStatus(project, observation, now);
+  return {
+    status,
+    events: eventsFor(project.status, status, plan),
+    requeueAfter: resyncMs,
+    children: plan ? [{ type: TRIGGER, plan }] : [],
+    plan,
+  };
 }

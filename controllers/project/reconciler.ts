@@ -1,21 +1,37 @@
-// The Project reconcile loop body: read the repository, make the Triggers match, write the
-// status through /status when it changed, and record Events for what changed.
+// The Project kind on the runtime's object reconciler: observe (credentials, one read of the
+// repository, the Triggers it owns) -> projectOutcome (pure, desired.ts) -> applyOutcome
+// (Triggers, the status through the one gate, Events).
+import { readGitCredentials } from '../../src/kube/index.js';
+import { applyOutcome, type OutcomeWriter } from '../../src/runtime/index.js';
 import type { Project, ProjectStatus, Trigger } from '../../src/resources/index.js';
-import { desiredTriggers, eventsFor, nextStatus, planTriggers, statusChanged, triggersAreKnown, type ProjectEvent, type TriggerPlan } from './desired.js';
-import { credentialsFromSecret, type ReadRepository } from './repository.js';
+import { projectOutcome, type ProjectEvent, type ProjectObservation, type TriggerPlan } from './desired.js';
+import type { ReadRepository } from './repository.js';
 
-/** What the reconciler needs from the cluster (adapted from src/kube by the composition root). */
-export interface ProjectCluster {
+/** What observing a Project reads from the cluster. */
+export interface ProjectWorld {
   /** Decoded data of a Secret, or null when it does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | null>;
   /** Triggers in the namespace controlled by the project. */
   listOwnedTriggers(project: Project): Promise<Trigger[]>;
+}
+
+/** The world plus the writes: runs a Project reconcile outside the manager (tests, in memory). */
+export interface ProjectCluster extends ProjectWorld {
   createTrigger(trigger: Trigger): Promise<void>;
   /** Merge-patches spec and labels of an existing Trigger. */
   updateTrigger(trigger: Trigger): Promise<void>;
   deleteTrigger(trigger: Trigger): Promise<void>;
   patchStatus(project: Project, status: ProjectStatus): Promise<void>;
   recordEvent(project: Project, event: ProjectEvent): Promise<void>;
+}
+
+/** I/O of one reconcile: a missing or unusable credentials Secret is reported, not fetched with. */
+export async function observeProject(project: Project, world: ProjectWorld, readRepository: ReadRepository): Promise<ProjectObservation> {
+  const credentials = await readGitCredentials(project, (namespace, name) => world.readSecret(namespace, name));
+  const repository = credentials.ok
+    ? await readRepository(project, credentials.credentials)
+    : { kind: 'unreachable', reason: 'CredentialsNotFound', message: credentials.message } as const;
+  return { repository, ownedTriggers: await world.listOwnedTriggers(project) };
 }
 
 export interface ProjectReconcilerOptions {
@@ -32,37 +48,29 @@ export interface ReconcileOutcome {
   statusWritten: boolean;
 }
 
+function clusterWriter(cluster: ProjectCluster): OutcomeWriter<Project> {
+  return {
+    writeStatus: (project, status) => cluster.patchStatus(project, status),
+    recordEvent: (project, event) => cluster.recordEvent(project, event as ProjectEvent),
+    async applyChildren(_type, plan) {
+      for (const trigger of plan.delete as Trigger[]) await cluster.deleteTrigger(trigger);
+      for (const trigger of plan.update as Trigger[]) await cluster.updateTrigger(trigger);
+      for (const trigger of plan.create as Trigger[]) await cluster.createTrigger(trigger);
+    },
+  };
+}
+
+/** The same observe -> compute -> apply steps as the controller, over a ProjectCluster port. */
 export function projectReconciler(options: ProjectReconcilerOptions) {
-  const { cluster, readRepository } = options;
   const resyncMs = options.resyncMs ?? 30_000;
   const now = options.now ?? (() => new Date());
+  const writer = clusterWriter(options.cluster);
 
   return async function reconcile(project: Project): Promise<ReconcileOutcome> {
     if (project.metadata.deletionTimestamp) return { requeueAfterMs: 0, plan: null, statusWritten: false };
-    const namespace = project.metadata.namespace!;
-    const ref = project.spec.gitCredentialsSecretRef?.name;
-    let observation;
-    const secret = ref ? await cluster.readSecret(namespace, ref) : null;
-    if (ref && !secret) {
-      observation = { kind: 'unreachable', reason: 'CredentialsNotFound', message: `the git credentials Secret ${ref} does not exist in namespace ${namespace}` } as const;
-    } else if (ref && secret && !credentialsFromSecret(secret)) {
-      observation = { kind: 'unreachable', reason: 'CredentialsNotFound', message: `the git credentials Secret ${ref} has neither a password nor a token key` } as const;
-    } else {
-      observation = await readRepository(project, secret ? credentialsFromSecret(secret) : null);
-    }
-
-    let plan: TriggerPlan | null = null;
-    if (triggersAreKnown(observation) && observation.kind === 'read') {
-      plan = planTriggers(await cluster.listOwnedTriggers(project), desiredTriggers(project, observation.triggers));
-      for (const trigger of plan.delete) await cluster.deleteTrigger(trigger);
-      for (const trigger of plan.update) await cluster.updateTrigger(trigger);
-      for (const trigger of plan.create) await cluster.createTrigger(trigger);
-    }
-
-    const status = nextStatus(project, observation, now());
-    const statusWritten = statusChanged(project.status, status);
-    if (statusWritten) await cluster.patchStatus(project, status);
-    for (const event of eventsFor(project.status, status, plan)) await cluster.recordEvent(project, event);
-    return { requeueAfterMs: resyncMs, plan, statusWritten };
+    const observed = await observeProject(project, options.cluster, options.readRepository);
+    const outcome = projectOutcome(project, observed, now(), resyncMs);
+    const { statusWritten } = await applyOutcome(project, outcome, writer);
+    return { requeueAfterMs: resyncMs, plan: outcome.plan, statusWritten };
   };
 }

@@ -1,8 +1,8 @@
 // Reading a project's repository: fetch the bare mirror, resolve the default branch tip, read
 // svc.yaml (else svc.toml) there, check it and list its triggers. Returns an Observation for
 // the pure code in desired.ts.
-import { openMirror, redact, type GitCredentials } from '../../src/git/index.js';
-import { checkManifest, listTriggers, MANIFEST_FILES } from '../../src/manifest/index.js';
+import { LocalRepoNotAllowedError, openMirror, redact, type GitCredentials } from '../../src/git/index.js';
+import { listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest, type Observation } from './desired.js';
 
@@ -11,13 +11,6 @@ export interface RepositoryReaderOptions {
   mirrorDir: string;
   /** Timeout of a fetch. */
   fetchTimeoutMs?: number;
-}
-
-/** Git credentials from a Secret's decoded data: username+password, or a token. */
-export function credentialsFromSecret(data: Record<string, string>): GitCredentials | null {
-  if (data.password !== undefined) return { username: data.username || 'git', password: data.password };
-  if (data.token !== undefined) return { username: data.username || 'x-access-token', password: data.token };
-  return null;
 }
 
 export type ReadRepository = (project: Project, credentials: GitCredentials | null) => Promise<Observation>;
@@ -33,22 +26,20 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       sha = await mirror.resolveBranch(branch);
     } catch (error) {
       // Messages of src/git errors carry the redacted URL only, never credentials.
+      if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };
       return { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
     }
     if (!sha) return { kind: 'branch-missing', sha: null };
-    for (const file of MANIFEST_FILES) {
-      const text = await mirror.readFile(sha, file);
-      if (text === null) continue;
-      const check = checkManifest(file, text);
-      const listing = listTriggers(check);
-      return {
-        kind: 'read',
-        sha,
-        manifest: { file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null },
-        triggers: listing.triggers.map((t) => triggerEntryFromManifest(t as unknown as Record<string, unknown>)),
-        triggerErrors: listing.errors,
-      };
-    }
-    return { kind: 'read', sha, manifest: null, triggers: [], triggerErrors: [] };
+    const manifest = await readManifestAt((at, file) => mirror.readFile(at, file), sha);
+    if (!manifest) return { kind: 'read', sha, manifest: null, triggers: [], triggerErrors: [] };
+    const { file, check } = manifest;
+    const listing = listTriggers(check);
+    return {
+      kind: 'read',
+      sha,
+      manifest: { file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null },
+      triggers: listing.triggers.map((t) => triggerEntryFromManifest(t as unknown as Record<string, unknown>)),
+      triggerErrors: listing.errors,
+    };
   };
 }

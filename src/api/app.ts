@@ -7,6 +7,7 @@ import { mountGroups, type RouteGroup } from './groups.js';
 import { httpMetrics } from './metrics.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
 import type { TokenVerifier } from './tokens.js';
+import { tokensGroup, type TokenService } from './tokens/index.js';
 
 export interface ApiConfig {
   /** Namespace (account) of the projects served by this API. */
@@ -20,6 +21,8 @@ export interface ApiDependencies {
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
   verifyToken: TokenVerifier;
+  /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
+  tokens?: TokenService;
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
@@ -60,5 +63,9 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
   const scope = { namespace: deps.config.projectNamespace };
   const groups = [projectsGroup(deps.projects, scope)];
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.tokens) {
+    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    groups.push(tokensGroup({ service: deps.tokens, projectExists }));
+  }
   return groups;
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { adminGrant, hashToken, lookupName, mintToken, principalFromSecret, secretTokenVerifier, TOKEN_LABEL, tokenSecret } from './tokens.js';
+import {
+  adminGrant, hashToken, LAST_USED_ANNOTATION, lookupName, mintToken, principalFromSecret, secretTokenVerifier, TOKEN_LABEL, TOKEN_NAME_LABEL,
+  tokenInfo, tokenSecret, type StoredSecret,
+} from './tokens.js';
 
 const USER = '33333333-3333-4333-8333-333333333333';
 const PROJECT = '11111111-1111-4111-8111-111111111111';
@@ -14,7 +17,7 @@ describe('tokens', () => {
     expect(Buffer.from(secret.data.sha256!, 'base64').toString()).toBe(hashToken(token));
     const principal = principalFromSecret(token, secret);
     expect(principal).toEqual({
-      tokenName: secret.metadata.name, userId: USER, access: 'read', projectUid: PROJECT, capabilities: new Set(['project.gitops.push']),
+      tokenName: secret.metadata.name, userId: USER, access: 'read', projectUid: PROJECT, capabilities: new Set(['project.gitops.push']), expiresAt: null,
     });
   });
 
@@ -44,5 +47,32 @@ describe('tokens', () => {
     expect(await verify('svc_unknown')).toBeNull();
     expect(await verify('not-ours')).toBeNull();
     expect(reads).toEqual([secret.metadata.name, lookupName('svc_unknown')]);
+  });
+
+  it('names a token (data and label) and refuses it from its expiry on', () => {
+    const expiresAt = '2030-01-01T00:00:00.000Z';
+    const { token, secret } = mintToken({ ...adminGrant(USER), name: 'ci-bot', expiresAt, createdBy: USER }, 'default');
+    expect(secret.metadata.labels).toEqual({ [TOKEN_LABEL]: 'true', [TOKEN_NAME_LABEL]: 'ci-bot' });
+    expect(tokenInfo(secret)).toMatchObject({ name: 'ci-bot', secretName: secret.metadata.name, expiresAt, createdBy: USER, lastUsedAt: null });
+    expect(principalFromSecret(token, secret, new Date('2029-12-31T23:59:59Z'))).toMatchObject({ expiresAt });
+    expect(principalFromSecret(token, secret, new Date(expiresAt))).toBeNull();
+    expect(() => mintToken({ ...adminGrant(USER), name: 'Bad Name' }, 'default')).toThrow(/lower-case/);
+  });
+
+  it('records the last use at most once a minute', async () => {
+    const { token, secret } = mintToken(adminGrant(USER), 'default');
+    const touched: string[] = [];
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const stored: StoredSecret = secret;
+    const verify = secretTokenVerifier(async () => stored, {
+      now: () => clock,
+      touch: async (_name, at) => { touched.push(at); stored.metadata!.annotations = { [LAST_USED_ANNOTATION]: at }; },
+    });
+    await verify(token);
+    clock = new Date('2026-01-01T00:00:30Z');
+    await verify(token);
+    clock = new Date('2026-01-01T00:01:00Z');
+    await verify(token);
+    expect(touched).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z']);
   });
 });

@@ -13,6 +13,8 @@ export interface Principal {
   projectUid: string | null;
   /** `'*'` grants every capability. */
   capabilities: '*' | ReadonlySet<string>;
+  /** RFC 3339; null or absent = never. A token is refused from this instant on. */
+  expiresAt?: string | null;
 }
 
 export interface TokenGrant {
@@ -20,9 +22,21 @@ export interface TokenGrant {
   access: Access;
   projectUid?: string | null;
   capabilities: readonly string[];
+  /** What people call it (`svc tokens ls`, `revoke NAME`); also a label, so it is looked up by name. */
+  name?: string;
+  /** RFC 3339; absent = never expires. */
+  expiresAt?: string | null;
+  /** User id of whoever minted it (audit; absent for svc dev's admin token). */
+  createdBy?: string;
 }
 
 export const TOKEN_LABEL = 'svc.dev/token';
+/** The token's name, as a label: `svc tokens revoke NAME` finds it with one selector. */
+export const TOKEN_NAME_LABEL = 'svc.dev/token-name';
+/** When the API last accepted the token (RFC 3339, written at most once a minute). */
+export const LAST_USED_ANNOTATION = 'svc.dev/last-used-at';
+/** Token names: a label value, lower case (`ci-bot`, `alice.laptop`). */
+export const TOKEN_NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
 const TOKEN_PREFIX = 'svc_';
 const SECRET_PREFIX = 'svc-token-';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,7 +45,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface TokenSecret {
   apiVersion: 'v1';
   kind: 'Secret';
-  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string };
   type: 'Opaque';
   data: Record<string, string>;
 }
@@ -68,10 +82,18 @@ export function tokenSecret(token: string, grant: TokenGrant, namespace: string)
     capabilities: b64(JSON.stringify([...grant.capabilities])),
   };
   if (grant.projectUid) data.projectUid = b64(grant.projectUid);
+  const labels: Record<string, string> = { [TOKEN_LABEL]: 'true' };
+  if (grant.name !== undefined) {
+    if (!TOKEN_NAME_PATTERN.test(grant.name)) throw new Error(`token name ${JSON.stringify(grant.name)} must be 1-63 lower-case letters, digits, '.', '_' or '-', starting and ending with a letter or digit`);
+    data.name = b64(grant.name);
+    labels[TOKEN_NAME_LABEL] = grant.name;
+  }
+  if (grant.expiresAt) data.expiresAt = b64(grant.expiresAt);
+  if (grant.createdBy) data.createdBy = b64(grant.createdBy);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: secretNameForHash(hash), namespace, labels: { [TOKEN_LABEL]: 'true' } },
+    metadata: { name: secretNameForHash(hash), namespace, labels },
     type: 'Opaque',
     data,
   };
@@ -89,29 +111,75 @@ export function adminGrant(userId: string = randomUUID()): TokenGrant {
 }
 
 /** The parts of a stored Secret verification reads. */
-export interface StoredSecret { metadata?: { name?: string; labels?: Record<string, string> }; data?: Record<string, string> }
+export interface StoredSecret {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string };
+  data?: Record<string, string>;
+}
 
-/**
- * The principal a stored Secret grants to `token`, or null when the Secret does not belong to
- * it (hash mismatch, wrong label) or is malformed.
- */
-export function principalFromSecret(token: string, secret: StoredSecret | null | undefined): Principal | null {
+/** What a token grants and its bookkeeping, as read from its Secret (never the token itself). */
+export interface TokenInfo {
+  /** The given name, else the Secret's name (svc dev's admin token has none). */
+  name: string;
+  secretName: string;
+  userId: string;
+  access: Access;
+  projectUid: string | null;
+  capabilities: string[];
+  expiresAt: string | null;
+  createdAt: string | null;
+  createdBy: string | null;
+  lastUsedAt: string | null;
+}
+
+/** The grant a token Secret holds, or null when it is not a well-formed token Secret. */
+export function tokenInfo(secret: StoredSecret | null | undefined): TokenInfo | null {
   if (!secret?.data || secret.metadata?.labels?.[TOKEN_LABEL] !== 'true') return null;
-  const stored = Buffer.from(unb64(secret.data.sha256) ?? '', 'utf8');
-  const presented = Buffer.from(hashToken(token), 'utf8');
-  if (stored.length !== presented.length || !timingSafeEqual(stored, presented)) return null;
   const userId = unb64(secret.data.userId) ?? '';
   const access = unb64(secret.data.access);
   let capabilities: unknown;
   try { capabilities = JSON.parse(unb64(secret.data.capabilities) ?? '[]'); } catch { return null; }
   if (!UUID.test(userId) || (access !== 'read' && access !== 'write')) return null;
   if (!Array.isArray(capabilities) || !capabilities.every((c) => typeof c === 'string')) return null;
+  const secretName = secret.metadata?.name ?? '';
   return {
-    tokenName: secret.metadata?.name ?? '',
+    name: unb64(secret.data.name) || secretName,
+    secretName,
     userId,
     access,
     projectUid: unb64(secret.data.projectUid) || null,
-    capabilities: capabilities.includes('*') ? '*' : new Set(capabilities as string[]),
+    capabilities: capabilities as string[],
+    expiresAt: unb64(secret.data.expiresAt) || null,
+    createdAt: secret.metadata?.creationTimestamp ?? null,
+    createdBy: unb64(secret.data.createdBy) || null,
+    lastUsedAt: secret.metadata?.annotations?.[LAST_USED_ANNOTATION] ?? null,
+  };
+}
+
+/** Whether the token has expired at `now` (an unreadable expiry counts as expired). */
+export function isExpired(info: Pick<TokenInfo, 'expiresAt'>, now: Date): boolean {
+  if (!info.expiresAt) return false;
+  const at = Date.parse(info.expiresAt);
+  return Number.isNaN(at) || at <= now.getTime();
+}
+
+/**
+ * The principal a stored Secret grants to `token`, or null when the Secret does not belong to
+ * it (hash mismatch, wrong label), is malformed, or the token has expired.
+ */
+export function principalFromSecret(token: string, secret: StoredSecret | null | undefined, now: Date = new Date()): Principal | null {
+  const info = tokenInfo(secret);
+  if (!info) return null;
+  const stored = Buffer.from(unb64(secret!.data!.sha256) ?? '', 'utf8');
+  const presented = Buffer.from(hashToken(token), 'utf8');
+  if (stored.length !== presented.length || !timingSafeEqual(stored, presented)) return null;
+  if (isExpired(info, now)) return null;
+  return {
+    tokenName: info.secretName,
+    userId: info.userId,
+    access: info.access,
+    projectUid: info.projectUid,
+    capabilities: info.capabilities.includes('*') ? '*' : new Set(info.capabilities),
+    expiresAt: info.expiresAt,
   };
 }
 
@@ -120,10 +188,26 @@ export type TokenSecretReader = (name: string) => Promise<StoredSecret | null | 
 
 export type TokenVerifier = (token: string) => Promise<Principal | null>;
 
-export function secretTokenVerifier(readSecret: TokenSecretReader): TokenVerifier {
+export interface VerifierOptions {
+  now?: () => Date;
+  /** Records that a token was used (best-effort, not awaited); called at most once a minute per token. */
+  touch?: (secretName: string, at: string) => Promise<unknown>;
+}
+
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function secretTokenVerifier(readSecret: TokenSecretReader, options: VerifierOptions = {}): TokenVerifier {
+  const now = options.now ?? (() => new Date());
   return async (token) => {
     const name = lookupName(token);
     if (!name) return null;
-    return principalFromSecret(token, await readSecret(name));
+    const secret = await readSecret(name);
+    const at = now();
+    const principal = principalFromSecret(token, secret, at);
+    if (principal && options.touch) {
+      const last = Date.parse(secret?.metadata?.annotations?.[LAST_USED_ANNOTATION] ?? '');
+      if (Number.isNaN(last) || at.getTime() - last >= TOUCH_INTERVAL_MS) void options.touch(name, at.toISOString()).catch(() => undefined);
+    }
+    return principal;
   };
 }

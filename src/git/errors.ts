@@ -13,6 +13,7 @@ export type GitErrorCode =
   | 'PUSH_REJECTED'
   | 'UNREACHABLE'
   | 'INVALID_REMOTE'
+  | 'LOCAL_REPO_NOT_ALLOWED'
   | 'TIMEOUT'
   | 'GIT_ERROR';
 
@@ -98,6 +99,13 @@ export class UnreachableError extends GitEngineError {
 export class InvalidRemoteError extends GitEngineError {
   constructor(readonly displayUrl: string, reason: string) {
     super('INVALID_REMOTE', `invalid repository URL ${displayUrl}: ${reason}`);
+  }
+}
+
+/** A local path or file:// URL where local repositories are not allowed (SVC_ALLOW_LOCAL_REPOS unset). */
+export class LocalRepoNotAllowedError extends GitEngineError {
+  constructor(readonly displayUrl: string) {
+    super('LOCAL_REPO_NOT_ALLOWED', `repository ${displayUrl} is a local path: local repositories (paths, file://) are allowed only when svc runs with SVC_ALLOW_LOCAL_REPOS=1 (svc dev sets it); use an http(s) or ssh URL`);
   }
 }
 

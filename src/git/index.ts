@@ -4,10 +4,11 @@ export type { MirrorOptions, GitIdentity, DiffMode, DiffResult, MergePreview, Me
 export type { DiffFile, FileStatus } from './diffparse.js';
 export type { GitCredentials } from './remote.js';
 export { branchNameProblem, isFullSha } from './refs.js';
+export { isLocalRepoUrl, localReposAllowed, localRepoRefusal } from './remote.js';
 export { redact } from './redact.js';
 export {
   GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, ConflictError, BaseMovedError, HeadMovedError,
-  NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError,
+  NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError, LocalRepoNotAllowedError,
   TimeoutError, GitError,
 } from './errors.js';
 export type { GitErrorCode } from './errors.js';

@@ -28,6 +28,8 @@ export interface MirrorOptions {
   url: string;
   /** Values, e.g. from the Project's Secret; passed to git through the environment only. */
   credentials?: GitCredentials | null;
+  /** Accept local paths and file:// (default: SVC_ALLOW_LOCAL_REPOS=1 in the environment); else LocalRepoNotAllowedError. */
+  allowLocalRepos?: boolean;
   /** Timeout of every local git call (default 30 s). */
   timeoutMs?: number;
   /** Timeout of fetch and push (default 120 s). */
@@ -138,7 +140,7 @@ export class Mirror {
     if (!PROJECT_ID.test(options.projectId)) throw new TypeError(`git mirror: project id '${options.projectId}' must be 1-128 of [A-Za-z0-9._-]`);
     if (!path.isAbsolute(options.cacheDir)) throw new TypeError(`git mirror: cacheDir '${options.cacheDir}' must be absolute`);
     this.dir = path.join(options.cacheDir, `${options.projectId}.git`);
-    this.remote = parseRemote(options.url, options.credentials);
+    this.remote = parseRemote(options.url, options.credentials, options.allowLocalRepos);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.remoteTimeoutMs = options.remoteTimeoutMs ?? 120_000;
     this.maxAgeMs = options.maxAgeMs ?? 2_000;
@@ -290,6 +292,27 @@ export class Mirror {
     const [a, d] = await this.resolveRevisions([ancestor, descendant]);
     const { exitCode } = await this.git(['merge-base', '--is-ancestor', a!, d!], { okExitCodes: [0, 1] });
     return exitCode === 0;
+  }
+
+  /**
+   * How `head` reached `base`, when it did (a merge by svc whose status write was lost, or a merge
+   * outside svc): the first commit on base's first-parent chain that contains head. A three-way
+   * merge gives that commit and its first parent; a fast-forward (head itself on the chain) gives
+   * head and null (the base before it is not recorded in git). Null when head is not in base.
+   */
+  async mergeOf(base: string, head: string): Promise<{ mergeCommitSha: string; baseCommitSha: string | null } | null> {
+    const [b, h] = await this.resolveRevisions([base, head]);
+    if (!(await this.isAncestor(h!, b!))) return null;
+    const lines = async (args: string[]) => (await this.git(args)).stdout.toString('utf8').split('\n').filter(Boolean);
+    // Newest first: the first-parent chain down to (not including) what head already contains.
+    const chain = await lines(['rev-list', '--first-parent', `^${h}`, b!]);
+    const descendants = new Set(await lines(['rev-list', '--ancestry-path', `^${h}`, b!]));
+    const merge = chain.filter((sha) => descendants.has(sha)).at(-1);
+    if (!merge) return { mergeCommitSha: h!, baseCommitSha: null }; // fast-forward
+    const [firstParent] = (await lines(['rev-list', '--parents', '-n', '1', merge]))[0]!.split(' ').slice(1);
+    // A chain commit right on top of head (its first parent) is a fast-forward followed by more work.
+    if (firstParent === h) return { mergeCommitSha: h!, baseCommitSha: null };
+    return { mergeCommitSha: merge, baseCommitSha: firstParent ?? null };
   }
 
   /** Commits on `head` that are not on `base` (`git rev-list --count base..head`). */

@@ -1,6 +1,6 @@
 // Remote URL handling and credentials: the URL given to git never carries userinfo, and
 // credentials reach git only through the environment of a credential helper.
-import { InvalidRemoteError, UnreachableError } from './errors.js';
+import { InvalidRemoteError, LocalRepoNotAllowedError, UnreachableError } from './errors.js';
 import { redact } from './redact.js';
 
 export interface GitCredentials {
@@ -17,14 +17,35 @@ export interface Remote {
 }
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/** A repository on this machine's filesystem: an absolute path or a file:// URL. */
+export function isLocalRepoUrl(url: string): boolean {
+  return url.startsWith('/') || /^file:/i.test(url);
+}
+
+/**
+ * Whether local repositories may be used: only where the process was started with
+ * SVC_ALLOW_LOCAL_REPOS=1 (`svc dev` sets it). In a deployment a write token must not be able to
+ * read any git directory of the API's or the operator's host.
+ */
+export function localReposAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.SVC_ALLOW_LOCAL_REPOS?.trim() === '1';
+}
+
+/** The refusal of `url` when it is local and local repositories are not allowed; else null. */
+export function localRepoRefusal(url: string, allowLocal = localReposAllowed()): LocalRepoNotAllowedError | null {
+  return !allowLocal && isLocalRepoUrl(url) ? new LocalRepoNotAllowedError(redact(url)) : null;
+}
 const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/;
 
 /**
  * Accepts absolute local paths, file://, http(s):// and ssh remotes. Userinfo in an
  * http(s) URL is moved into the credentials (unless credentials are given explicitly).
  */
-export function parseRemote(url: string, credentials?: GitCredentials | null): Remote {
+export function parseRemote(url: string, credentials?: GitCredentials | null, allowLocal = localReposAllowed()): Remote {
   if (/[\0\n\r]/.test(url)) throw new InvalidRemoteError(redact(url), 'contains a control character');
+  const refusal = localRepoRefusal(url, allowLocal);
+  if (refusal) throw refusal;
   if (credentials) assertCredentials(credentials);
   const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
   if (scheme) {

@@ -97,3 +97,14 @@ export const isConflict = (err: unknown) => isKubeError(err, 'Conflict');
 export const isAlreadyExists = (err: unknown) => isKubeError(err, 'AlreadyExists');
 export const isGone = (err: unknown) => isKubeError(err, 'Gone');
 export const isInvalid = (err: unknown) => isKubeError(err, 'Invalid');
+
+/**
+ * A write refused because the object changed since it was read (409 Conflict on a stale
+ * resourceVersion): the caller reads again and retries. Writes through a CachedResource throw it.
+ */
+export class ConflictError extends KubeError {
+  constructor(what: string, cause?: KubeError) {
+    super('Conflict', 409, `${what}: the object changed since it was read; read it again and retry`, cause?.details);
+    this.name = 'ConflictError';
+  }
+}

@@ -13,6 +13,15 @@ import { classifyError, errorFromResponse, type KubeError } from './errors.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 export type InformerHandler<T> = (obj: T, old?: T) => void;
+/** The index values of an object (none, one or several). */
+export type IndexFunction<T> = (obj: T) => readonly (string | undefined)[];
+
+/** Built-in index: the uid of every owner an object names in ownerReferences. */
+export const OWNER_UID_INDEX = 'owner-uid';
+/** Built-in index: metadata.uid. */
+export const UID_INDEX = 'uid';
+
+const ownerUids = (obj: KubeObject) => (obj.metadata.ownerReferences ?? []).map((ref) => ref.uid);
 
 export interface InformerOptions extends ListOptions {
   /** Watch one namespace; all namespaces when absent. */
@@ -46,6 +55,8 @@ export interface InformerStats {
 export class Informer<T extends KubeObject> {
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   private readonly cache = new Map<string, T>();
+  /** index name -> its function and value -> object keys */
+  private readonly indexes = new Map<string, { keys: IndexFunction<T>; entries: Map<string, Set<string>> }>();
   private readonly handlers: Record<InformerEvent, InformerHandler<T>[]> = { add: [], update: [], delete: [] };
   private readonly errorHandlers: ((err: KubeError) => void)[] = [];
   private readonly backoff: Backoff;
@@ -69,6 +80,61 @@ export class Informer<T extends KubeObject> {
     this.backoff = new Backoff(options.backoffInitialMs ?? 200, options.backoffMaxMs ?? 30_000);
     this.watcher = new Watch(client.config.kc);
     this.resources = client.resource<T>(type);
+    this.addIndex(OWNER_UID_INDEX, ownerUids);
+    this.addIndex(UID_INDEX, (obj) => [obj.metadata.uid]);
+  }
+
+  /** Adds an index (a second call with the same name keeps the first); built from the cache at once. */
+  addIndex(name: string, keys: IndexFunction<T>): void {
+    if (this.indexes.has(name)) return;
+    this.indexes.set(name, { keys, entries: new Map() });
+    for (const [key, obj] of this.cache) this.indexAdd(name, key, obj);
+  }
+
+  hasIndex(name: string): boolean {
+    return this.indexes.has(name);
+  }
+
+  /** Cached objects whose index `name` has `value` (an unknown index is an error: add it first). */
+  byIndex(name: string, value: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`informer ${this.type.plural} has no index ${name}`);
+    return [...(index.entries.get(value) ?? [])].map((key) => this.cache.get(key)!);
+  }
+
+  private indexAdd(name: string, key: string, obj: T): void {
+    const index = this.indexes.get(name)!;
+    for (const value of index.keys(obj)) {
+      if (value === undefined) continue;
+      let keys = index.entries.get(value);
+      if (!keys) index.entries.set(value, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private indexRemove(key: string, obj: T): void {
+    for (const index of this.indexes.values()) {
+      for (const value of index.keys(obj)) {
+        if (value === undefined) continue;
+        const keys = index.entries.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index.entries.delete(value);
+      }
+    }
+  }
+
+  private store(key: string, obj: T): void {
+    const old = this.cache.get(key);
+    if (old) this.indexRemove(key, old);
+    this.cache.set(key, obj);
+    for (const name of this.indexes.keys()) this.indexAdd(name, key, obj);
+  }
+
+  private forget(key: string): void {
+    const old = this.cache.get(key);
+    if (!old) return;
+    this.indexRemove(key, old);
+    this.cache.delete(key);
   }
 
   on(event: InformerEvent, handler: InformerHandler<T>): void {
@@ -158,7 +224,7 @@ export class Informer<T extends KubeObject> {
     const fresh = new Map(list.items.map((obj) => [objectKey(obj), obj]));
     for (const [key, old] of this.cache) {
       if (!fresh.has(key)) {
-        this.cache.delete(key);
+        this.forget(key);
         this.emit('delete', old);
       }
     }
@@ -175,7 +241,7 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(obj);
     const old = this.cache.get(key);
     if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) return;
-    this.cache.set(key, obj);
+    this.store(key, obj);
     if (old) this.emit('update', obj, old);
     else this.emit('add', obj);
   }
@@ -219,7 +285,7 @@ export class Informer<T extends KubeObject> {
           const key = objectKey(object);
           const old = this.cache.get(key);
           if (old) {
-            this.cache.delete(key);
+            this.forget(key);
             this.emit('delete', object as T);
           }
         }

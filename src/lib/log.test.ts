@@ -1,26 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger, logLine, redactText } from './log.js';
 
-describe('structured logs', () => {
-  it('writes one JSON object per line with level, component, message and the resource', () => {
+const parse = (line: string) => JSON.parse(line) as Record<string, unknown>;
+
+describe('logger', () => {
+  it('writes one JSON object per line with bound fields, and drops debug unless asked', () => {
     const lines: string[] = [];
-    const log = createLogger('operator', { write: (l) => lines.push(l), minLevel: 'info' });
+    const log = createLogger((line) => lines.push(line), { fields: { component: 'operator' } }).with({ controller: 'project' });
+    log.with({ object: 'default/web' }).warn('fetch failed', { error: 'exit 128: "no such repo"\nsecond line', attempt: 2, skipped: undefined });
     log.debug('hidden');
-    log.info('reconciled', { namespace: 'team', name: 'web' });
-    log.error('multi\nline');
+    createLogger((line) => lines.push(line), { debug: true }).debug('shown');
     expect(lines).toHaveLength(2);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', component: 'operator', msg: 'reconciled', namespace: 'team', name: 'web' });
-    expect(lines[1]).not.toContain('\n');
+    expect(lines[0]).not.toContain('\n');
+    const { time, ...rest } = parse(lines[0]!);
+    expect(typeof time).toBe('string');
+    expect(rest).toEqual({ level: 'warn', msg: 'fetch failed', component: 'operator', controller: 'project', object: 'default/web', error: 'exit 128: "no such repo"\nsecond line', attempt: 2 });
+    expect(parse(lines[1]!)).toMatchObject({ level: 'debug', msg: 'shown' });
   });
 
   it('never writes a secret: secret-named fields, svc tokens, bearer headers, URL credentials', () => {
     const pat = `svc_${'a'.repeat(43)}`;
     const sbx = `svcsbx.11111111-2222-4333-8444-555555555555.${'b'.repeat(43)}`;
-    const line = logLine('warn', 'api', `token ${pat} and ${sbx} for https://user:pw@host/repo.git`, {
-      password: 'hunter2', headers: { authorization: `Bearer ${pat}` }, nested: { sandboxToken: sbx }, note: `Bearer abc.def`,
+    const line = logLine('warn', `token ${pat} and ${sbx} for https://user:pw@host/repo.git`, {
+      password: 'hunter2', sandboxToken: sbx, note: 'Authorization: Bearer abc.def',
     });
     for (const secret of [pat, sbx, 'hunter2', 'user:pw', 'abc.def']) expect(line).not.toContain(secret);
-    expect(JSON.parse(line)).toMatchObject({ password: '***', headers: { authorization: '***' }, nested: { sandboxToken: '***' }, note: 'Bearer ***' });
+    expect(parse(line)).toMatchObject({ password: '***', sandboxToken: '***', note: 'Authorization: Bearer ***' });
     expect(redactText('plain text')).toBe('plain text');
   });
 });

@@ -1,20 +1,22 @@
-// Structured logs: one JSON object per line on stdout (warn and error too: one stream for log
-// collectors), with a level, the component, the message and the resource's namespace/name when
-// there is one. Values that look like credentials are replaced before anything is written.
+// A small structured logger: one JSON object per line (`time`, `level`, `msg`, then fields), with
+// fields bound once (component, controller, object = namespace/name) so every line of a reconcile
+// says what it is about. Values that look like credentials are masked before anything is written.
 import { redactUrls } from './redact-url.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogFields = Record<string, unknown>;
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 export interface Logger {
-  debug(message: string, fields?: LogFields): void;
-  info(message: string, fields?: LogFields): void;
-  warn(message: string, fields?: LogFields): void;
-  error(message: string, fields?: LogFields): void;
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line. */
+  with(fields: LogFields): Logger;
 }
 
 const SECRET_FIELD = /token|secret|password|passwd|authorization|credential|cookie|api[-_]?key/i;
-// svc's own token formats: personal access tokens and sandbox tokens
+// svc's own token formats (personal access tokens, sandbox tokens) and bearer headers
 const TOKEN_TEXT = /\bsvc_[A-Za-z0-9_-]{20,}|\bsvcsbx\.[A-Za-z0-9-]+\.[A-Za-z0-9_-]{20,}|\bBearer\s+[A-Za-z0-9._~+/=-]+/g;
 
 /** `text` with URL credentials and svc tokens masked. */
@@ -22,29 +24,28 @@ export function redactText(text: string): string {
   return redactUrls(text).replace(TOKEN_TEXT, (m) => (m.startsWith('Bearer') ? 'Bearer ***' : '***'));
 }
 
-function clean(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return redactText(value);
-  if (value instanceof Error) return redactText(value.message);
-  if (Array.isArray(value)) return depth > 3 ? '[…]' : value.map((v) => clean(v, depth + 1));
-  if (value && typeof value === 'object') {
-    if (depth > 3) return '[…]';
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) ? '***' : clean(v, depth + 1)]));
+/** Formats one JSON line (without the newline); undefined fields are left out. */
+export function logLine(level: LogLevel, msg: string, fields: LogFields, now = new Date()): string {
+  const entry: Record<string, unknown> = { time: now.toISOString(), level, msg: redactText(msg) };
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined || k === 'time' || k === 'level' || k === 'msg') continue;
+    entry[k] = SECRET_FIELD.test(k) ? '***' : typeof v === 'string' ? redactText(v) : v;
   }
-  return value;
+  return JSON.stringify(entry);
 }
 
-/** One log line (exported for tests). */
-export function logLine(level: LogLevel, component: string, message: string, fields: LogFields = {}, now = new Date()): string {
-  const rest = clean(fields) as LogFields;
-  return JSON.stringify({ time: now.toISOString(), level, component, msg: redactText(message), ...rest });
-}
-
-export function createLogger(component: string, options: { write?: (line: string) => void; minLevel?: LogLevel } = {}): Logger {
-  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const order: LogLevel[] = ['debug', 'info', 'warn', 'error'];
-  const min = order.indexOf(options.minLevel ?? ((process.env.SVC_LOG_LEVEL as LogLevel | undefined) && order.includes(process.env.SVC_LOG_LEVEL as LogLevel) ? process.env.SVC_LOG_LEVEL as LogLevel : 'info'));
-  const at = (level: LogLevel) => (message: string, fields?: LogFields) => {
-    if (order.indexOf(level) >= min) write(logLine(level, component, message, fields));
+/** `write` gets each line; debug lines only when `debug` is true. */
+export function createLogger(write: (line: string) => void, options: { debug?: boolean; fields?: LogFields } = {}): Logger {
+  const bound = options.fields ?? {};
+  const emit = (level: LogLevel) => (msg: string, fields: LogFields = {}) => {
+    if (level === 'debug' && !options.debug) return;
+    write(logLine(level, msg, { ...bound, ...fields }));
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return {
+    debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'),
+    with: (fields) => createLogger(write, { ...options, fields: { ...bound, ...fields } }),
+  };
 }
+
+/** Discards everything (tests, callers without a log). */
+export const silentLogger: Logger = createLogger(() => undefined);

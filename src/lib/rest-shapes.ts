@@ -43,3 +43,17 @@ export interface SerializedChangeRequest {
   created_at: string | null;
   updated_at: string | null;
 }
+
+/** A token as `GET /v1/tokens` and `svc tokens ls --json` show it: never its value (docs/tokens.md). */
+export interface SerializedToken {
+  name: string;
+  user_id: string;
+  access: 'read' | 'write';
+  project_id: string | null;
+  capabilities: string[];
+  expires_at: string | null;
+  expired: boolean;
+  created_at: string | null;
+  created_by: string | null;
+  last_used_at: string | null;
+}

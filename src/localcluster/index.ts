@@ -25,9 +25,9 @@ export interface LocalCluster {
 
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
   const cluster = await Cluster.open(opts.dataDir, opts.watchHistory);
-  const server = http.createServer(createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000 }));
-  server.keepAliveTimeout = 65_000;
   const host = opts.host ?? '127.0.0.1';
+  const server = http.createServer(createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host }));
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());

@@ -14,6 +14,9 @@ export interface LoadedState { rv: number; objects: Map<string, KObject> }
 const SNAPSHOT = 'snapshot.json';
 const JOURNAL = 'journal.ndjson';
 const COMPACT_AFTER_RECORDS = 20_000;
+// The state holds every Secret: only the owner may read it.
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIR = 0o700;
 
 interface Waiter { resolve: () => void; reject: (e: Error) => void }
 
@@ -37,18 +40,21 @@ export class Journal {
   ) {
     const file = path.join(dir, JOURNAL);
     const existed = fs.existsSync(file);
-    this.fd = fs.openSync(file, 'a');
+    this.fd = fs.openSync(file, 'a', PRIVATE_FILE);
+    fs.fchmodSync(this.fd, PRIVATE_FILE); // a journal written by an older version was 644
     if (!existed) fsyncDir(dir); // the new file's directory entry must survive a crash too
     this.recordsSinceSnapshot = recordsSinceSnapshot;
   }
 
   /** Reads snapshot + journal (ignoring a torn last line from a crash mid-write). */
   static load(dir: string): { state: LoadedState; journalRecords: number } {
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+    fs.chmodSync(dir, PRIVATE_DIR);
     const objects = new Map<string, KObject>();
     let rv = 0;
     const snapPath = path.join(dir, SNAPSHOT);
     if (fs.existsSync(snapPath)) {
+      fs.chmodSync(snapPath, PRIVATE_FILE);
       const snap = JSON.parse(fs.readFileSync(snapPath, 'utf8')) as { rv: number; objects: [string, KObject][] };
       rv = snap.rv;
       for (const [k, o] of snap.objects) objects.set(k, o);
@@ -129,7 +135,8 @@ export class Journal {
   compact(): void {
     const state = this.snapshotState();
     const tmp = path.join(this.dir, `${SNAPSHOT}.tmp`);
-    const fd = fs.openSync(tmp, 'w');
+    const fd = fs.openSync(tmp, 'w', PRIVATE_FILE);
+    fs.fchmodSync(fd, PRIVATE_FILE);
     fs.writeSync(fd, JSON.stringify({ rv: state.rv, objects: [...state.objects] }));
     fs.fsyncSync(fd);
     fs.closeSync(fd);

@@ -7,6 +7,7 @@ import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceType } from './resources.js';
 import { ApiError, errors } from './status.js';
+import { assertBodyMediaType, assertNestingDepth, assertParsedDepth, guardRequest } from './request-guard.js';
 import type { KObject } from './status.js';
 import { toTable } from './table.js';
 import type { IncludeObject } from './table.js';
@@ -26,7 +27,11 @@ export const SERVER_VERSION = {
 const MAX_BODY = 3 * 1024 * 1024;
 const DEFAULT_WATCH_TIMEOUT_S = 1800;
 
-export interface ServerOptions { bookmarkIntervalMs: number }
+export interface ServerOptions {
+  bookmarkIntervalMs: number;
+  /** The address the server listens on: Host headers must name it or loopback (default 127.0.0.1). */
+  boundAddress?: string;
+}
 
 interface Target { t: ResourceType; ns?: string; name?: string; sub?: string; watchPath: boolean }
 
@@ -58,13 +63,16 @@ const mediaType = (req: IncomingMessage) => (req.headers['content-type'] ?? 'app
 async function parseBody(req: IncomingMessage, raw: Buffer): Promise<unknown> {
   if (raw.length === 0) return undefined;
   const type = mediaType(req);
+  assertBodyMediaType(type);
   const text = raw.toString('utf8');
+  assertNestingDepth(text);
   try {
     if (type === 'application/yaml' || type === 'application/apply-patch+yaml') {
       const { parse } = await import('yaml');
-      return parse(text);
+      const value: unknown = parse(text);
+      assertParsedDepth(value);
+      return value;
     }
-    if (type.includes('protobuf')) throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`);
     return JSON.parse(text);
   } catch (e) {
     if (e instanceof ApiError) throw e;
@@ -114,6 +122,7 @@ function flag(q: URLSearchParams, name: string): boolean {
 
 export function createHandler(cluster: Cluster, opts: ServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    guardRequest(req, opts.boundAddress ?? '127.0.0.1');
     const url = new URL(req.url ?? '/', 'http://localhost');
     const segs = url.pathname.split('/').filter(Boolean);
     const method = req.method ?? 'GET';

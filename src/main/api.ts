@@ -1,16 +1,20 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0).
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { secretTokenVerifier } from '../api/tokens.js';
+import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { pruneMirrors } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
+import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
@@ -20,7 +24,7 @@ async function main(): Promise<void> {
   const projectNamespace = envString('SVC_PROJECT_NAMESPACE', 'default');
   const client = new KubeClient(config, 'svc-api');
   const store = kubeProjectStore(client, projectNamespace);
-  const logger = createLogger('api');
+  const logger = createLogger((line) => process.stdout.write(`${line}\n`), { fields: { component: 'api' } });
   enableProcessMetrics();
   // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
@@ -30,18 +34,22 @@ async function main(): Promise<void> {
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
+    // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
+    claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
+    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   });
   const app = createApp({
     projects: store,
     changeRequests,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace)),
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace },
     metrics: metricsText,
     log: (message) => logger.error(message),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = app.listen(envInt('SVC_HTTP_PORT', 8080), host);
+  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   logger.info(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})`, { namespace: projectNamespace });
@@ -51,10 +59,31 @@ async function main(): Promise<void> {
   });
   store.onProjectDeleted(() => void pruneGone());
   void store.start().then(pruneGone);
+  // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
+  const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
+    logger.error("settling merge claims failed", { error: error.message });
+  });
+  void settleClaims();
+  const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);
+  sweep.unref();
   stopOnSignal('svc api', async () => {
+    clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     await store.stop();
   });
+}
+
+/**
+ * Bound to loopback (`svc dev`), only Host headers naming loopback reach the app: a web page
+ * cannot use DNS rebinding to talk to it. A deployment (0.0.0.0 behind a Service) takes any Host.
+ */
+function loopbackOnly(host: string, app: http.RequestListener): http.RequestListener {
+  if (!isLoopbackBinding(host)) return app;
+  return (req, res) => {
+    if (hostAllowed(req.headers.host, host)) return app(req, res);
+    res.writeHead(403, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `Host ${JSON.stringify(req.headers.host ?? '')} is refused: this API listens on ${host} and answers only to loopback names` }));
+  };
 }
 
 main().catch(fatal('svc api'));

@@ -202,12 +202,15 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       KUBECONFIG: kubeconfigPath,
       SVC_NAMESPACE: namespace,
       SVC_PROJECT_NAMESPACE: namespace,
+      // dev works on repositories of this machine; a deployment never sets it (docs/dev.md)
+      SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
     };
     children.push(watch(startChild('operator', 'operator.js', {
       ...baseEnv,
       SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
       SVC_HTTP_PORT: '0',
+      SVC_HTTP_HOST: '127.0.0.1',
       SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
     }, log)));

@@ -12,6 +12,7 @@ import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
 import { enableProcessMetrics, metricsText, operatorMetrics } from '../lib/metrics.js';
+import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
@@ -22,11 +23,8 @@ async function main(): Promise<void> {
   const client = new KubeClient(config, 'svc-operator');
   const identity = envString('SVC_POD_NAME', `${os.hostname()}-${process.pid}`);
   const leaseDurationMs = envInt('SVC_LEASE_DURATION_SECONDS', 15, 2) * 1000;
-  const logger = createLogger('operator');
-  const log = (message: string, fields: Record<string, unknown> = {}) => {
-    const { level, ...rest } = fields;
-    logger[level === 'error' || level === 'warn' ? level : 'info'](message, rest);
-  };
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const logger = createLogger(log, { fields: { component: 'operator' } });
   enableProcessMetrics();
   const metrics = operatorMetrics();
   const manager = new Manager({
@@ -42,14 +40,13 @@ async function main(): Promise<void> {
     },
     log,
   });
-  manager.add(projectController({
-    mirrorDir: path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors'))),
-    resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000,
-  }));
+  const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
+  manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
+  manager.addRunnable(mirrorPruner(mirrorDir));
   manager.addRunnable(objectMetrics());
   manager.onLeadershipChange((leading) => {
     metrics.leader.set(leading ? 1 : 0);
-    log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
+    logger.info(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
   });
 
   const server = http.createServer((req, res) => {
@@ -61,9 +58,10 @@ async function main(): Promise<void> {
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
-  server.listen(envInt('SVC_HTTP_PORT', 8081), envString('SVC_HTTP_HOST', '0.0.0.0'));
+  const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port}, waiting for Lease ${LEASE_NAME}`);
+  logger.info(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();

@@ -33,10 +33,10 @@ export function stopOnSignal(name: string, stop: () => Promise<void>): void {
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${logLine('info', name, `${signal}, stopping`)}\n`);
+    process.stdout.write(`${logLine('info', `${signal}, stopping`, { component: name })}\n`);
     stop().then(
       () => process.exit(0),
-      (error: unknown) => { process.stderr.write(`${logLine('error', name, `stop failed: ${String(error)}`)}\n`); process.exit(1); },
+      (error: unknown) => { process.stderr.write(`${logLine('error', `stop failed: ${String(error)}`, { component: name })}\n`); process.exit(1); },
     );
   };
   process.on('SIGINT', () => handler('SIGINT'));
@@ -45,7 +45,7 @@ export function stopOnSignal(name: string, stop: () => Promise<void>): void {
 
 export function fatal(name: string): (error: unknown) => never {
   return (error) => {
-    process.stderr.write(`${logLine('error', name, error instanceof Error ? error.message : String(error))}\n`);
+    process.stderr.write(`${logLine('error', error instanceof Error ? error.message : String(error), { component: name })}\n`);
     process.exit(1);
   };
 }

@@ -2,8 +2,10 @@
 export type { ManifestIssue } from './issues.js';
 export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
 export { checkManifest, type ManifestCheck } from './check.js';
+export { readManifestAt, type ManifestAtCommit } from './at-commit.js';
 export { listTriggers, type TriggerListing, type TriggerListingError } from './listing.js';
 export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';
 export { checkAgentFiles, checkAgentFrontMatter, engineDirOf, DEFAULT_ENGINE_DIR, type AgentFileIssue } from './agentfiles.js';
 export { findManifestFile, checkManifestFile } from './files.js';
+export { CAPABILITIES } from './rules.js';

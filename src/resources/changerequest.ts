@@ -36,6 +36,18 @@ export const RequestedChangeSchema = z
   .describe('A change-request note (REST metadata.requested_changes).');
 export type RequestedChange = z.infer<typeof RequestedChangeSchema>;
 
+export const MergeClaimSchema = z
+  .object({
+    holder: z.string().min(1).describe('The API replica merging (SVC_POD_NAME, else the host name).'),
+    instance: z.string().min(1).describe('That process (a new one per start): a claim of the same holder with another instance is dead.'),
+    by: z.string().min(1).describe('User id (UUID) of who asked for the merge.'),
+    headSha: z.string().min(1).describe('The head commit being merged.'),
+    baseSha: z.string().min(1).describe('The base tip the merge starts from.'),
+    claimedAt: timestamp().describe('When the merge started; a claim older than the claim timeout is dead.'),
+  })
+  .describe('A merge in progress (docs/change-requests.md): only its holder pushes.');
+export type MergeClaim = z.infer<typeof MergeClaimSchema>;
+
 export const ChangeRequestStatusSchema = z
   .object({
     ...statusBase,
@@ -48,6 +60,7 @@ export const ChangeRequestStatusSchema = z
     closedAt: timestamp().nullable().default(null).describe('When closed without merging.'),
     closedBy: z.string().nullable().default(null).describe('Who closed it.'),
     requestedChanges: z.array(RequestedChangeSchema).default([]).describe('Log of change-request notes.'),
+    mergeClaim: MergeClaimSchema.nullable().optional().describe('Set while a merge runs; resolved by an ancestor check when its holder died.'),
     updatedAt: timestamp().optional().describe('Updated on every status change or SHA refresh.'),
   })
   .describe('State of a change request, written by the API.');

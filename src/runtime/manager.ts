@@ -3,12 +3,17 @@
  * while it holds the Lease: informers and queues start when it becomes leader and stop when
  * it loses the Lease. With leader election off it runs them at once (single-process setups).
  */
-import { Informer, type KubeClient } from '../kube/index.js';
+import { KubeCache, type CachedResource, type Informer, type KubeClient } from '../kube/index.js';
+import { createLogger, type Logger } from '../lib/log.js';
 import type { KubeObject, ResourceType } from '../resources/index.js';
-import { RunningController, typeId, type ControllerDefinition, type ReconcileContext } from './controller.js';
+import { RunningController, type ControllerDefinition, type ReconcileContext } from './controller.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader.js';
 
-/** Leader-only work besides controllers. */
+/**
+ * Leader-only work that is not a reconcile (mirror pruning, the cron scheduler, the idle sweep):
+ * started after the caches synced, stopped (before the caches) when leadership ends. `ctx.signal`
+ * aborts at that moment; `ctx.log` is bound to the runnable's name.
+ */
 export interface Runnable {
   name: string;
   start(ctx: ReconcileContext): Promise<void> | void;
@@ -25,14 +30,18 @@ export interface ManagerOptions {
     | (Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'retryIntervalMs'>);
   /** Informer relist period (default 5 minutes). */
   relistIntervalMs?: number;
-  /** `fields` carry structure for JSON logs (level, controller, namespace, name). */
-  log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Where log lines go (one structured line each, src/lib/log.ts, no newline). */
+  log?: (message: string) => void;
+  /** Also write debug lines (conflicts retried, ...). */
+  debug?: boolean;
 }
 
 export class Manager {
   private readonly definitions: ControllerDefinition[] = [];
   private readonly runnables: Runnable[] = [];
-  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private cache: KubeCache;
+  private abort = new AbortController();
+  private readonly logger: Logger;
   private controllers: RunningController[] = [];
   private readonly elector?: LeaderElector;
   private active = false;
@@ -45,13 +54,15 @@ export class Manager {
   private readonly leadershipListeners: ((leading: boolean) => void)[] = [];
 
   constructor(private readonly options: ManagerOptions) {
+    this.logger = createLogger(options.log ?? (() => undefined), { debug: options.debug });
+    this.cache = this.newCache();
     if (options.leaderElection) {
       this.elector = new LeaderElector({
         ...options.leaderElection,
         client: options.client,
         onStartedLeading: () => this.enqueueTransition(true),
         onStoppedLeading: () => this.enqueueTransition(false),
-        onError: (err) => this.log(`leader election: ${(err as Error).message ?? err}`, { level: 'warn' }),
+        onError: (err) => this.logger.warn(`leader election: ${(err as Error).message ?? err}`, { manager: this.identity }),
       });
     }
   }
@@ -79,18 +90,22 @@ export class Manager {
     this.leadershipListeners.push(listener);
   }
 
-  /** The shared cache of `type` while active. */
+  /** The shared cache of `type` while active (a type first asked for while active starts at once). */
   informer<T extends KubeObject>(type: ResourceType): Informer<T> {
-    const id = typeId(type);
-    let informer = this.informers.get(id);
-    if (!informer) {
-      informer = new Informer(this.options.client, type, { namespace: this.options.namespace, relistIntervalMs: this.options.relistIntervalMs });
-      informer.onError((err) => this.log(`informer ${type.plural}: ${err.message}`, { level: 'warn' }));
-      this.informers.set(id, informer);
-      // A type first asked for while active (by a runnable, say) starts at once.
-      if (this.active) void informer.start();
-    }
-    return informer as unknown as Informer<T>;
+    return this.cache.informer<T>(type);
+  }
+
+  /** The typed handle of `type` over the shared cache. */
+  resource<T extends KubeObject>(type: ResourceType): CachedResource<T> {
+    return this.cache.resource<T>(type);
+  }
+
+  private newCache(): KubeCache {
+    return new KubeCache(this.options.client, {
+      namespace: this.options.namespace,
+      relistIntervalMs: this.options.relistIntervalMs,
+      onError: (type, err) => this.logger.warn(`informer ${type.plural}: ${err.message}`, { manager: this.identity }),
+    });
   }
 
   async start(): Promise<void> {
@@ -108,7 +123,10 @@ export class Manager {
     this.wanted = leading;
     // An activation may be waiting for informers that cannot sync (API server down): stopping
     // them ends that wait, so that the deactivation queued behind it can run.
-    if (!leading) for (const informer of this.informers.values()) void informer.stop();
+    if (!leading) {
+      this.abort.abort();
+      void this.cache.stop();
+    }
     this.transition = this.transition.then(() => (leading ? this.activate() : this.deactivate()));
     return this.transition;
   }
@@ -117,17 +135,23 @@ export class Manager {
     if (this.active || !this.wanted) return;
     this.active = true;
     this.log('started leading: starting controllers');
-    const ctx: ReconcileContext = { client: this.options.client, informer: (type) => this.informer(type) };
+    this.abort = new AbortController();
+    const ctx: ReconcileContext = {
+      client: this.options.client,
+      informer: (type) => this.informer(type),
+      resource: (type) => this.resource(type),
+      signal: this.abort.signal,
+      log: this.logger,
+    };
     this.controllers = this.definitions.map(
       (def) => new RunningController(def, ctx, (name, key, err) => {
-        const [namespace, objectName] = key.includes('/') ? key.split('/', 2) : [undefined, key];
-        this.log(`${name} ${key}: ${(err as Error)?.message ?? err}`, { level: 'error', controller: name, namespace, name: objectName });
+        this.logger.error(`${name} ${key}: ${(err as Error)?.message ?? err}`, { controller: name, object: key });
       }),
     );
-    await Promise.all([...this.informers.values()].map((i) => i.start()));
+    await this.cache.start();
     if (!this.wanted) return; // the queued deactivation cleans up
     for (const controller of this.controllers) controller.start();
-    for (const runnable of this.runnables) await runnable.start(ctx);
+    for (const runnable of this.runnables) await runnable.start({ ...ctx, log: this.logger.with({ runnable: runnable.name }) });
     this.running = true;
     this.leadershipListeners.forEach((l) => l(true));
   }
@@ -137,16 +161,17 @@ export class Manager {
     this.active = false;
     this.running = false;
     this.log('stopped leading: stopping controllers');
+    this.abort.abort();
     for (const runnable of this.runnables) await runnable.stop();
     await Promise.all(this.controllers.map((c) => c.stop()));
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await this.cache.stop();
     // Fresh caches next time: handlers belong to the controllers just stopped.
-    this.informers.clear();
+    this.cache = this.newCache();
     this.controllers = [];
     this.leadershipListeners.forEach((l) => l(false));
   }
 
-  private log(message: string, fields?: Record<string, unknown>): void {
-    this.options.log?.(`[manager${this.identity ? ` ${this.identity}` : ''}] ${message}`, fields);
+  private log(message: string): void {
+    this.logger.info(message, { manager: this.identity });
   }
 }

@@ -1,20 +1,13 @@
-/** Status writes: through /status only, and only when something other than timestamps changed. */
+/**
+ * The one status gate: a status is written (through /status only) when something other than
+ * the `lastTransitionTime` of its conditions changed. A transition time moves only with its
+ * condition's status, so an unchanged condition never causes a write by itself.
+ */
 import type { ResourceClient } from '../kube/index.js';
+import { jsonEqual } from '../lib/json.js';
 import type { Condition, KubeObject } from '../resources/index.js';
 
-type WithStatus = KubeObject & { status?: object };
-
-/** Deep equality of JSON values; key order does not matter, undefined fields count as absent. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
+export type WithStatus = KubeObject & { status?: object };
 
 function withoutTransitionTimes(status: object | undefined): unknown {
   if (!status || !('conditions' in status) || !Array.isArray(status.conditions)) return status;
@@ -23,7 +16,12 @@ function withoutTransitionTimes(status: object | undefined): unknown {
 
 /** Whether writing `next` over `current` changes anything but condition transition times. */
 export function statusChanged(current: object | undefined, next: object | undefined): boolean {
-  return !jsonEqual(withoutTransitionTimes(current), withoutTransitionTimes(next));
+  return !jsonEqual(withoutTransitionTimes(current ?? {}), withoutTransitionTimes(next ?? {}));
+}
+
+/** obj.status with `patch`'s top-level fields over it (fields the writer does not own are kept). */
+export function mergedStatus<T extends WithStatus>(obj: T, patch: NonNullable<T['status']>): NonNullable<T['status']> {
+  return { ...(obj.status ?? {}), ...patch } as NonNullable<T['status']>;
 }
 
 /**
@@ -32,8 +30,10 @@ export function statusChanged(current: object | undefined, next: object | undefi
  * The write carries obj's resourceVersion: a status computed from a stale object is a Conflict,
  * never a lost update. Returns the object as stored (obj itself when nothing was written).
  */
-export async function updateStatus<T extends WithStatus>(client: ResourceClient<T>, obj: T, patch: NonNullable<T['status']>): Promise<T> {
-  const next = { ...(obj.status ?? {}), ...patch } as T['status'];
+export async function updateStatus<T extends WithStatus>(
+  client: Pick<ResourceClient<T>, 'replaceStatus'>, obj: T, patch: NonNullable<T['status']>,
+): Promise<T> {
+  const next = mergedStatus(obj, patch);
   if (!statusChanged(obj.status, next)) return obj;
   return client.replaceStatus({ ...obj, status: next });
 }

@@ -246,13 +246,30 @@ describe('races and a refusing host', () => {
     expect((await merge(cr.cr_id)).status).toBe(200);
   });
 
-  it('nothing to merge when the head is already in the base: 409', async () => {
+  it('a head merged outside svc (already in the base) makes the CR merged, by nobody: a merge is 409', async () => {
     work.pull('main');
     work.branch('already', { 'already.txt': 'a\n' }, { from: 'main' });
     const cr = await openCr('already');
+    const head = host.tip('already')!;
+    const baseBefore = host.tip('main')!;
     git(work.dir, 'push', '-q', 'origin', 'already:refs/heads/main');
     const res = await merge(cr.cr_id);
     expect(res.status).toBe(409);
-    expect(res.body.error).toMatch(/nothing to merge/);
+    expect(res.body.error).toMatch(/already merged/);
+    expect(await get(cr.cr_id)).toMatchObject({ status: 'merged', merged_by: null, merge_commit_sha: head, head_commit_sha: head, base_commit_sha: baseBefore });
+  });
+
+  it('a three-way merge done outside svc is found on read, with the merge commit and the base before it', async () => {
+    work.pull('main');
+    work.branch('outside', { 'outside.txt': 'o\n' }, { from: 'main' });
+    const cr = await openCr('outside');
+    advanceMain('outside-main.txt', 'm\n');
+    const baseBefore = host.tip('main')!;
+    work.pull('main');
+    git(work.dir, 'merge', '-q', '--no-ff', '-m', 'merged by hand', 'origin/outside');
+    work.push('main');
+    const mergeSha = host.tip('main')!;
+    expect(await get(cr.cr_id)).toMatchObject({ status: 'merged', merged_by: null, merge_commit_sha: mergeSha, head_commit_sha: host.tip('outside'), base_commit_sha: baseBefore });
+    expect((await h.call(admin(), 'GET', `${base}?status=open`)).body.change_requests.map((c: { cr_id: string }) => c.cr_id)).not.toContain(cr.cr_id);
   });
 });

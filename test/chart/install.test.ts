@@ -32,6 +32,11 @@ describe('helm install charts/svc', () => {
     expect(install.stderr).toBe('');
     expect(install.status).toBe(0);
     expect(install.stdout).toContain('STATUS: deployed');
+    // NOTES: the image must be built and pushed; how to mint the first token
+    expect(install.stdout).toContain('ghcr.io/svc-dev/svc:0.1.0');
+    expect(install.stdout).toContain('make image IMAGE=<registry>/svc');
+    expect(install.stdout).toContain('ErrImagePull or ImagePullBackOff');
+    expect(install.stdout).toContain('svc tokens create --name admin --write');
 
     const crds = (await kubectl('get', 'crds', '-o', 'name')).trim().split('\n').filter((n) => n.endsWith('.svc.dev'));
     expect(crds).toHaveLength(6);
@@ -44,6 +49,9 @@ describe('helm install charts/svc', () => {
     ]);
     expect(await kubectl('get', 'clusterroles', 'svc-operator', 'svc-api', '-o', 'name')).toContain('clusterrole.rbac.authorization.k8s.io/svc-operator');
     expect(await kubectl('-n', 'svc-system', 'get', 'deployment', 'svc-operator', '-o', 'jsonpath={.spec.replicas}')).toBe('2');
+    // pods that cannot pull the image: describe says where it comes from
+    const described = await kubectl('-n', 'svc-system', 'describe', 'deployment', 'svc-api');
+    expect(described).toMatch(/svc\.dev\/image:\s+ghcr\.io\/svc-dev\/svc:0\.1\.0 must be built from images\/svc\/Dockerfile/);
 
     const status = await helm(['status', 'svc', '--kubeconfig', kubeconfig, '--namespace', 'svc-system'], home);
     expect(status.stdout).toContain('STATUS: deployed');

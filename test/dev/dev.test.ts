@@ -2,6 +2,8 @@
 // kubectl, curl-like REST calls and the svc CLI, and restarted on the same dir.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +49,27 @@ describe('svc dev', () => {
     expect(dev.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     expect(dev.token).toMatch(/^svc_/);
     expect(dev.output()).toContain(`source ${path.join(dev.dataDir, 'env')}`);
+  });
+
+  it('keeps its surfaces on loopback: the API refuses a foreign Host, the operator health port and cluster journal are private', async () => {
+    const api = new URL(dev.apiUrl);
+    const status = (host: string) => new Promise<number>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: api.port, path: '/healthz', headers: { host } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+    });
+    expect(await status(`evil.example:${api.port}`)).toBe(403);
+    expect(await status(`localhost:${api.port}`)).toBe(200);
+    const healthPort = Number(/health on port (\d+) of 127\.0\.0\.1/.exec(dev.output())?.[1]);
+    expect(healthPort).toBeGreaterThan(0);
+    const external = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    const connects = (host: string) => new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host, port: healthPort });
+      socket.once('connect', () => { socket.destroy(); resolve(true); });
+      socket.once('error', () => resolve(false));
+    });
+    expect(await connects('127.0.0.1')).toBe(true);
+    if (external) expect(await connects(external)).toBe(false);
+    expect(statSync(path.join(dev.dataDir, 'cluster')).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(dev.dataDir, 'cluster', 'journal.ndjson')).mode & 0o777).toBe(0o600);
   });
 
   it('kubectl get crds lists the six svc.dev CRDs', async () => {

@@ -18,7 +18,7 @@ const operators = new Map<string, { process: ChildProcess; output: string }>();
 function startOperator(identity: string): void {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist/src/main/operator.js')], {
     env: {
-      ...env, SVC_POD_NAME: identity, SVC_NAMESPACE: 'default', SVC_HTTP_PORT: '0',
+      ...env, SVC_ALLOW_LOCAL_REPOS: '1', SVC_POD_NAME: identity, SVC_NAMESPACE: 'default', SVC_HTTP_PORT: '0',
       SVC_LEASE_DURATION_SECONDS: String(LEASE_SECONDS), SVC_MIRROR_DIR: path.join(tmp, `mirrors-${identity}`),
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -234,12 +234,14 @@ describe('discovery and openapi', () => {
     expect((await fetch(`${tc.cluster.url}/healthz`)).status).toBe(200);
   });
 
-  it('answers /openapi/v2 in protobuf when asked, and 404 for /openapi/v3', async () => {
+  it('answers /openapi/v2 in protobuf when asked, and lists /openapi/v3 documents (kubectl explain)', async () => {
     const pb = await fetch(`${tc.cluster.url}/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
     expect(pb.headers.get('content-type')).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     const bytes = Buffer.from(await pb.arrayBuffer());
     expect(bytes.subarray(0, 5)).toEqual(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30])); // field 1 "2.0"
-    expect((await fetch(`${tc.cluster.url}/openapi/v3`)).status).toBe(404);
+    const v3 = await fetch(`${tc.cluster.url}/openapi/v3`);
+    expect(v3.status).toBe(200);
+    expect(Object.keys(((await v3.json()) as { paths: Record<string, unknown> }).paths)).toContain('apis/test.svc.dev/v1');
   });
 
   it('a CRD replaced without its status keeps the status the server wrote', async () => {

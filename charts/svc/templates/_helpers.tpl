@@ -155,3 +155,8 @@ http://{{ include "svc.fullname" . }}-api.{{ .Release.Namespace }}.svc:{{ .Value
   value: {{ . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/* On each Deployment, so `kubectl describe deployment` says where the image comes from when its pods cannot pull it. */}}
+{{- define "svc.imageAnnotation" -}}
+svc.dev/image: {{ printf "%s must be built from images/svc/Dockerfile (make image IMAGE=<registry>/svc TAG=<tag>) and pushed to a registry the nodes can pull from; then set image.repository and image.tag (README.md)" (include "svc.image" .) | quote }}
+{{- end -}}

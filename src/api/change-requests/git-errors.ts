@@ -2,7 +2,7 @@
 // messages carry no credentials, so they are safe to return.
 import {
   BaseMovedError, ConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
-  NothingToMergeError, PushRejectedError, RefNotFoundError, TimeoutError, UnreachableError,
+  LocalRepoNotAllowedError, NothingToMergeError, PushRejectedError, RefNotFoundError, TimeoutError, UnreachableError,
 } from '../../git/index.js';
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from './store.js';
@@ -23,7 +23,7 @@ export function apiErrorFromGit(error: unknown, context: { base: string; head: s
   if (error instanceof NothingToMergeError) return new ApiError(409, `nothing to merge: ${context.head} is already contained in ${context.base}`);
   if (error instanceof PushRejectedError) return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
   if (error instanceof RefNotFoundError) return new ApiError(404, `branch or commit ${error.ref} does not exist in the repository`);
-  if (error instanceof InvalidRefError || error instanceof InvalidInputError) return new ApiError(400, error.message);
+  if (error instanceof InvalidRefError || error instanceof InvalidInputError || error instanceof LocalRepoNotAllowedError) return new ApiError(400, error.message);
   if (error instanceof UnreachableError || error instanceof InvalidRemoteError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
   if (error instanceof TimeoutError) return new ApiError(504, `the repository did not answer in time: ${error.message}`);
   return error;

@@ -44,6 +44,10 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
       return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
     },
 
+    async listProjects(namespace) {
+      return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
+    },
+
     async accountId(namespace) {
       const known = accounts.get(namespace);
       if (known) return known;

@@ -2,7 +2,7 @@
 // SHA refresh on read, diff, preview, the merge procedure and the state machine's side effects.
 // Routes (routes.ts) only parse, authorize and serialize.
 import {
-  openMirror, RefNotFoundError, type GitIdentity, type Mirror, type DiffResult, type MergePreview,
+  openMirror, RefNotFoundError, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
 } from '../../git/index.js';
 import { checkManifest, MANIFEST_FILES, type ManifestIssue } from '../../manifest/index.js';
 import {
@@ -12,6 +12,9 @@ import {
 import { ApiError } from '../errors.js';
 import { apiErrorFromGit } from './git-errors.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { claimIsDead, DEFAULT_CLAIM_TIMEOUT_MS, isOwnClaim, newClaim, settle, type ClaimHolder } from './merge-claim.js';
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { transition, type ChangeRequestAction } from './state.js';
 import { NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
 import type { CreateRequest, EditRequest, MergeBody, StatusFilter } from './validate.js';
@@ -25,19 +28,32 @@ export interface ChangeRequestServiceOptions {
   mergeIdentity?: GitIdentity;
   /** How long a fetch is reused by reads (default 0: every read of an open CR sees the live branches, SPEC §3.1; concurrent reads share one fetch). */
   fetchMaxAgeMs?: number;
+  /** This replica in merge claims (default: SVC_POD_NAME's job, the host name, and a new instance id). */
+  claimHolder?: ClaimHolder;
+  /** A merge claim older than this is dead (default 10 minutes). */
+  claimTimeoutMs?: number;
   now?: () => Date;
 }
 
 const STATUS_WRITE_ATTEMPTS = 10;
 
+type GitContext = { base: string; head: string };
+type FetchMode = 'none' | 'reuse' | 'force';
+/** For failures that are not about one CR's branches (they are only logged or skipped). */
+const ANY_BRANCH: GitContext = { base: 'the base branch', head: 'the head branch' };
+
 export class ChangeRequestService {
   private readonly store: ChangeRequestStore;
   private readonly locks = new KeyedMutex();
   private readonly now: () => Date;
+  private readonly holder: ClaimHolder;
+  /** Ids of the CRs this process is pushing a merge of right now. */
+  private readonly merging = new Set<string>();
 
   constructor(private readonly options: ChangeRequestServiceOptions) {
     this.store = options.store;
     this.now = options.now ?? (() => new Date());
+    this.holder = options.claimHolder ?? { holder: os.hostname(), instance: randomUUID() };
   }
 
   private timestamp(): string {
@@ -64,6 +80,20 @@ export class ChangeRequestService {
       mergeIdentity: this.options.mergeIdentity,
       maxAgeMs: this.options.fetchMaxAgeMs ?? 0,
     });
+  }
+
+  /**
+   * Runs `work` on the project's mirror, fetched as asked: the one place where git failures
+   * become API errors (git-errors.ts).
+   */
+  private async withMirror<T>(project: Project, context: GitContext, fetch: FetchMode, work: (mirror: Mirror) => Promise<T>): Promise<T> {
+    try {
+      const mirror = await this.mirror(project);
+      if (fetch !== 'none') await mirror.fetch({ force: fetch === 'force' });
+      return await work(mirror);
+    } catch (error) {
+      throw apiErrorFromGit(error, context);
+    }
   }
 
   private async load(project: Project, crId: string): Promise<ChangeRequest> {
@@ -103,18 +133,11 @@ export class ChangeRequestService {
     if (baseRef === request.headRef) throw new ApiError(400, `head_ref and base_ref are both ${baseRef}: a change request merges one branch into another`);
     const originSessionId = request.sessionId && (await this.store.sessionExists(namespace, request.sessionId)) ? request.sessionId : null;
     const context = { base: baseRef, head: request.headRef };
-    let head: string | null;
-    let base: string | null;
-    let ahead = 0;
-    try {
-      const mirror = await this.mirror(project);
-      // Rule 7: a push that just landed must be seen before we say "not ahead".
-      await mirror.fetch({ force: true });
-      [head, base] = await Promise.all([mirror.resolveBranch(request.headRef), mirror.resolveBranch(baseRef)]);
-      if (head && base) ahead = await mirror.countAhead(base, head);
-    } catch (error) {
-      throw apiErrorFromGit(error, context);
-    }
+    // Rule 7: a push that just landed must be seen before we say "not ahead" (forced fetch).
+    const { head, base, ahead } = await this.withMirror(project, context, 'force', async (mirror) => {
+      const [head, base] = await Promise.all([mirror.resolveBranch(request.headRef), mirror.resolveBranch(baseRef)]);
+      return { head, base, ahead: head && base ? await mirror.countAhead(base, head) : 0 };
+    });
     if (!base) throw new ApiError(422, `base branch ${baseRef} does not exist in the repository`, 'CR_BASE_NOT_FOUND');
     if (!head) throw new ApiError(422, `head branch ${request.headRef} does not exist in the repository: push it first (git push origin HEAD)`, 'CR_HEAD_NOT_AHEAD');
     if (ahead === 0) {
@@ -157,36 +180,68 @@ export class ChangeRequestService {
     }
   }
 
-  /** Every read of an open CR refreshes its SHAs from the live branches (SPEC §3.1). */
+  /**
+   * Every read of an open CR refreshes its SHAs from the live branches (SPEC §3.1), and settles
+   * it: merged when its head is already in the base, a dead merge claim released (merge-claim.ts).
+   */
   private async refresh(project: Project, crs: ChangeRequest[]): Promise<ChangeRequest[]> {
     if (!crs.some((cr) => (cr.status?.status ?? 'open') === 'open')) return crs;
+    let mirror: Mirror;
     let branches: Record<string, string>;
     try {
-      const mirror = await this.mirror(project);
-      await mirror.fetch();
-      branches = await mirror.branches();
+      ({ mirror, branches } = await this.withMirror(project, ANY_BRANCH, 'reuse', async (m) => ({ mirror: m, branches: await m.branches() })));
     } catch {
       return crs; // unreachable: serve the stored metadata (SPEC §3.1, §7)
     }
     return Promise.all(crs.map(async (cr) => {
-      const status = cr.status;
-      if (!status || status.status !== 'open') return cr;
       const head = branches[cr.spec.headRef];
       const base = branches[cr.spec.baseRef];
-      if (!head || !base) return cr;
-      if (head === status.headCommitSha && base === status.baseCommitSha) return cr;
-      try {
-        return await this.store.writeStatus(cr, { ...status, headCommitSha: head, baseCommitSha: base, updatedAt: this.timestamp() });
-      } catch (error) {
-        if (error instanceof StaleWriteError) return (await this.store.get(project, cr.metadata.uid!)) ?? cr;
-        throw error;
-      }
+      if (cr.status?.status !== 'open' || !head || !base) return cr;
+      return this.settleOpen(project, mirror, cr, head, base).catch(() => cr);
     }));
   }
 
+  /** Writes what settle() decides for an open CR at the observed tips; returns the current resource. */
+  private async settleOpen(project: Project, mirror: Mirror, cr: ChangeRequest, head: string, base: string): Promise<ChangeRequest> {
+    const status = cr.status!;
+    const claim = status.mergeClaim ?? null;
+    const moved = head !== status.headCommitSha || base !== status.baseCommitSha;
+    if (!claim && !moved) return cr;
+    const merged = await mirror.mergeOf(base, claim?.headSha ?? head);
+    const now = this.now();
+    const dead = claim !== null && claimIsDead(claim, this.holder, this.merging.has(cr.metadata.uid!), now, this.options.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS);
+    const next = settle(status, { head, base, merged }, dead, now);
+    if (!next) return cr;
+    try {
+      const written = await this.store.writeStatus(cr, next);
+      if (next.status === 'merged') await this.recordMerged(project, written, merged!.mergeCommitSha === (claim?.headSha ?? head));
+      return written;
+    } catch (error) {
+      if (error instanceof StaleWriteError) return (await this.store.get(project, cr.metadata.uid!)) ?? cr;
+      throw error;
+    }
+  }
+
+  /**
+   * On API start and periodically: settles every claimed CR of the namespace, so a merge whose
+   * process died is recorded (or its claim released) even if nobody reads the CR.
+   */
+  async settleClaims(namespace: string): Promise<number> {
+    let settled = 0;
+    for (const project of await this.store.listProjects(namespace)) {
+      const claimed = (await this.store.list(project)).filter((cr) => cr.status?.status === 'open' && cr.status.mergeClaim);
+      if (claimed.length === 0) continue;
+      const after = await this.refresh(project, claimed);
+      settled += after.filter((cr) => !cr.status?.mergeClaim).length;
+    }
+    return settled;
+  }
+
   async list(project: Project, filter: StatusFilter): Promise<ChangeRequest[]> {
-    const all = (await this.store.list(project)).filter((cr) => filter === 'all' || (cr.status?.status ?? 'open') === filter);
-    return (await this.refresh(project, await this.forgetDeletedOrigins(project, all))).sort(newestFirst);
+    const wanted = (cr: ChangeRequest) => filter === 'all' || (cr.status?.status ?? 'open') === filter;
+    const all = (await this.store.list(project)).filter(wanted);
+    // filtered again: reading may have found an open CR merged
+    return (await this.refresh(project, await this.forgetDeletedOrigins(project, all))).filter(wanted).sort(newestFirst);
   }
 
   async get(project: Project, crId: string): Promise<ChangeRequest> {
@@ -197,35 +252,24 @@ export class ChangeRequestService {
   async diff(project: Project, crId: string): Promise<DiffResult> {
     const cr = await this.load(project, crId);
     const s = cr.status;
-    const context = { base: cr.spec.baseRef, head: cr.spec.headRef };
-    try {
-      const mirror = await this.mirror(project);
-      if (s?.status === 'merged' && s.baseCommitSha && s.headCommitSha) {
-        // What the CR brought: three-dot on the stored SHAs (docs/change-requests.md).
-        return await mirror.diff(s.baseCommitSha, s.headCommitSha);
-      }
-      await mirror.fetch();
+    const anchors = s?.baseCommitSha && s.headCommitSha ? { base: s.baseCommitSha, head: s.headCommitSha } : null;
+    // What a merged CR brought: three-dot on the stored SHAs (docs/change-requests.md); no fetch needed.
+    const merged = s?.status === 'merged' && anchors !== null;
+    return this.withMirror(project, branchesOf(cr), merged ? 'none' : 'reuse', async (mirror) => {
+      if (merged) return mirror.diff(anchors.base, anchors.head);
       try {
         return await mirror.diff(cr.spec.baseRef, cr.spec.headRef);
       } catch (error) {
         // A branch is gone: the anchor SHAs still tell what the CR was about.
-        if (error instanceof RefNotFoundError && s?.baseCommitSha && s.headCommitSha) return await mirror.diff(s.baseCommitSha, s.headCommitSha);
+        if (error instanceof RefNotFoundError && anchors) return mirror.diff(anchors.base, anchors.head);
         throw error;
       }
-    } catch (error) {
-      throw apiErrorFromGit(error, context);
-    }
+    });
   }
 
   async preview(project: Project, crId: string): Promise<MergePreview> {
     const cr = await this.load(project, crId);
-    try {
-      const mirror = await this.mirror(project);
-      await mirror.fetch();
-      return await mirror.preview(cr.spec.baseRef, cr.spec.headRef);
-    } catch (error) {
-      throw apiErrorFromGit(error, { base: cr.spec.baseRef, head: cr.spec.headRef });
-    }
+    return this.withMirror(project, branchesOf(cr), 'reuse', (mirror) => mirror.preview(cr.spec.baseRef, cr.spec.headRef));
   }
 
   /**
@@ -258,6 +302,7 @@ export class ChangeRequestService {
   async close(project: Project, crId: string, userId: string): Promise<ChangeRequest> {
     return this.mutate(crId, () => this.update(project, crId, (cr) => {
       const result = this.check(cr, 'close');
+      if (cr.status?.mergeClaim) throw mergeInProgress(cr);
       if (!result.changed) return null;
       const at = this.timestamp();
       return { ...cr.status!, status: 'closed', closedAt: at, closedBy: userId, updatedAt: at };
@@ -297,31 +342,71 @@ export class ChangeRequestService {
     });
   }
 
-  /** SPEC §4.1 merge procedure, in order. */
+  /**
+   * SPEC §4.1 merge procedure, in order, exactly once across replicas and crashes: the CR is
+   * claimed in the cluster (a status write at the read resourceVersion) before anything is
+   * pushed, and only the claimer pushes (docs/change-requests.md).
+   */
   async merge(project: Project, crId: string, body: MergeBody, userId: string): Promise<ChangeRequest> {
     return this.mutate(crId, async () => {
-      const cr = await this.load(project, crId);
-      this.check(cr, 'merge');
-      const context = { base: cr.spec.baseRef, head: cr.spec.headRef };
-      let result;
-      try {
-        const mirror = await this.mirror(project);
-        await mirror.fetch({ force: true });
-        const head = await mirror.resolveCommit(cr.spec.headRef);
+      const loaded = await this.load(project, crId);
+      this.check(loaded, 'merge');
+      return this.withMirror(project, branchesOf(loaded), 'force', async (mirror) => {
+        const [head, base] = await Promise.all([mirror.resolveCommit(loaded.spec.headRef), mirror.resolveCommit(loaded.spec.baseRef)]);
+        // A dead claim or a head already in the base is settled first (it may now be merged).
+        const cr = await this.settleOpen(project, mirror, loaded, head, base);
+        this.check(cr, 'merge');
+        if (cr.status?.mergeClaim) throw mergeInProgress(cr);
         if (body.expectedHeadSha && body.expectedHeadSha !== head) {
           throw new ApiError(409, `the head branch ${cr.spec.headRef} moved: expected ${body.expectedHeadSha}, it is now at ${head}; review the new commits and merge again`);
         }
         // 1. Manifest gate on exactly the commit that will be merged.
         const issues = await manifestIssues(mirror, head);
         if (issues) throw new ApiError(422, `the manifest on ${cr.spec.headRef} is invalid: ${issues.map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ')}`, 'MANIFEST_INVALID', { issues });
-        // 2.-3. Fast-forward or three-way merge, pushed with a lease; the engine invalidates the mirror.
-        result = await mirror.merge({ base: cr.spec.baseRef, head: cr.spec.headRef, message: body.message ?? `Merge CR #${cr.spec.number}: ${cr.spec.title}`, expectedHeadSha: head });
+        await this.claim(project, cr, head, base, userId);
+        this.merging.add(crId);
+        let result;
+        try {
+          // 2.-3. Fast-forward or three-way merge, pushed with a lease; the engine invalidates the mirror.
+          result = await mirror.merge({ base: cr.spec.baseRef, head: cr.spec.headRef, message: body.message ?? `Merge CR #${cr.spec.number}: ${cr.spec.title}`, expectedHeadSha: head });
+        } catch (error) {
+          await this.releaseClaim(project, crId).catch(() => undefined); // else a reader releases it (own claim, not running)
+          throw error;
+        } finally {
+          this.merging.delete(crId);
+        }
+        return this.recordMerge(project, crId, result, userId);
+      });
+    });
+  }
+
+  /** Takes the merge claim at the read resourceVersion: exactly one of concurrent mergers wins, the others get 409. */
+  private async claim(project: Project, cr: ChangeRequest, head: string, base: string, userId: string): Promise<ChangeRequest> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.store.writeStatus(cr, { ...cr.status!, mergeClaim: newClaim(this.holder, userId, head, base, this.now()) });
       } catch (error) {
-        throw apiErrorFromGit(error, context);
+        if (!(error instanceof StaleWriteError) || attempt >= STATUS_WRITE_ATTEMPTS) throw error;
       }
-      // 4. The merge is on the host: record it whatever else changed on the resource meanwhile.
-      const at = this.timestamp();
-      const merged = await this.update(project, crId, (current) => ({
+      // Another write landed first (a merge, or only a SHA refresh): decide again.
+      cr = await this.load(project, cr.metadata.uid!);
+      this.check(cr, 'merge');
+      if (cr.status?.mergeClaim) throw mergeInProgress(cr);
+    }
+  }
+
+  private releaseClaim(project: Project, crId: string): Promise<ChangeRequest> {
+    return this.update(project, crId, (current) =>
+      isOwnClaim(current.status?.mergeClaim, this.holder) ? { ...current.status!, mergeClaim: null, updatedAt: this.timestamp() } : null);
+  }
+
+  /** 4. The merge is on the host: record it whatever else changed on the resource meanwhile. */
+  private async recordMerge(project: Project, crId: string, result: MergeResult, userId: string): Promise<ChangeRequest> {
+    const at = this.timestamp();
+    const merged = await this.update(project, crId, (current) => {
+      // A reader found our merge on the base first (same commit): already recorded.
+      if (current.status?.status === 'merged' && current.status.mergeCommitSha === result.merge_commit_sha) return null;
+      return {
         ...current.status!,
         status: 'merged',
         mergedAt: at,
@@ -329,19 +414,36 @@ export class ChangeRequestService {
         mergeCommitSha: result.merge_commit_sha,
         baseCommitSha: result.base_commit_sha,
         headCommitSha: result.head_commit_sha,
+        mergeClaim: null,
         updatedAt: at,
-      }));
-      await Promise.allSettled([
-        this.store.requestProjectRefresh(project),
-        this.store.recordEvent(merged, {
-          type: 'Normal',
-          reason: 'Merged',
-          message: `${result.fast_forward ? 'fast-forwarded' : 'merged'} ${cr.spec.headRef} into ${cr.spec.baseRef} at ${result.merge_commit_sha.slice(0, 12)} by ${userId}`,
-        }),
-      ]);
-      return merged;
+      };
     });
+    await this.recordMerged(project, merged, result.fast_forward);
+    return merged;
   }
+
+  /** After a merge is recorded: the Project re-reads its default branch; an Event says who merged what. */
+  private async recordMerged(project: Project, cr: ChangeRequest, fastForward: boolean): Promise<void> {
+    const s = cr.status!;
+    const how = s.mergedBy ? `by ${s.mergedBy}` : 'outside svc (its head is in the base)';
+    await Promise.allSettled([
+      this.store.requestProjectRefresh(project),
+      this.store.recordEvent(cr, {
+        type: 'Normal',
+        reason: 'Merged',
+        message: `${fastForward ? 'fast-forwarded' : 'merged'} ${cr.spec.headRef} into ${cr.spec.baseRef} at ${(s.mergeCommitSha ?? '').slice(0, 12)} ${how}`,
+      }),
+    ]);
+  }
+}
+
+function branchesOf(cr: ChangeRequest): GitContext {
+  return { base: cr.spec.baseRef, head: cr.spec.headRef };
+}
+
+function mergeInProgress(cr: ChangeRequest): ApiError {
+  const claim = cr.status!.mergeClaim!;
+  return new ApiError(409, `change request #${cr.spec.number} is being merged (started ${claim.claimedAt} by ${claim.by}); try again in a moment`);
 }
 
 /** Issues of the manifest at `sha` (svc.yaml, else svc.toml); null when valid or absent. */

@@ -36,6 +36,8 @@ export interface ChangeRequestEvent {
 export interface ChangeRequestStore {
   /** The Project of the namespace with this uid. */
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
+  /** Every Project of the namespace that is not being deleted. */
+  listProjects(namespace: string): Promise<Project[]>;
   /** The namespace's uid (SPEC account_id), or null when it cannot be read. */
   accountId(namespace: string): Promise<string | null>;
   /** Credentials from the Project's git credentials Secret; null when it names none. */

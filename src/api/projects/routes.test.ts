@@ -61,6 +61,13 @@ describe('serializeProject', () => {
     });
   });
 
+  it('shows repo_url without userinfo or credential query parameters (the spec keeps them)', () => {
+    const url = 'https://bot:pa55word@gitlab.example/g/web.git?private_token=glpat-SECRET&ref=main';
+    const project = projectResource({ name: 'web', repo_url: url, default_branch: 'main' }, 'default');
+    expect(serializeProject(project).repo_url).toBe('https://***@gitlab.example/g/web.git?private_token=***&ref=main');
+    expect(project.spec.repoUrl).toBe(url);
+  });
+
   it('maps the status and sorts triggers by slug', () => {
     const project = projectResource({ name: 'web', repo_url: '/r.git', default_branch: 'main' }, 'default');
     project.status = {

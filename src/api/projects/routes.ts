@@ -1,7 +1,8 @@
 // Project REST routes (thin) and the pure parts behind them: request validation and the
 // serialized project shape (docs/api.md).
 import { Router } from 'express';
-import { branchNameProblem } from '../../git/index.js';
+import { branchNameProblem, localRepoRefusal } from '../../git/index.js';
+import { redactUrls } from '../../lib/redact-url.js';
 import { API_VERSION, PROJECT } from '../../resources/constants.js';
 import type { Project } from '../../resources/project.js';
 import { requireAccess } from '../auth.js';
@@ -87,7 +88,8 @@ export function serializeProject(project: Project, triggers: SerializedTrigger[]
     id: project.metadata.uid ?? '',
     name: project.metadata.name ?? '',
     namespace: project.metadata.namespace ?? '',
-    repo_url: project.spec.repoUrl,
+    // the spec keeps a credential someone put in the URL; no REST reader sees it
+    repo_url: redactUrls(project.spec.repoUrl),
     default_branch: project.spec.defaultBranch ?? 'main',
     description: project.spec.description ?? null,
     default_branch_sha: status.defaultBranchSha ?? null,
@@ -107,6 +109,8 @@ export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig):
   router.post('/', async (req, res) => {
     requireAccess(res, { access: 'write', projectUid: null, unscopedOnly: true });
     const request = parseCreateProject(req.body);
+    const local = localRepoRefusal(request.repo_url);
+    if (local) throw badRequest(`repo_url: ${local.message}`);
     const created = await store.createProject(projectResource(request, config.namespace));
     res.status(201).json({ project: serializeProject(created) });
   });

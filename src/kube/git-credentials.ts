@@ -1,0 +1,40 @@
+/**
+ * The one reader of git credentials: a Project's spec.gitCredentialsSecretRef names a Secret in
+ * its namespace with `password` (and optional `username`, default `git`) or `token` (username
+ * default `x-access-token`). Used by the Project controller and the change-request service.
+ */
+import { SECRET, type KubeObject, type Project } from '../resources/index.js';
+import type { KubeClient } from './client.js';
+
+export interface GitCredentialPair { username: string; password: string }
+
+export type GitCredentialsLookup =
+  /** `credentials` null: the project names no Secret (anonymous access). */
+  | { ok: true; credentials: GitCredentialPair | null }
+  /** The named Secret is missing or unusable; `message` says which and how. */
+  | { ok: false; message: string };
+
+/** Decoded data of a Secret, or null when it does not exist. */
+export async function readSecretData(client: KubeClient, namespace: string, name: string): Promise<Record<string, string> | null> {
+  const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(namespace, name);
+  if (!secret) return null;
+  return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** Credentials from a Secret's decoded data (null data: the Secret does not exist). */
+export function gitCredentialsFromSecret(secretName: string, namespace: string, data: Record<string, string> | null): GitCredentialsLookup {
+  if (!data) return { ok: false, message: `the git credentials Secret ${secretName} does not exist in namespace ${namespace}` };
+  if (data.password !== undefined) return { ok: true, credentials: { username: data.username || 'git', password: data.password } };
+  if (data.token !== undefined) return { ok: true, credentials: { username: data.username || 'x-access-token', password: data.token } };
+  return { ok: false, message: `the git credentials Secret ${secretName} has neither a password nor a token key` };
+}
+
+/** The credentials `project` names, read through `readSecret` (default: the API server). */
+export async function readGitCredentials(
+  project: Project, readSecret: (namespace: string, name: string) => Promise<Record<string, string> | null>,
+): Promise<GitCredentialsLookup> {
+  const ref = project.spec.gitCredentialsSecretRef?.name;
+  if (!ref) return { ok: true, credentials: null };
+  const namespace = project.metadata.namespace ?? '';
+  return gitCredentialsFromSecret(ref, namespace, await readSecret(namespace, ref));
+}

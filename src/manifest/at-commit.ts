@@ -1,0 +1,20 @@
+// The manifest of a commit: svc.yaml, else svc.toml (SPEC §2.1), checked. Callers bring their
+// own file reader (a git mirror's `readFile(sha, path)`), so this stays free of git.
+import { checkManifest, type ManifestCheck } from './check.js';
+import { MANIFEST_FILES, type ManifestFileName } from './parse.js';
+
+export interface ManifestAtCommit {
+  file: ManifestFileName;
+  check: ManifestCheck;
+}
+
+/** The checked manifest at `sha`, or null when the commit has neither file. */
+export async function readManifestAt(
+  readFile: (sha: string, path: string) => Promise<string | null>, sha: string,
+): Promise<ManifestAtCommit | null> {
+  for (const file of MANIFEST_FILES) {
+    const text = await readFile(sha, file);
+    if (text !== null) return { file, check: checkManifest(file, text) };
+  }
+  return null;
+}

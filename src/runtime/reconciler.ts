@@ -1,0 +1,190 @@
+/**
+ * The generic object reconciler (controller-runtime's reconcile + controllerutil, agent-sandbox's
+ * "compute the status purely, write it through one gate"). A kind supplies:
+ *   observe(object, ctx)            I/O: what the world looks like (caches, git, HTTP)
+ *   compute(object, observed, now)  pure: { status, events, requeueAfter, children }
+ * and the runtime does the rest, in this order: read the object from the cache (gone: done);
+ * deletion (run the finalizer's clean-up, remove it; nothing else); add the finalizer; observe;
+ * compute; apply the children (deletes, updates, creates); write the status once, through
+ * /status, only when the gate says it changed; record the events; requeue.
+ */
+import type { CachedResource, EventInput } from '../kube/index.js';
+import { isAlreadyExists } from '../kube/index.js';
+import { jsonEqual } from '../lib/json.js';
+import { getCondition, setCondition, type Condition, type KubeObject, type ResourceType } from '../resources/index.js';
+import type { ControllerDefinition, ObjectKey, ReconcileContext } from './controller.js';
+import { isTerminal, type TerminalError } from './errors.js';
+import { finalizerPatch, hasFinalizer, withFinalizer, withoutFinalizer } from './finalizers.js';
+import type { Predicate } from './predicates.js';
+import { mergedStatus, statusChanged, type WithStatus } from './status.js';
+
+/** Owned objects to make exist as desired: what `planChildren` returns, for one kind. */
+export interface ChildPlan<C extends KubeObject = KubeObject> {
+  create: C[];
+  /** The desired objects whose spec or labels differ from what exists. */
+  update: C[];
+  /** Existing objects no longer desired. */
+  delete: C[];
+}
+
+export interface Outcome<S> {
+  /** The whole status the kind owns; fields it leaves out are kept. Written only when changed. */
+  status: S;
+  events?: EventInput[];
+  /** Reconcile again after this many ms even if nothing changes (e.g. re-read a repository). */
+  requeueAfter?: number;
+  /** Children to apply before the status is written, per kind. */
+  children?: { type: ResourceType; plan: ChildPlan }[];
+}
+
+type StatusOf<T extends WithStatus> = NonNullable<T['status']>;
+
+export interface ObjectReconciler<T extends WithStatus, O> {
+  name: string;
+  for: ResourceType;
+  owns?: ResourceType[];
+  watches?: ControllerDefinition['watches'];
+  concurrency?: number;
+  predicates?: Predicate[];
+  /** Only for clean-up outside the cluster (owned objects go by owner references). */
+  finalizer?: { name: string; finalize(obj: T, ctx: ReconcileContext): Promise<void> };
+  /** I/O. Throw to retry with backoff; throw TerminalError to stop retrying and say why in Ready. */
+  observe(obj: T, ctx: ReconcileContext): Promise<O>;
+  /** Pure: no I/O, no clock but `now`. */
+  compute(obj: T, observed: O, now: Date): Outcome<StatusOf<T>>;
+  now?: () => Date;
+}
+
+/** Where an outcome goes: the cluster (kubeOutcomeWriter) or a test's memory. */
+export interface OutcomeWriter<T extends WithStatus> {
+  writeStatus(obj: T, status: StatusOf<T>): Promise<void>;
+  recordEvent(obj: T, event: EventInput): Promise<void>;
+  applyChildren(type: ResourceType, plan: ChildPlan): Promise<void>;
+}
+
+/** The labels and spec `desired` sets are what `existing` has (other fields are the server's or others'). */
+function childMatches(existing: KubeObject, desired: KubeObject): boolean {
+  const labels = desired.metadata.labels ?? {};
+  return jsonEqual(existing.spec, desired.spec) && Object.entries(labels).every(([k, v]) => existing.metadata.labels?.[k] === v);
+}
+
+/** Makes `existing` (the children an owner has) match `desired` exactly, by name. */
+export function planChildren<C extends KubeObject>(existing: readonly C[], desired: readonly C[]): ChildPlan<C> {
+  const byName = new Map(existing.map((c) => [c.metadata.name!, c]));
+  const wanted = new Set(desired.map((c) => c.metadata.name!));
+  const plan: ChildPlan<C> = { create: [], update: [], delete: [] };
+  for (const want of desired) {
+    const have = byName.get(want.metadata.name!);
+    if (!have) plan.create.push(want);
+    else if (!childMatches(have, want)) plan.update.push(want);
+  }
+  for (const have of existing) if (!wanted.has(have.metadata.name!)) plan.delete.push(have);
+  return plan;
+}
+
+export function planIsEmpty(plan: ChildPlan): boolean {
+  return plan.create.length + plan.update.length + plan.delete.length === 0;
+}
+
+/**
+ * Applies an outcome: children first (deletes, updates, creates), then the status through the
+ * one gate (`statusChanged`: condition transition times alone do not count), then the events.
+ */
+export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcome<StatusOf<T>>, writer: OutcomeWriter<T>): Promise<{ statusWritten: boolean }> {
+  for (const child of outcome.children ?? []) if (!planIsEmpty(child.plan)) await writer.applyChildren(child.type, child.plan);
+  const next = mergedStatus(obj, outcome.status);
+  const statusWritten = statusChanged(obj.status, next);
+  if (statusWritten) await writer.writeStatus(obj, next);
+  for (const event of outcome.events ?? []) await writer.recordEvent(obj, event);
+  return { statusWritten };
+}
+
+/**
+ * Children over the cluster. Create: an object of that name left by an earlier owner of the
+ * same name is taken over (labels, ownerReferences, spec). Update: merge-patch of labels and
+ * spec, with the fields the desired spec dropped sent as null. Delete: this exact object (uid).
+ */
+export async function applyChildrenToCluster<C extends KubeObject>(children: CachedResource<C>, plan: ChildPlan<C>): Promise<void> {
+  for (const child of plan.delete) await children.delete(child);
+  for (const child of plan.update) {
+    const { namespace, name } = child.metadata;
+    const current = await children.client.get(namespace!, name!);
+    const spec: Record<string, unknown> = { ...(child.spec as object) };
+    for (const key of Object.keys((current.spec as object | undefined) ?? {})) if (!(key in spec)) spec[key] = null;
+    await children.mergePatch(namespace!, name!, { metadata: { labels: child.metadata.labels }, spec });
+  }
+  for (const child of plan.create) {
+    try {
+      await children.create(child);
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      const { namespace, name, labels, ownerReferences } = child.metadata;
+      await children.mergePatch(namespace!, name!, { metadata: { labels, ownerReferences }, spec: child.spec });
+    }
+  }
+}
+
+/** The writer a controller uses: status through the kind's handle, events and children through the client. */
+export function kubeOutcomeWriter<T extends WithStatus>(ctx: ReconcileContext, handle: CachedResource<T>): OutcomeWriter<T> {
+  return {
+    async writeStatus(obj, status) { await handle.replaceStatus({ ...obj, status }); },
+    recordEvent: (obj, event) => ctx.client.recordEvent(obj, event),
+    applyChildren: (type, plan) => applyChildrenToCluster(ctx.resource(type), plan),
+  };
+}
+
+/** Ready=False with the terminal error's reason; a Warning event when that is news. */
+export function terminalOutcome<T extends WithStatus>(obj: T, error: TerminalError, now: Date): Outcome<StatusOf<T>> {
+  const previous = (obj.status ?? {}) as { conditions?: Condition[] };
+  const generation = obj.metadata.generation;
+  const conditions = setCondition(previous.conditions, {
+    type: 'Ready', status: 'False', reason: error.reason, message: error.message, ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  }, now);
+  const before = getCondition(previous.conditions, 'Ready');
+  const news = before?.reason !== error.reason || before?.message !== error.message || before?.status !== 'False';
+  return {
+    status: { ...previous, conditions } as StatusOf<T>,
+    events: news ? [{ type: 'Warning', reason: error.reason, message: error.message }] : [],
+  };
+}
+
+/** A ControllerDefinition that runs `kind` through the generic steps above. */
+export function objectController<T extends WithStatus, O>(kind: ObjectReconciler<T, O>): ControllerDefinition {
+  const now = kind.now ?? (() => new Date());
+  return {
+    name: kind.name,
+    for: kind.for,
+    owns: kind.owns,
+    watches: kind.watches,
+    concurrency: kind.concurrency,
+    predicates: kind.predicates,
+    async reconcile(key: ObjectKey, ctx: ReconcileContext) {
+      const handle = ctx.resource<T>(kind.for);
+      let obj = handle.get(key.namespace, key.name);
+      if (!obj) return;
+      const finalizer = kind.finalizer;
+      if (obj.metadata.deletionTimestamp) {
+        if (finalizer && hasFinalizer(obj, finalizer.name)) {
+          await finalizer.finalize(obj, ctx);
+          await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
+          ctx.log.info('finalized', { finalizer: finalizer.name });
+        }
+        return;
+      }
+      if (finalizer && !hasFinalizer(obj, finalizer.name)) {
+        obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withFinalizer(obj, finalizer.name)));
+      }
+      let outcome: Outcome<StatusOf<T>>;
+      try {
+        outcome = kind.compute(obj, await kind.observe(obj, ctx), now());
+      } catch (error) {
+        if (!isTerminal(error)) throw error;
+        ctx.log.warn('terminal error, not retrying', { reason: error.reason, error: error.message });
+        outcome = terminalOutcome(obj, error, now());
+      }
+      if (ctx.signal.aborted) return; // lost the Lease or stopping: the next leader reconciles
+      await applyOutcome(obj, outcome, kubeOutcomeWriter(ctx, handle));
+      return outcome.requeueAfter ? { requeueAfter: outcome.requeueAfter } : undefined;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// The API and the operator as the chart runs them (dist/src/main/*.js, so build first) against a
+// test cluster: one process each, killable with any signal, with only the env given here (no
+// SVC_ALLOW_LOCAL_REPOS unless the caller passes it).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { mintToken } from '../../src/api/tokens.js';
+import type { KubeClient } from '../../src/kube/index.js';
+import { SECRET, type KubeObject } from '../../src/resources/index.js';
+import { REPO_ROOT } from './dev.js';
+
+export interface MainProcess {
+  process: ChildProcess;
+  output(): string;
+  /** http://127.0.0.1:PORT (the API) or the health port (the operator). */
+  url: string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A kubeconfig file for `clusterUrl` in a new temp dir. */
+export function writeKubeconfig(clusterUrl: string): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'svc-kubeconfig-')), 'kubeconfig');
+  writeFileSync(file, kubeconfigYaml(clusterUrl), { mode: 0o600 });
+  return file;
+}
+
+/** An admin token (write, every capability) stored as a token Secret in `namespace`. */
+export async function adminToken(client: KubeClient, namespace = 'default'): Promise<string> {
+  const { token, secret } = mintToken({ userId: randomUUID(), access: 'write', capabilities: ['*'] }, namespace);
+  await client.resource(SECRET).create(secret as unknown as KubeObject);
+  return token;
+}
+
+function startMain(script: 'api.js' | 'operator.js', env: NodeJS.ProcessEnv, listening: RegExp): Promise<MainProcess> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist/src/main', script)], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_NAMESPACE: 'default', SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const append = (chunk: Buffer) => { output += chunk.toString(); };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const m = listening.exec(output);
+      if (!m) return;
+      child.stdout!.off('data', check);
+      resolve({
+        process: child,
+        output: () => output,
+        url: `http://127.0.0.1:${m[1]}`,
+        async stop(signal = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
+        },
+      });
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => reject(new Error(`${script} exited before listening:\n${output}`)));
+  });
+}
+
+/** The API process; resolves once it listens. */
+export function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}): Promise<MainProcess> {
+  return startMain('api.js', {
+    KUBECONFIG: kubeconfig,
+    SVC_MIRROR_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-api-mirrors-')),
+    ...env,
+  }, /svc api listening on http:\/\/127\.0\.0\.1:(\d+)/);
+}
+
+/** The operator process; resolves once its health port listens. */
+export function startOperatorProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}): Promise<MainProcess> {
+  return startMain('operator.js', {
+    KUBECONFIG: kubeconfig,
+    SVC_POD_NAME: `op-${randomUUID().slice(0, 8)}`,
+    SVC_LEASE_DURATION_SECONDS: '2',
+    SVC_PROJECT_RESYNC_SECONDS: '2',
+    SVC_MIRROR_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-op-mirrors-')),
+    ...env,
+  }, /health on port (\d+)/);
+}
