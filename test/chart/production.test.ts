@@ -68,14 +68,15 @@ describe('charts/svc in production', () => {
     for (const m of workloads) expect(restrictedViolations(podSpecOf(m)), m.metadata.name).toEqual([]);
   });
 
-  it('sandbox pods: ingress only from the API pods to 8000; egress DNS, the API and the internet but no private range', async () => {
+  it('sandbox pods: ingress only from the API and operator pods to 8000; egress DNS, the API and the internet but no private range', async () => {
     const policy = find(await renderChart(home), 'NetworkPolicy', 'rel-svc-sandboxes') as Manifest & { spec: Record<string, unknown> };
     expect(policy.metadata.namespace).toBe('default');
-    const apiPods = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'svc-system' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'api' } } };
+    const svcPods = (component: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'svc-system' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': component } } });
+    const [apiPods, operatorPods] = [svcPods('api'), svcPods('operator')];
     expect(policy.spec).toEqual({
       podSelector: { matchLabels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'sandbox' } },
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ from: [apiPods], ports: [{ port: 8000, protocol: 'TCP' }] }],
+      ingress: [{ from: [apiPods, operatorPods], ports: [{ port: 8000, protocol: 'TCP' }] }],
       egress: [
         { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
         { to: [apiPods], ports: [{ port: 8080, protocol: 'TCP' }] },
