@@ -16,8 +16,11 @@ import { createDaemonServer, type ControlResult } from './server.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'ready' | 'failed';
 
-/** Variables the engine (and so the agent's tools) never sees: the daemon's own key. */
-const HIDDEN_FROM_ENGINE = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_ENGINE_COMMAND'];
+/**
+ * Variables the engine (and so the agent's tools) never sees: the daemon's own key, and the
+ * local knobs SPEC §2.6 says are not injected (SVC_WORKSPACE) or that only place the daemon.
+ */
+const HIDDEN_FROM_ENGINE = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
 
 export class Agent {
   state: DaemonState = 'starting';

@@ -107,7 +107,9 @@ export function loadConfig(env: Env): AgentConfig {
     throw new ConfigError(`SVC_ENGINE_COMMAND: ${(err as Error).message}`);
   }
   if (engineCommand.length === 0) throw new ConfigError('SVC_ENGINE_COMMAND is empty');
-  const servicePort = port(env, 'SVC_SERVICE_PORT', 8000, true);
+  // SVC_DAEMON_PORT: where a host running several sandboxes (the process provider) makes the
+  // daemon listen; SVC_SERVICE_PORT then stays the spec's 8000 for the agent to see.
+  const servicePort = value(env, 'SVC_DAEMON_PORT') !== undefined ? port(env, 'SVC_DAEMON_PORT', 0, true) : port(env, 'SVC_SERVICE_PORT', 8000, true);
   if (servicePort === enginePort) throw new ConfigError('SVC_SERVICE_PORT and SVC_ENGINE_PORT must differ');
   return {
     projectId: value(env, 'SVC_PROJECT_ID')!,

@@ -6,6 +6,7 @@ import { errorHandler, unknownRoute } from './errors.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { httpMetrics } from './metrics.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
 import { tokensGroup, type TokenService } from './tokens/index.js';
 
@@ -20,6 +21,8 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Session routes and the engine proxy (issue 10); absent: not served. */
+  sessions?: SessionService;
   verifyToken: TokenVerifier;
   /** Token administration (/v1/tokens, docs/tokens.md); absent: not served. */
   tokens?: TokenService;
@@ -67,5 +70,6 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
     const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
+  if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
   return groups;
 }

@@ -10,6 +10,7 @@ import { registerCrCommands } from './commands/cr.js';
 import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
+import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 
 // A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do.
@@ -29,6 +30,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   // after the `projects` group: adds `svc projects link` to it
   registerLinkCommand,
   registerDevCommand,
+  registerSessionsCommands,
   registerTokensCommands,
 ];
 

@@ -38,3 +38,11 @@ export function parseCloneCredential(body: unknown): CloneCredential {
 export function cloneCredentialExpired(credential: CloneCredential, nowMs = Date.now()): boolean {
   return Date.parse(credential.expires_at) - CLONE_CREDENTIAL_REFRESH_MARGIN_MS <= nowMs;
 }
+
+/**
+ * The sandbox's `SVC_REPO_URL`: the API's git gateway for a project (smart HTTP, clone
+ * credential as HTTP Basic). `apiUrl` is the base ending in `/v1`.
+ */
+export function gitGatewayUrl(apiUrl: string, projectId: string): string {
+  return `${apiUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/git`;
+}

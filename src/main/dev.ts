@@ -11,6 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import type { NodeSimulator } from '../localcluster/node/index.js';
+import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
 
@@ -36,6 +38,14 @@ export interface DevOptions {
   namespace?: string;
   /** Resync interval of the Project controller (default 30 s). */
   projectResyncSeconds?: number;
+  /** svc-agent's engine command in every sandbox (default: the pinned opencode). */
+  engineCommand?: string;
+  /** The concurrent-session cap of the namespace (SVC_MAX_CONCURRENT_SESSIONS). */
+  maxSessions?: number;
+  /** Idle timeout of sessions in seconds (SVC_IDLE_TIMEOUT). */
+  idleTimeoutSeconds?: number;
+  /** Sandbox provider (default process). */
+  provider?: 'process' | 'kubernetes';
   log?: (line: string) => void;
 }
 
@@ -127,6 +137,19 @@ async function ensureAdminToken(base: string, namespace: string, previous: strin
 
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
+/** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS'];
+
+/** The session settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
+function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process', SVC_ALLOW_LOCAL_REPOS: '1' };
+  if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
+  if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
+  if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
+  for (const name of DAEMON_TUNABLES) if (process.env[name]) env[name] = process.env[name];
+  return env;
+}
+
 function startChild(name: string, script: string, env: NodeJS.ProcessEnv, log: (line: string) => void, onLine?: (line: string) => void): Child {
   const child = spawn(process.execPath, [path.join(MAIN_DIR, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const forward = (chunk: Buffer) => {
@@ -184,9 +207,11 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     void child.exited.then((code) => { if (!stopping) reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`); });
     return child;
   };
+  let node: NodeSimulator | undefined;
   const stop = async () => {
     stopping = true;
     for (const child of [...children].reverse()) await stopChild(child);
+    await node?.close();
     await cluster.close();
   };
   try {
@@ -195,6 +220,17 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     const crds = await applyCrds(cluster.url);
     log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
     const token = await ensureAdminToken(cluster.url, namespace, previousEnv.SVC_CLI_TOKEN);
+    if (options.provider === 'kubernetes') {
+      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
+      node = await startSandboxNode({
+        kubeUrl: cluster.url,
+        dataDir: path.join(dataDir, 'node'),
+        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
+        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
+        log: (line) => log(`[node] ${line}`),
+      });
+      log('svc dev: sandboxes run as Pods on the node simulator (pods as local processes on 127.0.0.N)');
+    }
 
     const baseEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -205,15 +241,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       // dev works on repositories of this machine; a deployment never sets it (docs/dev.md)
       SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
+      ...sessionEnv(options),
     };
-    children.push(watch(startChild('operator', 'operator.js', {
-      ...baseEnv,
-      SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
-      SVC_HTTP_PORT: '0',
-      SVC_HTTP_HOST: '127.0.0.1',
-      SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
-      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
-    }, log)));
     let apiPort = options.apiPort;
     let listened = false;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
@@ -234,6 +263,17 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     })();
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
+    // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
+    children.unshift(watch(startChild('operator', 'operator.js', {
+      ...baseEnv,
+      SVC_POD_NAME: `svc-dev-operator-${process.pid}`,
+      SVC_HTTP_PORT: '0',
+      SVC_HTTP_HOST: '127.0.0.1',
+      SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
+      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
+      SVC_SANDBOX_API_URL: apiUrl,
+      SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
+    }, log)));
     await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
     log([
       'svc dev is running.',

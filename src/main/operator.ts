@@ -2,12 +2,17 @@
 // KUBECONFIG (else in-cluster), SVC_NAMESPACE (Lease namespace), SVC_POD_NAME (Lease identity),
 // SVC_HTTP_PORT (health and metrics, default 8081; 0 = any), SVC_MIRROR_DIR,
 // SVC_PROJECT_RESYNC_SECONDS (default 30), SVC_LEASE_DURATION_SECONDS (default 15),
-// SVC_WATCH_NAMESPACE (default: all namespaces).
+// SVC_WATCH_NAMESPACE (default: all namespaces). Sessions (docs/sessions.md): SVC_SANDBOX_PROVIDER
+// (process), SVC_SANDBOX_API_URL (the API the sandboxes reach, ending in /v1), SVC_SANDBOX_DIR
+// (the process provider's folders), SVC_ENGINE_COMMAND, SVC_IDLE_TIMEOUT (seconds, default 1800),
+// SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { projectController } from '../../controllers/project/controller.js';
+import { sandboxController } from '../../controllers/sandbox/controller.js';
+import { sessionController } from '../../controllers/session/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
@@ -15,6 +20,7 @@ import { enableProcessMetrics, metricsText, operatorMetrics } from '../lib/metri
 import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
+import { sandboxSettingsFromEnv } from './sandboxes.js';
 
 export const LEASE_NAME = 'svc-operator';
 
@@ -43,6 +49,16 @@ async function main(): Promise<void> {
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
   manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
   manager.addRunnable(mirrorPruner(mirrorDir));
+  const sandboxes = await sandboxSettingsFromEnv(client);
+  manager.add(sessionController({
+    mirrorDir,
+    apiUrl: sandboxes.apiUrl,
+    repoUrl: sandboxes.repoUrl,
+    provider: sandboxes.provider.name,
+    tokenNamespace: envString('SVC_NAMESPACE', config.namespace),
+    idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
+  }));
+  manager.add(sandboxController({ provider: sandboxes.provider }));
   manager.addRunnable(objectMetrics());
   manager.onLeadershipChange((leading) => {
     metrics.leader.set(leading ? 1 : 0);
@@ -65,6 +81,7 @@ async function main(): Promise<void> {
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();
+    await sandboxes.stop();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 }

@@ -2,6 +2,7 @@
 // the sandbox image's entrypoint is played by this machine's svc-agent, and its ENV by what the
 // Dockerfile sets (images/sandbox/Dockerfile). Only the sandbox image is known; any other image
 // fails to "pull", as it would on a node that cannot reach its registry.
+import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../localcluster/node/index.js';
@@ -12,8 +13,8 @@ export interface SandboxNodeOptions {
   dataDir: string;
   /** How svc-agent runs here, e.g. [node, <repo>/bin/svc-agent.js]. */
   agentCommand: string[];
-  /** Directories put first on the sandbox PATH (e.g. one holding `svc` and `opencode`). */
-  pathPrepend?: string[];
+  /** How the `svc` CLI runs here: put on the sandbox PATH as `svc`, as the image has it. */
+  svcCommand?: string[];
   namespace?: string;
   restartBackoffMs?: number;
   log?: (line: string) => void;
@@ -36,12 +37,18 @@ function freePort(): Promise<number> {
   });
 }
 
-export function startSandboxNode(options: SandboxNodeOptions): Promise<NodeSimulator> {
+export async function startSandboxNode(options: SandboxNodeOptions): Promise<NodeSimulator> {
+  const binDir = path.join(options.dataDir, '.bin');
+  if (options.svcCommand) {
+    await mkdir(binDir, { recursive: true, mode: 0o700 });
+    const quoted = options.svcCommand.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(' ');
+    await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
+  }
   const image: ImageConfig = {
     entrypoint: [ENTRYPOINT],
     workingDir: '/workspace',
     env: {
-      PATH: [...(options.pathPrepend ?? []), path.dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
+      PATH: [...(options.svcCommand ? [binDir] : []), path.dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
       HOME: '/opt/svc/home',
       SVC_WORKSPACE: '/workspace',
       SVC_ENGINE_HOME: '/opt/svc/home',

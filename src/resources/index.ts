@@ -16,10 +16,12 @@ export * from './constants.js';
 export * from './meta.js';
 export * from './names.js';
 export * from './project.js';
+export * from './project-secrets.js';
 export * from './sandbox.js';
 export * from './session.js';
 export * from './session-cap.js';
 export * from './session-prompts.js';
+export * from './session-secret.js';
 export * from './trigger.js';
 export * from './triggerfire.js';
 

@@ -27,6 +27,7 @@ export const ProjectSpecSchema = z
       'Secret whose keys are the project secrets injected into sandboxes (SPEC §2.4).',
     ).optional(),
     sandbox: SandboxTemplateSchema.optional().describe('Sandbox defaults for this project.'),
+    idleTimeoutSeconds: z.number().int().min(1).optional().describe('A running session whose sandbox shows no activity this long (while its engine is idle) is stopped; default: the operator setting SVC_IDLE_TIMEOUT (30 min).'),
   })
   .describe('Desired state of a Project.');
 export type ProjectSpec = z.infer<typeof ProjectSpecSchema>;

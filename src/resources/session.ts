@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { localRef, statusBase } from './common.js';
+import { localRef, statusBase, timestamp } from './common.js';
 import type { Resource } from './meta.js';
 
 /** SPEC §3.2: the whole enum; only provisioning, running, stopped and failed are written. */
@@ -35,8 +35,15 @@ export const SessionStatusSchema = z
     baseSha: z.string().optional().describe('Commit the session branch was cut from.'),
     sandboxName: z.string().optional().describe('The Sandbox of this session.'),
     reason: z.string().optional().describe('Why the session failed or stopped.'),
+    sandboxState: z.string().optional().describe('SPEC §3.3 state of the Sandbox, copied for people and the REST API.'),
+    startedAt: timestamp().optional().describe('When the session first ran; a wake never sends the initial prompt again.'),
+    lastActivityTime: timestamp().optional().describe('Last activity of its sandbox (for the idle sweep).'),
+    rootSessionId: z.string().optional().describe('The root engine session of the current sandbox.'),
   })
   .describe('Observed state of a Session.');
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
 export type Session = Resource<SessionSpec, SessionStatus>;
+
+/** Annotation set with `spec.desiredState: stopped`: why (`Stopped` by a person, `Idle` by the idle sweep). */
+export const STOP_REASON_ANNOTATION = 'svc.dev/stop-reason';

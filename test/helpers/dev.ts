@@ -28,9 +28,9 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 /** Starts svc dev on `dataDir` (a new temp dir by default); resolves once it printed that it runs. */
-export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<DevInstance> {
+export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[] } = {}): Promise<DevInstance> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-dev-'));
-  const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0'], {
+  const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],

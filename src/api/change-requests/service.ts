@@ -28,6 +28,8 @@ export interface ChangeRequestServiceOptions {
   mergeIdentity?: GitIdentity;
   /** How long a fetch is reused by reads (default 0: every read of an open CR sees the live branches, SPEC §3.1; concurrent reads share one fetch). */
   fetchMaxAgeMs?: number;
+  /** request-changes feedback to the originating session (issue 10); runs in the background, its outcome becomes an Event. */
+  deliverFeedback?: (project: Project, sessionId: string | null | undefined, feedback: string) => Promise<{ delivered: boolean; message: string }>;
   /** This replica in merge claims (default: SVC_POD_NAME's job, the host name, and a new instance id). */
   claimHolder?: ClaimHolder;
   /** A merge claim older than this is dead (default 10 minutes). */
@@ -324,6 +326,13 @@ export class ChangeRequestService {
       return { ...cr.status!, requestedChanges: [...(cr.status?.requestedChanges ?? []), { text: feedback, by: userId, at }], updatedAt: at };
     }));
     await this.store.recordEvent(updated, { type: 'Normal', reason: 'ChangesRequested', message: `changes requested by ${userId}: ${oneLine(feedback)}` });
+    const deliver = this.options.deliverFeedback;
+    if (deliver) {
+      void deliver(project, updated.spec.originSessionId, feedback)
+        .catch((error: Error) => ({ delivered: false, message: error.message }))
+        .then(({ delivered, message }) => this.store.recordEvent(updated, { type: delivered ? 'Normal' : 'Warning', reason: delivered ? 'FeedbackDelivered' : 'FeedbackNotDelivered', message }))
+        .catch(() => { /* the Event is best-effort too */ });
+    }
     return updated;
   }
 

@@ -1,5 +1,6 @@
-// `svc dev [--data-dir DIR] [--api-port N] [--kube-port N]`: the whole system on this machine
-// (docs/dev.md). Runs until SIGINT/SIGTERM, then stops every part cleanly.
+// `svc dev [--data-dir DIR] [--api-port N] [--kube-port N] [--engine-command CMD] [--max-sessions N]
+// [--idle-timeout DURATION] [--provider process]`: the whole system on this machine (docs/dev.md,
+// docs/sessions.md). Runs until SIGINT/SIGTERM, then stops every part cleanly.
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../output.js';
 
@@ -9,6 +10,26 @@ function port(value: string): number {
   return n;
 }
 
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`invalid --max-sessions ${JSON.stringify(value)}: expected a whole number >= 0`);
+  return n;
+}
+
+/** `90`, `90s`, `15m`, `2h` as seconds. */
+export function durationSeconds(value: string): number {
+  const m = /^(\d+)(s|m|h)?$/.exec(value.trim());
+  const unit = { s: 1, m: 60, h: 3600 }[(m?.[2] ?? 's') as 's' | 'm' | 'h'];
+  const n = m ? Number(m[1]) * unit : NaN;
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`invalid --idle-timeout ${JSON.stringify(value)}: expected a duration such as 90s, 15m or 2h`);
+  return n;
+}
+
+function provider(value: string): 'process' | 'kubernetes' {
+  if (value !== 'process' && value !== 'kubernetes') throw new CliError(`invalid --provider ${JSON.stringify(value)}: expected process or kubernetes`);
+  return value;
+}
+
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
@@ -16,9 +37,16 @@ export function registerDevCommand(program: Command): void {
     .option('--data-dir <dir>', 'where the cluster state, kubeconfig and env are kept', '.svc-dev')
     .option('--api-port <n>', 'port of the REST API (0 = any free port)', port, 8080)
     .option('--kube-port <n>', 'port of the local Kubernetes API (0 = any free port)', port, 6443)
-    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number }) => {
+    .option('--engine-command <cmd>', "the engine svc-agent runs in each sandbox ({port} is replaced); default: the pinned opencode")
+    .option('--max-sessions <n>', 'concurrent sessions allowed (provisioning or running); default 10', count)
+    .option('--idle-timeout <duration>', 'stop a running session after this long without activity (e.g. 90s, 15m); default 30m', durationSeconds)
+    .option('--provider <name>', 'sandbox provider: process (svc-agent as a local process) or kubernetes', provider, 'process')
+    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes' }) => {
       const { runDev } = await import('../../main/dev.js');
-      const dev = await runDev({ dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort }).catch((error: unknown) => {
+      const dev = await runDev({
+        dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
+        engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
+      }).catch((error: unknown) => {
         // e.g. a port in use, or a data dir that cannot be written
         throw new CliError(`svc dev could not start: ${error instanceof Error ? error.message : String(error)}`, EXIT.invalid);
       });

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { getCondition, type Project, type Sandbox, type SandboxState, type Session, type SessionStatus } from '../../src/resources/index.js';
+import { envMap, type DaemonHealth } from '../../src/sandbox/index.js';
+import { desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionObserved } from './desired.js';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+const ID = '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10';
+const SHA = 'a'.repeat(40);
+const project: Project = {
+  apiVersion: 'svc.dev/v1alpha1', kind: 'Project',
+  metadata: { name: 'demo', namespace: 'default', uid: 'p-uid' },
+  spec: { repoUrl: '/srv/repo', defaultBranch: 'main' },
+};
+const settings: SandboxSettings = { apiUrl: 'http://127.0.0.1:8080/v1', repoUrl: (p) => `http://127.0.0.1:8080/v1/projects/${p.metadata.uid}/git`, provider: 'process' };
+
+function session(status?: SessionStatus, spec: Partial<Session['spec']> = {}, annotations?: Record<string, string>): Session {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Session',
+    metadata: { name: ID, namespace: 'default', uid: 's-uid', generation: 2, ...(annotations ? { annotations } : {}) },
+    spec: { projectRef: { name: 'demo' }, agent: 'default', baseRef: 'main', desiredState: 'running', initialPrompt: 'do it', ...spec },
+    status,
+  };
+}
+
+function sandbox(state?: SandboxState, desiredState: 'running' | 'stopped' = 'running', reason?: string): Sandbox {
+  return {
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Sandbox', metadata: { name: ID, namespace: 'default', uid: 'sb' },
+    spec: { sessionRef: { name: ID }, provider: 'process', template: {}, env: [], desiredState },
+    status: state ? { state, ...(reason ? { reason } : {}), conditions: [{ type: 'Ready', status: 'False', reason: reason ?? 'x', message: 'the engine could not start: boom', lastTransitionTime: '2026-11-23T11:00:00Z' }] } : undefined,
+  };
+}
+
+function health(over: Partial<DaemonHealth['engine']> = {}, lastActivity = '2026-11-23T11:59:00Z'): DaemonHealth {
+  return {
+    status: 'ok',
+    daemon: { state: 'ready', error: null, started_at: '2026-11-23T11:00:00Z' },
+    engine: { state: 'ready', restarts: 0, last_error: null, root_session_id: 'ses_1', initial_prompt_sent_at: '2026-11-23T11:00:05Z', run: { type: 'idle' }, ...over },
+    last_activity_at: lastActivity,
+  };
+}
+
+const seen = (over: Partial<SessionObserved>): SessionObserved => ({ project, branch: null, sandbox: null, health: null, delivered: 0, ...over });
+const branched: SessionStatus = { status: 'provisioning', branch: ID, baseSha: SHA };
+
+describe('Session status (SPEC §3.2)', () => {
+  it.each([
+    ['new: branch pushed, sandbox requested', session(), seen({ branch: { kind: 'ready', baseSha: SHA, created: true }, sandbox: sandbox() }), 'provisioning', undefined, ['BranchCreated']],
+    ['base ref missing', session(), seen({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'failed', 'BaseRefNotFound', ['Failed']],
+    ['repository unreachable', session(), seen({ branch: { kind: 'failed', reason: 'RepositoryUnreachable', message: 'down' } }), 'failed', 'RepositoryUnreachable', ['Failed']],
+    ['project gone', session(), seen({ project: null }), 'failed', 'ProjectNotFound', ['Failed']],
+    ['sandbox active, engine ready', session(branched), seen({ sandbox: sandbox('active'), health: health() }), 'running', undefined, ['Running']],
+    ['engine failed', session(branched), seen({ sandbox: sandbox('error', 'running', 'EngineFailed') }), 'failed', 'EngineFailed', ['Failed']],
+    ['stop requested, sandbox still there', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), seen({ sandbox: sandbox('active', 'stopped') }), 'running', undefined, []],
+    ['stopped', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), seen({ sandbox: sandbox('stopped', 'stopped') }), 'stopped', 'Stopped', ['Stopped']],
+    ['idle sweep', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }, { 'svc.dev/stop-reason': 'Idle' }), seen({ sandbox: sandbox('stopped', 'stopped') }), 'stopped', 'Idle', ['Idle']],
+    ['wake', session({ ...branched, status: 'stopped', reason: 'Idle', startedAt: '2026-11-23T10:00:00Z' }), seen({ sandbox: sandbox('provisioning') }), 'provisioning', undefined, ['Waking']],
+    ['running, sandbox restarting after a crash', session({ ...branched, status: 'running' }), seen({ sandbox: sandbox('provisioning') }), 'running', undefined, []],
+    ['failed stays failed', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), seen({ sandbox: sandbox('active'), health: health() }), 'failed', 'EngineFailed', []],
+  ] as const)('%s', (_name, s, observed, status, reason, events) => {
+    const out = nextSessionStatus(s, observed, NOW);
+    expect(out.status.status).toBe(status);
+    expect(out.status.reason).toBe(reason);
+    expect(out.status.observedGeneration).toBe(2);
+    for (const type of ['Ready', 'BranchReady', 'SandboxReady']) expect(getCondition(out.status.conditions, type)?.observedGeneration).toBe(2);
+    expect(getCondition(out.status.conditions, 'Ready')?.status).toBe(status === 'running' ? 'True' : 'False');
+    expect(out.events.map((e) => e.reason)).toEqual(events);
+  });
+
+  it('records branch, base sha, first start, root session and activity', () => {
+    const out = nextSessionStatus(session(branched), seen({ sandbox: { ...sandbox('active'), status: { state: 'active', lastActivityTime: '2026-11-23T11:59:00Z' } }, health: health() }), NOW);
+    expect(out.status).toMatchObject({ branch: ID, baseSha: SHA, sandboxName: ID, sandboxState: 'active', startedAt: '2026-11-23T12:00:00Z', rootSessionId: 'ses_1', lastActivityTime: '2026-11-23T11:59:00Z' });
+    expect(getCondition(out.status.conditions, 'BranchReady')?.status).toBe('True');
+    expect(getCondition(out.status.conditions, 'SandboxReady')?.status).toBe('True');
+  });
+});
+
+describe('the Sandbox of a session', () => {
+  it('is owned by the session, carries the non-secret environment and the initial prompt only before the first start', () => {
+    const first = desiredSandbox(session(branched), project, settings);
+    expect(first.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Session', name: ID, controller: true });
+    const env = envMap(first.spec.env);
+    expect(env.SVC_INITIAL_PROMPT).toBe('do it');
+    expect(env.SVC_REPO_URL).toBe('http://127.0.0.1:8080/v1/projects/p-uid/git');
+    expect(Object.keys(env).filter((k) => /TOKEN/.test(k))).toEqual([]);
+    const woken = desiredSandbox(session({ ...branched, status: 'stopped', startedAt: '2026-11-23T10:00:00Z' }), project, settings);
+    expect(envMap(woken.spec.env)).not.toHaveProperty('SVC_INITIAL_PROMPT');
+  });
+
+  it('a failed session keeps no sandbox running', () => {
+    expect(desiredSandbox(session({ ...branched, status: 'failed' }), project, settings).spec.desiredState).toBe('stopped');
+  });
+
+  it('patches the desired state, and the environment only on a wake', () => {
+    const want = desiredSandbox(session({ ...branched, status: 'stopped', startedAt: 'x' }), project, settings);
+    const stopped = { ...sandbox('stopped', 'stopped'), spec: { ...want.spec, env: [...want.spec.env, { name: 'SVC_INITIAL_PROMPT', value: 'do it' }], desiredState: 'stopped' as const } };
+    expect(sandboxSpecPatch(stopped, want)).toEqual({ spec: { desiredState: 'running', env: want.spec.env } });
+    expect(sandboxSpecPatch({ ...stopped, spec: { ...stopped.spec, desiredState: 'running' } }, want)).toBeNull();
+    const stop = desiredSandbox(session(branched, { desiredState: 'stopped' }), project, settings);
+    expect(sandboxSpecPatch({ ...stopped, spec: { ...stopped.spec, desiredState: 'running' } }, stop)).toEqual({ spec: { desiredState: 'stopped' } });
+  });
+});
+
+describe('idle sweep', () => {
+  const runningSession = session({ ...branched, status: 'running' });
+  const MIN = 60_000;
+  it.each([
+    ['quiet for longer than the timeout', health({}, '2026-11-23T11:40:00Z'), 10 * MIN, true],
+    ['recent activity', health({}, '2026-11-23T11:55:00Z'), 10 * MIN, false],
+    ['busy engine is never idle', health({ run: { type: 'busy' } }, '2026-11-23T10:00:00Z'), 10 * MIN, false],
+    ['retrying engine is never idle', health({ run: { type: 'retry', attempt: 3 } }, '2026-11-23T10:00:00Z'), 10 * MIN, false],
+    ['no activity yet: counts from the daemon start', health({}, null as unknown as string), 30 * MIN, true],
+    ['no health: not idle', null, MIN, false],
+  ] as const)('%s', (_name, h, timeout, idle) => {
+    expect(isIdle(runningSession, h, timeout, NOW)).toBe(idle);
+  });
+
+  it('only a running session can be idle', () => {
+    expect(isIdle(session({ ...branched, status: 'provisioning' }), health({}, '2026-11-23T10:00:00Z'), 1000, NOW)).toBe(false);
+  });
+});

@@ -1,0 +1,202 @@
+// Pure code of the Session controller: the Sandbox a session should have, the SPEC §3.2 status
+// with its conditions (Ready, BranchReady, SandboxReady), the Events of a transition, and the
+// idle sweep's decision. No I/O; `now` is injected.
+import {
+  API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, sandboxName, setCondition,
+  type Condition, type ConditionInput, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
+} from '../../src/resources/index.js';
+import { engineBusy, envList, envMap, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
+
+export interface SessionEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
+
+/** The outcome of pushing the session branch, when this reconcile tried. */
+export type BranchOutcome =
+  | { kind: 'ready'; baseSha: string; created: boolean }
+  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | 'CredentialsNotFound' | 'PushRejected'; message: string };
+
+export interface SessionObserved {
+  project: Project | null;
+  /** null when the branch was recorded by an earlier reconcile (nothing tried now). */
+  branch: BranchOutcome | null;
+  sandbox: Sandbox | null;
+  /** The daemon's health, read while the sandbox is active. */
+  health: DaemonHealth | null;
+  /** Follow-up prompts delivered to the root engine session by this reconcile. */
+  delivered: number;
+}
+
+export interface SessionOutcome {
+  status: SessionStatus;
+  events: SessionEvent[];
+}
+
+/** Where the sandbox clones from and the API it talks to (the operator's settings). */
+export interface SandboxSettings {
+  /** The API base the sandbox uses (SVC_API_URL). */
+  apiUrl: string;
+  /** SVC_REPO_URL for a project: the API's git gateway. */
+  repoUrl(project: Project): string;
+  provider: SandboxProvider;
+}
+
+const short = (sha: string) => sha.slice(0, 12);
+
+/** The base ref a session branches from: its spec, else the project's default branch. */
+export function baseRefOf(session: Session, project: Project): string {
+  return session.spec.baseRef || project.spec.defaultBranch || 'main';
+}
+
+/** The non-secret §2.6 environment; the initial prompt only until the session first ran (a wake never resends it). */
+export function sandboxEnv(session: Session, project: Project, settings: SandboxSettings): Record<string, string> {
+  return sessionEnv({
+    projectId: project.metadata.uid!,
+    sessionId: session.metadata.name!,
+    repoUrl: settings.repoUrl(project),
+    defaultBranch: project.spec.defaultBranch || 'main',
+    baseRef: baseRefOf(session, project),
+    apiUrl: settings.apiUrl,
+    agent: session.spec.agent || 'default',
+    model: session.spec.model,
+    initialPrompt: session.status?.startedAt ? undefined : session.spec.initialPrompt,
+  });
+}
+
+/** The desired state of the Sandbox: the Session's, except that a failed session keeps none running. */
+export function sandboxDesiredState(session: Session): 'running' | 'stopped' {
+  return session.status?.status === 'failed' ? 'stopped' : session.spec.desiredState ?? 'running';
+}
+
+/** The Sandbox a session should have (owned by it, same name). */
+export function desiredSandbox(session: Session, project: Project, settings: SandboxSettings): Sandbox {
+  return {
+    apiVersion: API_VERSION,
+    kind: SANDBOX.kind,
+    metadata: {
+      name: sandboxName(session.metadata.name!),
+      namespace: session.metadata.namespace,
+      labels: { [LABEL_PROJECT]: project.metadata.name!, [LABEL_SESSION]: session.metadata.name! },
+      ownerReferences: [controllerReference(session)],
+    },
+    spec: {
+      sessionRef: { name: session.metadata.name! },
+      provider: settings.provider,
+      template: project.spec.sandbox ?? {},
+      env: envList(sandboxEnv(session, project, settings)),
+      desiredState: sandboxDesiredState(session),
+    },
+  };
+}
+
+/**
+ * The merge patch that brings an existing Sandbox's spec to `desired`, or null. The environment
+ * changes only while the sandbox is not running (a wake): a running sandbox keeps the one it
+ * started with.
+ */
+export function sandboxSpecPatch(existing: Sandbox, desired: Sandbox): { spec: Partial<Sandbox['spec']> } | null {
+  const want = desired.spec.desiredState;
+  if (existing.spec.desiredState === want) return null;
+  if (want === 'stopped') return { spec: { desiredState: 'stopped' } };
+  const sameEnv = JSON.stringify(envMap(existing.spec.env)) === JSON.stringify(envMap(desired.spec.env));
+  return { spec: { desiredState: 'running', ...(sameEnv ? {} : { env: desired.spec.env }) } };
+}
+
+/** Whether the idle sweep stops the session now: running, engine not busy, no activity for `idleTimeoutMs`. */
+export function isIdle(session: Session, health: DaemonHealth | null, idleTimeoutMs: number, now: Date): boolean {
+  if (session.status?.status !== 'running' || session.spec.desiredState === 'stopped' || !health) return false;
+  if (health.engine.state !== 'ready' || engineBusy(health)) return false;
+  const marks = [health.last_activity_at, health.daemon.started_at].filter((t): t is string => !!t).map((t) => Date.parse(t));
+  if (!marks.length) return false;
+  return now.getTime() - Math.max(...marks) >= idleTimeoutMs;
+}
+
+function condition(type: string, status: Condition['status'], reason: string, message: string, generation?: number): ConditionInput {
+  return { type, status, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+}
+
+function sandboxMessage(sandbox: Sandbox | null): string {
+  return getCondition(sandbox?.status?.conditions, 'Ready')?.message ?? 'the sandbox is being created';
+}
+
+interface Verdict { status: SessionStatusValue; reason?: string; message: string }
+
+function verdict(session: Session, seen: SessionObserved): Verdict {
+  const previous = session.status?.status;
+  if (previous === 'failed') return { status: 'failed', reason: session.status?.reason, message: getCondition(session.status?.conditions, 'Ready')?.message ?? 'the session failed' };
+  if (!seen.project) return { status: 'failed', reason: 'ProjectNotFound', message: `the project ${session.spec.projectRef.name} does not exist` };
+  if (seen.branch?.kind === 'failed') return { status: 'failed', reason: seen.branch.reason, message: seen.branch.message };
+  const sandboxState = seen.sandbox?.status?.state;
+  if (session.spec.desiredState === 'stopped') {
+    const gone = !seen.sandbox || seen.sandbox.spec.desiredState === 'stopped' && (sandboxState === 'stopped' || sandboxState === 'error' || sandboxState === undefined);
+    const reason = session.metadata.annotations?.[STOP_REASON_ANNOTATION] || 'Stopped';
+    if (gone) return { status: 'stopped', reason, message: reason === 'Idle' ? 'stopped by the idle sweep; a prompt wakes it on the same branch' : 'stopped; a prompt wakes it on the same branch' };
+    return { status: previous ?? 'provisioning', message: 'stopping the sandbox' };
+  }
+  if (sandboxState === 'error') {
+    return { status: 'failed', reason: seen.sandbox?.status?.reason ?? 'SandboxFailed', message: sandboxMessage(seen.sandbox) };
+  }
+  if (sandboxState === 'active' && seen.health?.engine.state === 'ready') return { status: 'running', message: 'the sandbox is active and its engine is ready' };
+  // A sandbox restarted under a running session (its process died) keeps the session running.
+  if (previous === 'running') return { status: 'running', message: `the sandbox is coming back: ${sandboxMessage(seen.sandbox)}` };
+  return { status: 'provisioning', message: seen.sandbox ? sandboxMessage(seen.sandbox) : 'creating the session branch and the sandbox' };
+}
+
+export function nextSessionStatus(session: Session, seen: SessionObserved, now: Date): SessionOutcome {
+  const previous = session.status ?? {};
+  const generation = session.metadata.generation;
+  const v = verdict(session, seen);
+  let conditions = previous.conditions ?? [];
+  const set = (input: ConditionInput) => { conditions = setCondition(conditions, input, now); };
+  const status: SessionStatus = { ...previous, status: v.status };
+  if (seen.branch?.kind === 'ready') {
+    status.branch = session.metadata.name!;
+    status.baseSha = seen.branch.baseSha;
+  }
+  if (status.baseSha) {
+    set(condition('BranchReady', 'True', 'BranchPushed', `branch ${status.branch} at ${short(status.baseSha)} (from ${seen.project ? baseRefOf(session, seen.project) : session.spec.baseRef})`, generation));
+  } else if (seen.branch?.kind === 'failed') {
+    set(condition('BranchReady', 'False', seen.branch.reason, seen.branch.message, generation));
+  } else {
+    set(condition('BranchReady', 'Unknown', 'Pending', 'the session branch is not pushed yet', generation));
+  }
+  const sandboxState = seen.sandbox?.status?.state;
+  if (sandboxState === 'active') set(condition('SandboxReady', 'True', 'Active', sandboxMessage(seen.sandbox), generation));
+  else set(condition('SandboxReady', 'False', seen.sandbox?.status?.reason ?? (sandboxState ? sandboxState[0]!.toUpperCase() + sandboxState.slice(1) : 'NotCreated'), sandboxMessage(seen.sandbox), generation));
+  const readyReason = v.status === 'running' ? 'Running' : v.reason ?? (v.status === 'provisioning' ? 'Provisioning' : v.status[0]!.toUpperCase() + v.status.slice(1));
+  set(condition('Ready', v.status === 'running' ? 'True' : 'False', readyReason, v.message, generation));
+  status.conditions = conditions;
+  if (generation !== undefined) status.observedGeneration = generation;
+  if (seen.sandbox) {
+    status.sandboxName = seen.sandbox.metadata.name;
+    if (sandboxState) status.sandboxState = sandboxState;
+    if (seen.sandbox.status?.lastActivityTime) status.lastActivityTime = seen.sandbox.status.lastActivityTime;
+  }
+  if (v.status === 'running' && seen.health?.engine.state === 'ready') {
+    status.startedAt ??= kubeTime(now);
+    if (seen.health.engine.root_session_id) status.rootSessionId = seen.health.engine.root_session_id;
+  }
+  if (v.status === 'stopped' || v.status === 'failed') status.reason = v.reason;
+  else delete status.reason;
+  if (status.reason === undefined) delete status.reason;
+  return { status, events: sessionEvents(session, previous, status, seen, v) };
+}
+
+function sessionEvents(session: Session, before: SessionStatus, after: SessionStatus, seen: SessionObserved, v: Verdict): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  if (seen.branch?.kind === 'ready') {
+    events.push({ type: 'Normal', reason: 'BranchCreated', message: `pushed branch ${session.metadata.name} at ${short(seen.branch.baseSha)}${seen.branch.created ? '' : ' (it existed already)'}` });
+  }
+  if (seen.delivered) events.push({ type: 'Normal', reason: 'PromptDelivered', message: `delivered ${seen.delivered} prompt(s) to the root engine session` });
+  if (before.status === after.status) return events;
+  if (after.status === 'running') events.push({ type: 'Normal', reason: 'Running', message: v.message });
+  if (after.status === 'failed') events.push({ type: 'Warning', reason: 'Failed', message: `${v.reason}: ${v.message}` });
+  if (after.status === 'stopped') events.push({ type: 'Normal', reason: v.reason === 'Idle' ? 'Idle' : 'Stopped', message: v.message });
+  if (after.status === 'provisioning' && before.status === 'stopped') events.push({ type: 'Normal', reason: 'Waking', message: 'a new sandbox on the same branch' });
+  return events;
+}
+
+/** How soon to look again: quickly while moving, every few seconds while running (idle sweep, dead sandboxes). */
+export function requeueAfterMs(status: SessionStatusValue | undefined): number | undefined {
+  if (status === 'provisioning') return 1000;
+  if (status === 'running') return 5000;
+  return undefined;
+}

@@ -1,0 +1,52 @@
+// SessionStore over the Kubernetes API: reads go to the API server, so a caller sees its own writes.
+import { isConflict, readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
+import {
+  NAMESPACE, PROJECT, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionSecretName, sessionTokens,
+  type KubeObject, type Project, type Sandbox, type Session, type SessionSecret, type Trigger,
+} from '../../resources/index.js';
+import { StaleSessionError, type SessionStore } from './store.js';
+
+export function kubeSessionStore(client: KubeClient): SessionStore {
+  const sessions = client.resource<Session>(SESSION);
+  const find = async <T extends KubeObject>(type: typeof SESSION, namespace: string, name: string) =>
+    (isValidName(name) ? await client.resource<T>(type).find(namespace, name) : undefined);
+  return {
+    async findProject(namespace, uid) {
+      const { items } = await client.resource<Project>(PROJECT).list(namespace);
+      return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
+    },
+    async gitCredentials(project) {
+      const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
+      return lookup.ok ? lookup.credentials : null;
+    },
+    async namespaceAnnotations(namespace) {
+      try {
+        return (await client.resource(NAMESPACE).get('', namespace)).metadata.annotations ?? {};
+      } catch {
+        return undefined; // RBAC without namespaces/get: the process-wide cap applies
+      }
+    },
+    async listSessions(namespace) {
+      return (await sessions.list(namespace)).items;
+    },
+    getSession: (namespace, id) => find<Session>(SESSION, namespace, id),
+    getSandbox: (namespace, id) => find<Sandbox>(SANDBOX, namespace, id),
+    async triggerSlug(namespace, name) {
+      const trigger = await find<Trigger>(TRIGGER, namespace, name);
+      return trigger?.spec.slug ?? null;
+    },
+    createSession: (session) => sessions.create(session),
+    async patchSession(namespace, id, patch) {
+      try {
+        return await sessions.mergePatch(namespace, id, patch);
+      } catch (error) {
+        if (isConflict(error)) throw new StaleSessionError();
+        throw error;
+      }
+    },
+    async sandboxToken(namespace, id) {
+      return sessionTokens(await client.resource<SessionSecret>(SECRET).find(namespace, sessionSecretName(id)))?.sandboxToken ?? null;
+    },
+    recordEvent: (obj, event) => client.recordEvent(obj, event),
+  };
+}

@@ -1,0 +1,46 @@
+// The REST shape of a session (DESIGN §4 "Interfaces pinned"; snake_case).
+import type { Sandbox, Session } from '../../resources/index.js';
+
+export interface SerializedSession {
+  id: string;
+  project_id: string;
+  status: string;
+  desired_state: 'running' | 'stopped';
+  agent: string;
+  model: string | null;
+  base_ref: string;
+  base_sha: string | null;
+  branch: string | null;
+  trigger: string | null;
+  created_by: string | null;
+  created_at: string | null;
+  last_activity_at: string | null;
+  reason: string | null;
+  initial_prompt: string | null;
+  pending_prompts: number;
+  sandbox_state: string | null;
+}
+
+export function serializeSession(session: Session, projectId: string, options: { sandbox?: Sandbox | null; triggerSlug?: string | null; pendingPrompts?: number } = {}): SerializedSession {
+  const status = session.status ?? {};
+  return {
+    id: session.metadata.name!,
+    project_id: projectId,
+    // Created in provisioning (SPEC §3.2) before the controller first writes the status.
+    status: status.status ?? 'provisioning',
+    desired_state: session.spec.desiredState ?? 'running',
+    agent: session.spec.agent ?? 'default',
+    model: session.spec.model ?? null,
+    base_ref: session.spec.baseRef,
+    base_sha: status.baseSha ?? null,
+    branch: status.branch ?? null,
+    trigger: options.triggerSlug ?? null,
+    created_by: session.spec.createdBy ?? null,
+    created_at: session.metadata.creationTimestamp ?? null,
+    last_activity_at: status.lastActivityTime ?? options.sandbox?.status?.lastActivityTime ?? null,
+    reason: status.reason ?? null,
+    initial_prompt: session.spec.initialPrompt ?? null,
+    pending_prompts: options.pendingPrompts ?? 0,
+    sandbox_state: options.sandbox?.status?.state ?? status.sandboxState ?? null,
+  };
+}

@@ -1,0 +1,204 @@
+// The session domain of the API (issue 10, DESIGN §4): start (agent from the manifest, the
+// account's cap), list, get, stop, follow-up prompts that wake a stopped session, the engine
+// proxy's target, and request-changes feedback. The API writes Session spec and annotations
+// only; the Session controller does the rest and is the only writer of the status.
+import { randomUUID } from 'node:crypto';
+import { openMirror } from '../../git/index.js';
+import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { checkManifest, MANIFEST_FILES } from '../../manifest/index.js';
+import {
+  API_VERSION, LABEL_PROJECT, SESSION, STOP_REASON_ANNOTATION, appendPromptPatch, capReached, controllerReference, pendingPrompts, sessionCap,
+  type Project, type PromptSource, type Session, type SessionStatusValue,
+} from '../../resources/index.js';
+import { ApiError } from '../errors.js';
+import { serializeSession, type SerializedSession } from './serialize.js';
+import { StaleSessionError, type SessionStore } from './store.js';
+import { chooseAgent, type StartRequest } from './validate.js';
+
+export interface SessionServiceOptions {
+  store: SessionStore;
+  /** Bare mirrors for reading the default-branch manifest (shared with the CR service). */
+  mirrorDir: string;
+  /** The process-wide concurrent-session cap (SVC_MAX_CONCURRENT_SESSIONS). */
+  defaultCap: number;
+  /** How long request-changes feedback waits to be delivered before it is reported undelivered (default 5 min). */
+  feedbackTimeoutMs?: number;
+  now?: () => Date;
+}
+
+const PATCH_ATTEMPTS = 10;
+
+export class SessionService {
+  private readonly store: SessionStore;
+  /** One start at a time per namespace: the cap is counted and taken atomically within this API. */
+  private readonly starts = new KeyedMutex();
+  private readonly now: () => Date;
+
+  constructor(private readonly options: SessionServiceOptions) {
+    this.store = options.store;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async project(namespace: string, projectId: string): Promise<Project> {
+    const project = await this.store.findProject(namespace, projectId);
+    if (!project) throw new ApiError(404, `project ${projectId} not found`);
+    return project;
+  }
+
+  /** The manifest document on the default branch, or null (none, unreadable, unreachable). */
+  private async defaultBranchManifest(project: Project): Promise<unknown> {
+    try {
+      const mirror = openMirror({
+        cacheDir: this.options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl,
+        credentials: await this.store.gitCredentials(project), maxAgeMs: 2000,
+      });
+      await mirror.fetch();
+      const sha = await mirror.resolveBranch(project.spec.defaultBranch || 'main');
+      if (!sha) return null;
+      for (const file of MANIFEST_FILES) {
+        const text = await mirror.readFile(sha, file);
+        if (text !== null) return checkManifest(file, text).document ?? null;
+      }
+    } catch {
+      // unreachable: the Session controller reports it when it pushes the branch
+    }
+    return null;
+  }
+
+  async start(project: Project, request: StartRequest, userId: string): Promise<Session> {
+    const namespace = project.metadata.namespace!;
+    const branch = project.spec.defaultBranch || 'main';
+    const agent = chooseAgent(request.agent, await this.defaultBranchManifest(project), branch);
+    return this.starts.run(namespace, async () => {
+      const cap = sessionCap(await this.store.namespaceAnnotations(namespace), this.options.defaultCap);
+      if (capReached(await this.store.listSessions(namespace), cap)) {
+        throw new ApiError(429, `the account has reached its limit of ${cap} concurrent session(s): stop one (svc sessions stop ID) and try again`);
+      }
+      const id = randomUUID();
+      const session: Session = {
+        apiVersion: API_VERSION,
+        kind: SESSION.kind,
+        metadata: {
+          name: id,
+          namespace,
+          labels: { [LABEL_PROJECT]: project.metadata.name! },
+          ownerReferences: [controllerReference(project)],
+        },
+        spec: {
+          projectRef: { name: project.metadata.name! },
+          agent,
+          baseRef: request.baseRef ?? branch,
+          ...(request.model ? { model: request.model } : {}),
+          ...(request.prompt ? { initialPrompt: request.prompt } : {}),
+          desiredState: 'running',
+          createdBy: userId,
+        },
+      };
+      return this.store.createSession(session);
+    });
+  }
+
+  async list(project: Project, status?: SessionStatusValue): Promise<Session[]> {
+    const all = await this.store.listSessions(project.metadata.namespace!);
+    return all
+      .filter((s) => s.spec.projectRef.name === project.metadata.name && !s.metadata.deletionTimestamp)
+      .filter((s) => !status || (s.status?.status ?? 'provisioning') === status)
+      .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+  }
+
+  async get(project: Project, id: string): Promise<Session> {
+    const session = await this.store.getSession(project.metadata.namespace!, id);
+    if (!session || session.spec.projectRef.name !== project.metadata.name || session.metadata.deletionTimestamp) {
+      throw new ApiError(404, `session ${id} not found in project ${project.metadata.name}`);
+    }
+    return session;
+  }
+
+  /** Merge-patches the session with a patch computed from a fresh read; retried on a lost race. */
+  private async patch(project: Project, id: string, change: (session: Session) => object | null): Promise<Session> {
+    for (let attempt = 1; ; attempt++) {
+      const session = await this.get(project, id);
+      const patch = change(session);
+      if (!patch) return session;
+      try {
+        return await this.store.patchSession(project.metadata.namespace!, id, patch);
+      } catch (error) {
+        if (!(error instanceof StaleSessionError) || attempt >= PATCH_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** Stops the session: its sandbox goes, its branch stays. Idempotent. */
+  stop(project: Project, id: string): Promise<Session> {
+    return this.patch(project, id, (session) => (session.spec.desiredState === 'stopped' ? null : {
+      metadata: { resourceVersion: session.metadata.resourceVersion, annotations: { [STOP_REASON_ANNOTATION]: 'Stopped' } },
+      spec: { desiredState: 'stopped' },
+    }));
+  }
+
+  /** Queues a follow-up prompt for the root engine session, waking a stopped session (409 for a failed one). */
+  prompt(project: Project, id: string, text: string, source: PromptSource = 'api'): Promise<Session> {
+    const prompt = { id: randomUUID(), text, source, at: this.now().toISOString() };
+    return this.patch(project, id, (session) => {
+      if (session.status?.status === 'failed') {
+        throw new ApiError(409, `session ${id} failed (${session.status.reason ?? 'see its conditions'}); start a new session`);
+      }
+      const append = appendPromptPatch(session, prompt);
+      return {
+        metadata: { ...append.metadata, annotations: { ...append.metadata.annotations, [STOP_REASON_ANNOTATION]: null } },
+        spec: { desiredState: 'running' },
+      };
+    });
+  }
+
+  async serialize(project: Project, session: Session): Promise<SerializedSession> {
+    const namespace = project.metadata.namespace!;
+    const triggerName = session.spec.triggerRef?.name;
+    const [sandbox, triggerSlug] = await Promise.all([
+      this.store.getSandbox(namespace, session.metadata.name!),
+      triggerName ? this.store.triggerSlug(namespace, triggerName) : Promise.resolve(null),
+    ]);
+    return serializeSession(session, project.metadata.uid!, { sandbox, triggerSlug, pendingPrompts: pendingPrompts(session).length });
+  }
+
+  /** Where the session's daemon answers and the key to sign for it; 409/503 when it is not running. */
+  async proxyTarget(project: Project, id: string): Promise<{ session: Session; address: string; sandboxToken: string }> {
+    const session = await this.get(project, id);
+    const status = session.status?.status ?? 'provisioning';
+    if (status === 'stopped' || status === 'failed') {
+      throw new ApiError(409, `session ${id} is ${status}; ${status === 'stopped' ? 'send it a prompt (svc sessions prompt) to wake it' : 'start a new session'}`);
+    }
+    const sandbox = await this.store.getSandbox(project.metadata.namespace!, id);
+    const address = sandbox?.status?.state === 'active' ? sandbox.status.address : undefined;
+    const sandboxToken = await this.store.sandboxToken(project.metadata.namespace!, id);
+    if (!address || !sandboxToken) throw new ApiError(503, `session ${id} is ${status}: its sandbox is not ready yet; try again shortly`);
+    return { session, address, sandboxToken };
+  }
+
+  /**
+   * request-changes feedback (SPEC §4.1): queued for the originating session's root engine
+   * session (waking it), then watched until the Session controller delivered it.
+   */
+  async deliverFeedback(project: Project, sessionId: string | null | undefined, text: string): Promise<{ delivered: boolean; message: string }> {
+    if (!sessionId) return { delivered: false, message: 'the change request has no originating session' };
+    let queued: Session;
+    try {
+      queued = await this.prompt(project, sessionId, text, 'feedback');
+    } catch (error) {
+      return { delivered: false, message: `session ${sessionId}: ${(error as Error).message}` };
+    }
+    const ids = new Set(pendingPrompts(queued).map((p) => p.id));
+    const mine = pendingPrompts(queued).at(-1)?.id;
+    const deadline = Date.now() + (this.options.feedbackTimeoutMs ?? 300_000);
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const current = await this.store.getSession(project.metadata.namespace!, sessionId);
+      if (!current || current.metadata.deletionTimestamp) return { delivered: false, message: `session ${sessionId} was deleted` };
+      if (current.status?.status === 'failed') return { delivered: false, message: `session ${sessionId} failed (${current.status.reason ?? 'unknown'})` };
+      if (mine && ids.has(mine) && !pendingPrompts(current).some((p) => p.id === mine)) {
+        return { delivered: true, message: `delivered to session ${sessionId}'s root engine session` };
+      }
+    }
+    return { delivered: false, message: `session ${sessionId} did not take the feedback within ${Math.round((this.options.feedbackTimeoutMs ?? 300_000) / 1000)} s; it stays queued on the session` };
+  }
+}

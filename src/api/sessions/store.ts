@@ -1,0 +1,30 @@
+// What the session service needs from the cluster: a port, adapted to Kubernetes in kube-store.ts.
+import type { GitCredentials } from '../../git/index.js';
+import type { Project, Sandbox, Session } from '../../resources/index.js';
+
+/** A write lost a race (resourceVersion precondition failed): re-read and try again. */
+export class StaleSessionError extends Error {
+  constructor() {
+    super('the session changed concurrently');
+    this.name = 'StaleSessionError';
+  }
+}
+
+export interface SessionStore {
+  findProject(namespace: string, uid: string): Promise<Project | undefined>;
+  gitCredentials(project: Project): Promise<GitCredentials | null>;
+  /** Annotations of the Namespace (the per-account session cap), undefined when unreadable. */
+  namespaceAnnotations(namespace: string): Promise<Record<string, string> | undefined>;
+  /** Every Session of the namespace (the cap counts them all). */
+  listSessions(namespace: string): Promise<Session[]>;
+  getSession(namespace: string, id: string): Promise<Session | undefined>;
+  getSandbox(namespace: string, id: string): Promise<Sandbox | undefined>;
+  /** The slug of a Trigger (for `trigger` of a fired session), null when it is gone. */
+  triggerSlug(namespace: string, triggerName: string): Promise<string | null>;
+  createSession(session: Session): Promise<Session>;
+  /** Merge-patch; StaleSessionError when the patch's resourceVersion precondition failed. */
+  patchSession(namespace: string, id: string, patch: object): Promise<Session>;
+  /** The sandbox token of the session's Secret, null when it has none yet. */
+  sandboxToken(namespace: string, id: string): Promise<string | null>;
+  recordEvent(obj: Session, event: { type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;
+}

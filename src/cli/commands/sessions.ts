@@ -1,0 +1,206 @@
+// `svc sessions start|ls|show|stop|prompt|logs` over the REST API (docs/sessions.md). The project
+// comes from --project, else SVC_PROJECT_ID, else the `svc projects link`ed repository.
+// Formatting is pure.
+import type { Command } from 'commander';
+import { createApiClient, type ApiClient } from '../api-client.js';
+import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
+import { withApiErrors } from './cr.js';
+import { linkedProject, resolveProject } from './link.js';
+
+/** A session as the REST API serializes it. */
+export interface SessionView {
+  id: string;
+  project_id: string;
+  status: string;
+  desired_state: string;
+  agent: string;
+  model: string | null;
+  base_ref: string;
+  base_sha: string | null;
+  branch: string | null;
+  trigger: string | null;
+  created_by: string | null;
+  created_at: string | null;
+  last_activity_at: string | null;
+  reason: string | null;
+  initial_prompt: string | null;
+  pending_prompts: number;
+  sandbox_state: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function formatSessionList(sessions: SessionView[]): string[] {
+  if (!sessions.length) return ['No sessions.'];
+  return formatTable(
+    ['id', 'status', 'agent', 'base', 'trigger', 'last activity'],
+    sessions.map((s) => [s.id, s.status + (s.reason ? ` (${s.reason})` : ''), s.agent, s.base_ref, s.trigger ?? '-', s.last_activity_at ?? '-']),
+  );
+}
+
+export function formatSession(s: SessionView): string[] {
+  const lines = [
+    `Session:   ${s.id}`,
+    `Status:    ${s.status}${s.reason ? ` (${s.reason})` : ''}${s.desired_state !== 'running' ? `, desired ${s.desired_state}` : ''}`,
+    `Sandbox:   ${s.sandbox_state ?? '-'}`,
+    `Agent:     ${s.agent}${s.model ? ` (${s.model})` : ''}`,
+    `Branch:    ${s.branch ?? '(not pushed yet)'} from ${s.base_ref}${s.base_sha ? ` at ${s.base_sha.slice(0, 12)}` : ''}`,
+    `Created:   ${s.created_at ?? '-'} by ${s.created_by ?? '-'}${s.trigger ? ` (trigger ${s.trigger})` : ''}`,
+    `Activity:  ${s.last_activity_at ?? '-'}`,
+  ];
+  if (s.pending_prompts) lines.push(`Pending:   ${s.pending_prompts} prompt(s) waiting for the engine`);
+  if (s.initial_prompt) lines.push('', 'Initial prompt:', ...s.initial_prompt.split('\n').map((l) => `  ${l}`));
+  return lines;
+}
+
+/** One engine event (SSE `data:` JSON) as a readable line, or null for noise. */
+export function formatEngineEvent(event: { type?: string; properties?: Record<string, unknown> }): string | null {
+  const type = event.type ?? 'event';
+  const p = event.properties ?? {};
+  if (type === 'server.heartbeat') return null;
+  const part = p.part as { type?: string; text?: string; tool?: string; state?: { status?: string; input?: unknown } } | undefined;
+  if (type === 'message.part.updated' && part) {
+    if (part.type === 'text' && typeof part.text === 'string') return `text: ${part.text}`;
+    if (part.type === 'tool') return `tool ${part.tool ?? '?'} ${part.state?.status ?? ''} ${part.state?.input ? JSON.stringify(part.state.input) : ''}`.trim();
+    return null;
+  }
+  if (type === 'session.status') return `status: ${JSON.stringify((p.status as { type?: string } | undefined)?.type ?? p.status)}`;
+  const detail = JSON.stringify(p);
+  return `${type}${detail && detail !== '{}' ? ` ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`;
+}
+
+interface Context { client: ApiClient; base: string }
+
+async function context(projectOption: string | undefined): Promise<Context> {
+  const client = createApiClient();
+  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
+  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
+  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+  return { client, base: `/projects/${projectId}/sessions` };
+}
+
+function sessionId(value: string): string {
+  if (!UUID.test(value)) throw new CliError(`${JSON.stringify(value)} is not a session id (a UUID): see svc sessions ls`);
+  return value.toLowerCase();
+}
+
+const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
+
+function act(action: (...args: never[]) => Promise<void>) {
+  return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));
+}
+
+function show(session: SessionView, json: boolean | undefined): void {
+  if (json) printJson(session);
+  else printLines(formatSession(session));
+}
+
+/** Follows GET .../engine/event (SSE) and prints each event until interrupted. */
+async function followEvents(url: string, token: string, json: boolean | undefined): Promise<void> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
+  if (!res.ok || !res.body) {
+    const text = await res.text().catch(() => '');
+    let message = `${res.status} ${res.statusText}`;
+    try { message = (JSON.parse(text) as { error?: string }).error ?? message; } catch { /* not JSON */ }
+    throw new CliError(message);
+  }
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+      if (!data) continue;
+      let event: { type?: string; properties?: Record<string, unknown> };
+      try { event = JSON.parse(data) as typeof event; } catch { continue; }
+      if (json) { process.stdout.write(`${data}\n`); continue; }
+      const line = formatEngineEvent(event);
+      if (line) process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+    }
+  }
+}
+
+export function registerSessionsCommands(program: Command): void {
+  const sessions = program.command('sessions').description('sessions: an agent working on its own branch in a sandbox (SVC_API_URL, SVC_CLI_TOKEN)');
+  sessions.addHelpText('after', examples([
+    ['svc sessions start --prompt "add a README"', 'start a session on the default branch'],
+    ['svc sessions ls --status running', 'the running sessions of the project'],
+    ['svc sessions logs ID', "follow the engine's events"],
+    ['svc sessions prompt ID "now add tests"', 'a follow-up prompt (wakes a stopped session)'],
+  ]));
+
+  sessions.command('start')
+    .description('start a session: a branch named after it, a sandbox running the agent')
+    .option('--agent <name>', "agent (default: the manifest's default_agent, else default)")
+    .option('--base <ref>', "ref to branch from (default: the project's default branch)")
+    .option('--prompt <text>', 'the first prompt')
+    .option('--model <provider/model>', 'model override')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print the session as JSON')
+    .action(act(async (opts: { agent?: string; base?: string; prompt?: string; model?: string; project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const body = { agent: opts.agent, base_ref: opts.base, prompt: opts.prompt, model: opts.model };
+      const { session } = await ctx.client.request<{ session: SessionView }>('POST', ctx.base, body);
+      if (opts.json) printJson(session);
+      else printLines([`Started session ${session.id} (${session.status}); follow it with: svc sessions logs ${session.id}`]);
+    }));
+
+  sessions.command('ls')
+    .description('list the sessions of the project, newest first')
+    .option('--status <status>', 'provisioning, running, stopped, failed or all', 'all')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (opts: { status: string; project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const { sessions: list } = await ctx.client.request<{ sessions: SessionView[] }>('GET', `${ctx.base}?status=${encodeURIComponent(opts.status)}`);
+      if (opts.json) printJson(list);
+      else printLines(formatSessionList(list));
+    }));
+
+  sessions.command('show')
+    .description('one session: status, sandbox, branch, agent')
+    .argument('<id>', 'session id')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      show((await ctx.client.request<{ session: SessionView }>('GET', `${ctx.base}/${sessionId(id)}`)).session, opts.json);
+    }));
+
+  sessions.command('stop')
+    .description('stop a session: its sandbox goes, its branch stays (a prompt wakes it)')
+    .argument('<id>', 'session id')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      show((await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/stop`)).session, opts.json);
+    }));
+
+  sessions.command('prompt')
+    .description('send a follow-up prompt to the root engine session (wakes a stopped session first)')
+    .argument('<id>', 'session id')
+    .argument('<text>', 'the prompt')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (id: string, text: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const { session } = await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/prompt`, { text });
+      if (opts.json) printJson(session);
+      else printLines([`Prompt queued for session ${session.id} (${session.status}); it is delivered once the session runs.`]);
+    }));
+
+  sessions.command('logs')
+    .description("follow the engine's event stream as readable lines until Ctrl-C")
+    .argument('<id>', 'session id')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print each event as one JSON line')
+    .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const config = (await import('../api-client.js')).apiConfigFromEnv();
+      await followEvents(`${config.baseUrl}${ctx.base}/${sessionId(id)}/engine/event`, config.token, opts.json);
+    }));
+}

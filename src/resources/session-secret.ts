@@ -1,0 +1,45 @@
+// The Session Secret (contracts): `svc-session-<session id>` in the project namespace, owned by
+// the Session, labelled svc.dev/session=<id>. Keys: `sandboxToken` (the sandbox's service key,
+// SPEC §5.2) and `cliToken` (the session's project-scoped CLI token). Written once by the Session
+// controller before the Sandbox; read by the Sandbox controller (to start the sandbox), by the
+// API's git gateway (to check a sandbox token) and by the session routes (to sign the context header).
+import { LABEL_SESSION } from './constants.js';
+import { controllerReference, type KubeObject } from './meta.js';
+import type { Session } from './session.js';
+
+export const SANDBOX_TOKEN_KEY = 'sandboxToken';
+export const CLI_TOKEN_KEY = 'cliToken';
+
+export interface SessionSecret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+export function sessionSecretName(sessionId: string): string {
+  return `svc-session-${sessionId}`;
+}
+
+/** The Secret holding a session's tokens (values base64 as Kubernetes stores them). */
+export function sessionSecret(session: Session, tokens: { sandboxToken: string; cliToken: string }): SessionSecret {
+  const b64 = (v: string) => Buffer.from(v, 'utf8').toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: sessionSecretName(session.metadata.name!),
+      namespace: session.metadata.namespace,
+      labels: { [LABEL_SESSION]: session.metadata.name! },
+      ownerReferences: [controllerReference(session)],
+    },
+    type: 'Opaque',
+    data: { [SANDBOX_TOKEN_KEY]: b64(tokens.sandboxToken), [CLI_TOKEN_KEY]: b64(tokens.cliToken) },
+  };
+}
+
+/** The tokens of a stored Session Secret, or null when it lacks one. */
+export function sessionTokens(secret: SessionSecret | undefined | null): { sandboxToken: string; cliToken: string } | null {
+  const read = (key: string) => (secret?.data?.[key] ? Buffer.from(secret.data[key], 'base64').toString('utf8') : '');
+  const sandboxToken = read(SANDBOX_TOKEN_KEY);
+  const cliToken = read(CLI_TOKEN_KEY);
+  return sandboxToken && cliToken ? { sandboxToken, cliToken } : null;
+}

@@ -1,0 +1,1 @@
+export { ProcessSandboxProvider, type ProcessProviderOptions } from './provider.js';

@@ -1,0 +1,103 @@
+// The process provider with the real svc-agent and the fixture engine: the environment the
+// engine sees, nothing secret in argv, a second provider (a restarted operator) finds the
+// sandbox again, a dead sandbox is restarted, never two processes per sandbox, delete.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ProcessSandboxProvider } from '../../src/sandbox/process/index.js';
+import { launchEnv, readDaemonHealth, sessionEnv, type SandboxRequest } from '../../src/sandbox/index.js';
+import { newSandboxToken } from '../../src/lib/sandbox-token.js';
+import { signContextHeader } from '../../src/lib/context-header.js';
+import { buildArtifacts } from '../daemon/harness.js';
+import { makeRepo, waitFor } from '../dev/util.js';
+
+const SESSION = '5e0b7f5c-3a51-4c2f-9d1b-7a3e9c0d1f22';
+const PROJECT = 'a1b2c3d4-0000-4000-8000-00000000aaaa';
+let tmp: string;
+let request: SandboxRequest;
+let providerOptions: ConstructorParameters<typeof ProcessSandboxProvider>[0];
+const token = newSandboxToken(SESSION);
+
+const signed = (address: string, urlPath: string) => fetch(`http://${address}${urlPath}`, {
+  headers: { 'x-svc-user-context': signContextHeader(token, { sub: '00000000-0000-4000-8000-000000000001', sid: SESSION, scope: '*' }) },
+});
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-process-provider-'));
+  const repo = path.join(tmp, 'repo');
+  makeRepo(repo, { 'README.md': '# hi\n' });
+  const { daemon, fixtureEngine } = await buildArtifacts();
+  providerOptions = {
+    dataDir: path.join(tmp, 'sandboxes'),
+    agentCommand: [process.execPath, daemon],
+    engineCommand: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
+    daemonEnv: { SVC_ENGINE_RESTART_BACKOFF_MS: '50' },
+    stopGraceMs: 3000,
+  };
+  const plain = sessionEnv({ projectId: PROJECT, sessionId: SESSION, repoUrl: repo, defaultBranch: 'main', baseRef: 'main', apiUrl: 'http://127.0.0.1:9/v1', agent: 'default', initialPrompt: 'hello' });
+  const { env, secretEnv } = launchEnv(plain, { sandboxToken: token, cliToken: 'svc_clitoken', projectSecrets: { API_KEY: 'sekrit-value' }, secretsRevision: '7' });
+  request = { namespace: 'default', name: SESSION, uid: 'uid-1', sessionId: SESSION, projectId: PROJECT, template: {}, env, secretEnv };
+}, 60_000);
+
+afterAll(async () => {
+  await new ProcessSandboxProvider(providerOptions).delete(request).catch(() => {});
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('process provider', () => {
+  it('starts svc-agent with the SPEC §2.6 environment, finds it again from a new provider, restarts it when it died, deletes it', async () => {
+    const provider = new ProcessSandboxProvider(providerOptions);
+    expect(await provider.observe(request)).toEqual({ state: 'absent' });
+    const started = await provider.ensure(request);
+    expect(started.state).toBe('provisioning');
+    const address = started.address!;
+    const health = await waitFor('engine ready', async () => {
+      const h = await readDaemonHealth(address);
+      return h?.engine.state === 'ready' && h.engine.initial_prompt_sent_at ? h : undefined;
+    }, 30_000);
+    expect(health.daemon.state).toBe('ready');
+
+    // what the engine (and so the agent) sees
+    const engineEnv = (await (await signed(address, '/fixture/env')).json()) as Record<string, string>;
+    expect(engineEnv.SVC_SERVICE_PORT).toBe('8000');
+    expect(engineEnv).not.toHaveProperty('SVC_WORKSPACE');
+    expect(engineEnv).not.toHaveProperty('SVC_DAEMON_PORT');
+    expect(engineEnv.SVC_SESSION_ID).toBe(SESSION);
+    expect(engineEnv.SVC_CLI_TOKEN).toBe('svc_clitoken');
+    expect(engineEnv.API_KEY).toBe('sekrit-value');
+    expect(engineEnv.SVC_PROJECT_SECRET_NAMES).toBe('API_KEY');
+    expect(engineEnv).not.toHaveProperty('KUBECONFIG');
+
+    // nothing secret in argv
+    const pid = started.detail!.pid!;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    expect(argv).not.toContain(token);
+    expect(argv).not.toContain('svc_clitoken');
+    expect(argv).not.toContain('sekrit-value');
+
+    // a restarted operator (a new provider) finds the same process; ensure never starts a second one
+    const again = new ProcessSandboxProvider(providerOptions);
+    expect(await again.observe(request)).toMatchObject({ state: 'running', address, detail: { pid } });
+    const [a, b] = await Promise.all([again.ensure(request), again.ensure(request)]);
+    expect(a.detail?.pid).toBe(pid);
+    expect(b.detail?.pid).toBe(pid);
+
+    // it dies: seen as absent with a reason, and ensure restarts it; the engine home is kept,
+    // so the initial prompt is not sent again
+    process.kill(-pid, 'SIGKILL');
+    await waitFor('the process gone', async () => (await again.observe(request)).state === 'absent');
+    expect((await again.observe(request)).reason).toBe('Exited');
+    const restarted = await again.ensure(request);
+    expect(restarted.detail!.pid).not.toBe(pid);
+    const after = await waitFor('engine ready again', async () => {
+      const h = await readDaemonHealth(restarted.address!);
+      return h?.engine.state === 'ready' && h.engine.root_session_id ? h : undefined;
+    }, 30_000);
+    expect(after.engine.initial_prompt_sent_at).toBe(health.engine.initial_prompt_sent_at);
+
+    await again.delete(request);
+    expect(await again.observe(request)).toEqual({ state: 'absent' });
+    await waitFor('the daemon gone', async () => { try { process.kill(restarted.detail!.pid!, 0); return false; } catch { return true; } });
+  }, 90_000);
+});
