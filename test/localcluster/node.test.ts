@@ -112,8 +112,8 @@ it('runs the container with its env resolved, on its own address, and reports re
     CREDS_token: 's3cret', CREDS_other: 'o', FROM_IMAGE: 'image', LISTEN_HOST: ip,
   });
   // emptyDir mount paths are local directories of the pod
-  expect(seen.env.DATA).toMatch(/envy_.*\/volumes\/work\/data$/);
-  expect(seen.cwd).toMatch(/envy_.*\/volumes\/work\/sub$/);
+  expect(seen.env.DATA).toMatch(/\/node\/[0-9a-f]{12}\/v\/work\/data$/);
+  expect(seen.cwd).toMatch(/\/node\/[0-9a-f]{12}\/v\/work\/sub$/);
   expect(seen.argv).toEqual(['--flag']);
 
   await fetch(`http://${ip}:8080/ready`, { method: 'POST' });

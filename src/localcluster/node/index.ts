@@ -18,7 +18,7 @@ export interface NodeSimulatorOptions {
   labelSelector: string;
   /** Only this namespace (default: all). */
   namespace?: string;
-  /** Pod working files: emptyDir volumes and container logs (`<ns>_<name>_<uid>/`). */
+  /** Pod working files: emptyDir volumes and container logs (`<first 12 hex digits of the pod uid>/`). */
   dataDir: string;
   /** What the node knows of an image (undefined: the pull fails with ErrImagePull). */
   images: (image: string) => ImageConfig | undefined;
@@ -118,7 +118,8 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
         return;
       }
       const meta = pod.metadata!;
-      const dir = path.join(options.dataDir, `${meta.namespace}_${meta.name}_${uid}`);
+      // short: programs put Unix sockets in these directories (108-byte path limit)
+      const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
       const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir });
       workers.set(uid, worker);
       log(`node simulator: pod ${worker.key} on ${ip}`);

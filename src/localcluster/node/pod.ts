@@ -305,7 +305,7 @@ export class PodWorker {
       const volume = volumes.find((v) => v.name === mount.name);
       if (!volume) throw new ContainerConfigError(`volume "${mount.name}" not found`);
       if (!volume.emptyDir) throw new ContainerConfigError(`volume "${mount.name}": only emptyDir volumes are supported by the node simulator`);
-      const dir = path.join(this.dir, 'volumes', mount.name, mount.subPath ?? '');
+      const dir = path.join(this.dir, 'v', mount.name, mount.subPath ?? '');
       await mkdir(dir, { recursive: true });
       out[mount.mountPath] = dir;
     }
