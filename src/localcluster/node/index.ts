@@ -117,7 +117,6 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
         log(`node simulator: no free loopback address for pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
         return;
       }
-      const meta = pod.metadata!;
       // short: programs put Unix sockets in these directories (108-byte path limit)
       const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
       const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir });
