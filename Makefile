@@ -17,15 +17,17 @@ node_modules/.package-lock.json: package-lock.json package.json
 
 install: node_modules/.package-lock.json ## install the locked dependencies
 
-build: install ## compile TypeScript to dist/
+build: install ## compile TypeScript to dist/, bundle the CLI and the dashboard
 	$(NPM_BIN)/tsc -p tsconfig.build.json
 	node src/cli/bundle.mjs
+	node web/build.mjs
 
 lint: install ## eslint, including the import fences of DESIGN.md §5
 	$(NPM_BIN)/eslint .
 
-typecheck: install ## tsc --noEmit over sources, tests and benchmarks
+typecheck: install ## tsc --noEmit over sources, tests and benchmarks (and the dashboard's browser code)
 	$(NPM_BIN)/tsc -p tsconfig.json --noEmit
+	$(NPM_BIN)/tsc -p web/tsconfig.json
 
 test: build ## run every test; ends with "N passed, N failed"
 	node scripts/test.mjs

@@ -16,4 +16,6 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  // the dashboard runs in the browser
+  { files: ['web/src/**'], languageOptions: { globals: { ...globals.browser } } },
 );

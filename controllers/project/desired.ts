@@ -11,6 +11,7 @@ import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../s
 import { urlCarriesCredential } from '../../src/lib/redact-url.js';
 
 export { planIsEmpty, statusChanged } from '../../src/runtime/index.js';
+export { triggerEntryFromManifest } from '../../src/triggers/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
@@ -28,29 +29,6 @@ export type Observation =
 export interface ProjectEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
 const short = (sha: string) => sha.slice(0, 12);
-
-/** The normalized trigger entry (snake_case, from src/manifest) as a Trigger spec entry. */
-export function triggerEntryFromManifest(entry: Record<string, unknown>): TriggerEntry {
-  const pick = (...keys: string[]) => keys.map((k) => entry[k]).find((v) => v !== undefined && v !== null);
-  const out: Record<string, unknown> = {
-    slug: entry.slug,
-    type: entry.type,
-    prompt: pick('prompt', 'prompt_template'),
-    name: pick('name') ?? entry.slug,
-    agent: pick('agent', 'agent_name') ?? 'default',
-    sessionMode: String(pick('session_mode', 'sessionMode') ?? 'fresh').toLowerCase(),
-    enabled: pick('enabled') ?? true,
-    timezone: pick('timezone') ?? 'UTC',
-  };
-  const optional: [string, unknown][] = [
-    ['model', pick('model')],
-    ['cron', pick('cron', 'schedule')],
-    ['runAt', pick('run_at', 'runAt')],
-    ['secretEnv', pick('secret_env', 'secretEnv')],
-  ];
-  for (const [key, value] of optional) if (value !== undefined) out[key] = value;
-  return out as TriggerEntry;
-}
 
 /** The Trigger resources a project should own for `entries` (one per valid manifest entry). */
 export function desiredTriggers(project: Project, entries: readonly TriggerEntry[]): Trigger[] {

@@ -4,7 +4,8 @@
 import { LocalRepoNotAllowedError, openMirror, redact, type GitCredentials } from '../../src/git/index.js';
 import { listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
-import { triggerEntryFromManifest, type Observation } from './desired.js';
+import { triggerEntryFromManifest } from '../../src/triggers/index.js';
+import type { Observation } from './desired.js';
 
 export interface RepositoryReaderOptions {
   /** Where the bare mirrors live (one `<project uid>.git` each). */
@@ -38,7 +39,7 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       kind: 'read',
       sha,
       manifest: { file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null },
-      triggers: listing.triggers.map((t) => triggerEntryFromManifest(t as unknown as Record<string, unknown>)),
+      triggers: listing.triggers.map((t) => triggerEntryFromManifest(t)),
       triggerErrors: listing.errors,
     };
   };

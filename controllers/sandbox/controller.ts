@@ -1,11 +1,12 @@
-// The Sandbox controller: makes a sandbox (through the provider) match its Sandbox resource and
-// writes the Sandbox status (its only writer). The tokens and the project's secrets are read
+// The Sandbox controller (on the runtime's object reconciler): makes a sandbox (through the
+// provider) match its Sandbox resource and writes the Sandbox status (its only writer). The tokens and the project's secrets are read
 // here, at launch, from the Session Secret and the project secrets Secret, and handed to the
 // provider: they never enter a resource. A finalizer lets the provider remove the process or
 // Pod when the Sandbox goes (with its Session); the status says `archived` meanwhile.
 import { isConflict, isNotFound, type KubeClient } from '../../src/kube/index.js';
-import type { ControllerDefinition } from '../../src/runtime/index.js';
-import { updateStatus } from '../../src/runtime/status.js';
+import {
+  annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition, type Predicate, type ReconcileContext,
+} from '../../src/runtime/index.js';
 import {
   FINALIZER, PROJECT, SANDBOX, SECRET, SESSION, projectSecretsName, secretValues, secretsRevision, sessionSecretName, sessionTokens,
   type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionSecret,
@@ -39,72 +40,62 @@ async function launchRequest(client: KubeClient, sandbox: Sandbox, ref: SandboxR
   return { request: { ...ref, sessionId: sessionName, projectId: project.metadata.uid!, template: sandbox.spec.template ?? {}, env, secretEnv } };
 }
 
+/** The deletion started (the finalizer's clean-up must run). */
+const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestamp !== !!old.metadata.deletionTimestamp;
+
+/** I/O of one reconcile: make the provider match the spec, then look at the daemon. */
+async function observeSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
+  const ref: SandboxRef = { namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! };
+  if (sandbox.spec.desiredState === 'stopped') {
+    const before = await provider.observe(ref);
+    if (before.state !== 'absent') await provider.delete(ref);
+    return { provider: { state: 'absent' }, health: null, action: before.state !== 'absent' ? 'deleted' : null };
+  }
+  let observation = await provider.observe(ref);
+  let action: SandboxObserved['action'] = null;
+  let launchError: SandboxObserved['launchError'];
+  // A sandbox in error is not started again by itself (its Session has failed).
+  if (observation.state === 'absent' && sandbox.status?.state !== 'error') {
+    const launch = await launchRequest(ctx.client, sandbox, ref);
+    if ('error' in launch) {
+      launchError = launch.error;
+    } else {
+      const died = observation.reason;
+      observation = await provider.ensure(launch.request, ctx.signal);
+      action = died ? 'restarted' : 'started';
+      if (died) observation = { ...observation, reason: died };
+    }
+  }
+  const health = observation.address && observation.state !== 'absent' ? await readDaemonHealth(observation.address) : null;
+  return { provider: observation, health, action, launchError };
+}
+
 export function sandboxController(options: SandboxControllerOptions): ControllerDefinition {
   const { provider } = options;
-  const now = options.now ?? (() => new Date());
-  return {
+  return objectController<Sandbox, SandboxObserved>({
     name: 'sandbox',
     for: SANDBOX,
     concurrency: 4,
-    async reconcile(key, ctx) {
-      const sandboxes = ctx.client.resource<Sandbox>(SANDBOX);
-      const cached = ctx.informer<Sandbox>(SANDBOX).get(key.namespace, key.name);
-      if (!cached) return;
-      const sandbox = sandboxes.decode(cached);
-      const ref: SandboxRef = { namespace: key.namespace, name: key.name, uid: sandbox.metadata.uid! };
-      const finalizers = sandbox.metadata.finalizers ?? [];
-
-      if (sandbox.metadata.deletionTimestamp) {
-        if (!finalizers.includes(FINALIZER)) return;
-        await provider.delete(ref);
+    // its own status writes do not wake it; it polls while the sandbox runs (requeueAfter)
+    predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],
+    // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says `archived` meanwhile
+    finalizer: {
+      name: FINALIZER,
+      async finalize(sandbox, ctx) {
+        await provider.delete({ namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! });
         try {
-          const archived = await updateStatus(sandboxes, sandbox, archivedStatus(sandbox, now()));
+          const archived = await ctx.resource<Sandbox>(SANDBOX).replaceStatus({ ...sandbox, status: archivedStatus(sandbox, options.now?.() ?? new Date()) });
           await ctx.client.recordEvent(archived, { type: 'Normal', reason: 'Archived', message: 'its session was deleted: the sandbox is removed' });
-          await sandboxes.mergePatch(key.namespace, key.name, { metadata: { resourceVersion: archived.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== FINALIZER) } });
         } catch (error) {
-          if (!isNotFound(error)) throw error;
+          if (!isNotFound(error) && !isConflict(error)) throw error;
         }
-        return;
-      }
-      if (!finalizers.includes(FINALIZER)) {
-        await sandboxes.mergePatch(key.namespace, key.name, { metadata: { resourceVersion: sandbox.metadata.resourceVersion, finalizers: [...finalizers, FINALIZER] } });
-        return; // the update requeues this key
-      }
-
-      let seen: SandboxObserved;
-      if (sandbox.spec.desiredState === 'stopped') {
-        const before = await provider.observe(ref);
-        if (before.state !== 'absent') await provider.delete(ref);
-        seen = { provider: { state: 'absent' }, health: null, action: before.state !== 'absent' ? 'deleted' : null };
-      } else {
-        let observation = await provider.observe(ref);
-        let action: SandboxObserved['action'] = null;
-        let launchError: SandboxObserved['launchError'];
-        if (observation.state === 'absent' && sandbox.status?.state !== 'error') {
-          const launch = await launchRequest(ctx.client, sandbox, ref);
-          if ('error' in launch) {
-            launchError = launch.error;
-          } else {
-            const died = observation.reason;
-            observation = await provider.ensure(launch.request);
-            action = died ? 'restarted' : 'started';
-            if (died) observation = { ...observation, reason: died };
-          }
-        }
-        const health = observation.address && observation.state !== 'absent' ? await readDaemonHealth(observation.address) : null;
-        seen = { provider: observation, health, action, launchError };
-      }
-      const outcome = nextSandboxStatus(sandbox, seen, now());
-      let written = sandbox;
-      try {
-        written = await updateStatus(sandboxes, sandbox, outcome.status);
-      } catch (error) {
-        if (isConflict(error)) return { requeueAfter: 200 };
-        throw error;
-      }
-      for (const event of outcome.events) await ctx.client.recordEvent(written, event);
-      const after = requeueAfterMs(outcome.status.state);
-      return after ? { requeueAfter: after } : undefined;
+      },
     },
-  };
+    observe: (sandbox, ctx) => observeSandbox(provider, sandbox, ctx),
+    compute(sandbox, observed, now) {
+      const { status, events } = nextSandboxStatus(sandbox, observed, now);
+      return { status, events, requeueAfter: requeueAfterMs(status.state) };
+    },
+    now: options.now,
+  });
 }

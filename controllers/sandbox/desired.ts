@@ -109,7 +109,7 @@ export function archivedStatus(sandbox: Sandbox, now: Date): SandboxStatus {
 
 /** How soon to look again: quickly while starting, slowly once settled. */
 export function requeueAfterMs(state: SandboxState | undefined): number | undefined {
-  if (state === 'provisioning') return 1000;
+  if (state === 'provisioning') return 250;
   if (state === 'active') return 5000;
   return undefined;
 }

@@ -196,7 +196,7 @@ function sessionEvents(session: Session, before: SessionStatus, after: SessionSt
 
 /** How soon to look again: quickly while moving, every few seconds while running (idle sweep, dead sandboxes). */
 export function requeueAfterMs(status: SessionStatusValue | undefined): number | undefined {
-  if (status === 'provisioning') return 1000;
+  if (status === 'provisioning') return 250;
   if (status === 'running') return 5000;
   return undefined;
 }

@@ -7,7 +7,7 @@ import { createApp } from './app.js';
 import { ApiError } from './errors.js';
 import type { ProjectStore } from './projects/index.js';
 import type { Principal } from './tokens.js';
-import type { Project } from '../resources/project.js';
+import type { Project, Trigger } from '../resources/index.js';
 
 const projects: Project[] = [];
 let failNextList = false;
@@ -22,7 +22,13 @@ const store: ProjectStore = {
     projects.push(created);
     return created;
   },
-  async listTriggers() { return new Map([[projects[0]?.metadata.uid ?? '', [{ slug: 'nightly', type: 'cron' }]]]); },
+  async getProject(namespace, uid) {
+    if (failNextList) { failNextList = false; throw new Error('etcd exploded with secret sauce'); }
+    return projects.find((p) => p.metadata.namespace === namespace && p.metadata.uid === uid);
+  },
+  async triggersOf(project) {
+    return project.metadata.uid === projects[0]?.metadata.uid ? [{ metadata: { name: 'web-nightly' }, spec: { slug: 'nightly', type: 'cron' } } as Trigger] : [];
+  },
 };
 
 const USER = randomUUID();

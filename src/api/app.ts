@@ -2,10 +2,14 @@
 // composition roots (src/main) decide what is real and tests can pass a local cluster.
 import express, { type Express } from 'express';
 import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
+import { dashboardGroup, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
+import { gitGroup, type GitGatewayService } from './git/index.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { httpMetrics } from './metrics.js';
+import { meGroup } from './me/index.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
 import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
 import { tokensGroup, type TokenService } from './tokens/index.js';
@@ -21,6 +25,10 @@ export interface ApiDependencies {
   projects: ProjectStore;
   /** Change-request routes (SPEC §4.1); absent: not served. */
   changeRequests?: ChangeRequestService;
+  /** Project secrets routes (SPEC §2.4); absent: not served. */
+  secrets?: ProjectSecretsService;
+  /** Git gateway and clone credential (SPEC §4.4); absent: not served. */
+  gitGateway?: GitGatewayService;
   /** Session routes and the engine proxy (issue 10); absent: not served. */
   sessions?: SessionService;
   verifyToken: TokenVerifier;
@@ -32,6 +40,8 @@ export interface ApiDependencies {
   /** Prometheus exposition served at GET /metrics (outside /v1); requests are counted when set. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
   log?: (message: string) => void;
+  /** The web dashboard's build output, served at `/`; absent: not served. */
+  dashboard?: DashboardOptions;
 }
 
 export function createApp(deps: ApiDependencies): Express {
@@ -64,10 +74,13 @@ export function createApp(deps: ApiDependencies): Express {
 /** Every route group the API serves (src/api/<group>/index.ts); mountGroups orders them by path. */
 function routeGroups(deps: ApiDependencies): RouteGroup[] {
   const scope = { namespace: deps.config.projectNamespace };
-  const groups = [projectsGroup(deps.projects, scope)];
+  const groups = [projectsGroup(deps.projects, scope), meGroup()];
   if (deps.changeRequests) groups.push(changeRequestsGroup(deps.changeRequests, scope));
+  if (deps.dashboard) groups.push(dashboardGroup(deps.dashboard));
+  if (deps.secrets) groups.push(secretsGroup(deps.secrets, scope));
+  if (deps.gitGateway) groups.push(gitGroup(deps.gitGateway, scope));
   if (deps.tokens) {
-    const projectExists = async (uid: string) => (await deps.projects.listProjects(scope.namespace)).some((p) => p.metadata.uid === uid);
+    const projectExists = async (uid: string) => (await deps.projects.getProject(scope.namespace, uid)) !== undefined;
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));

@@ -1,6 +1,7 @@
 // A small REST client for the CLI: SVC_API_URL (ending in /v1) and SVC_CLI_TOKEN (or its alias
 // SVC_EXECUTOR_TOKEN). Every command group uses it; a failed call throws ApiCallError with the
-// server's message, status and code.
+// server's message, status and code; `withApiErrors` turns it into the CLI's error line.
+import { CliError, EXIT } from './output.js';
 
 export class ApiCallError extends Error {
   constructor(
@@ -61,4 +62,21 @@ export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): A
       return parsed as T;
     },
   };
+}
+
+/**
+ * Runs a command body against the API; a failed call exits 1 with `svc: <server message>` and
+ * its code (else its HTTP status), plus the issues of a MANIFEST_INVALID. Every command group
+ * that calls the API wraps its actions in it.
+ */
+export async function withApiErrors<R>(body: () => Promise<R>): Promise<R> {
+  try {
+    return await body();
+  } catch (error) {
+    if (!(error instanceof ApiCallError)) throw error;
+    const issues = Array.isArray(error.body?.issues) ? (error.body.issues as { path: string; message: string }[]) : [];
+    const detail = issues.map((i) => `\n  ${i.path || '(top level)'}: ${i.message}`).join('');
+    const tag = error.code ? ` (${error.code})` : error.status ? ` (HTTP ${error.status})` : '';
+    throw new CliError(`${error.message}${tag}${detail}`, EXIT.invalid);
+  }
 }

@@ -10,6 +10,8 @@ import { registerCrCommands } from './commands/cr.js';
 import { registerLinkCommand } from './commands/link.js';
 import { registerProjectsCommands } from './commands/projects.js';
 import { registerDevCommand } from './commands/dev.js';
+import { registerDashboardCommand } from './commands/dashboard.js';
+import { registerSecretsCommands } from './commands/secrets.js';
 import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 
@@ -30,6 +32,8 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   // after the `projects` group: adds `svc projects link` to it
   registerLinkCommand,
   registerDevCommand,
+  registerDashboardCommand,
+  registerSecretsCommands,
   registerSessionsCommands,
   registerTokensCommands,
 ];

@@ -68,18 +68,30 @@ export function validateCommand(pathArg: string, options: { json?: boolean }): v
   setExitCode(valid ? EXIT.ok : EXIT.invalid);
 }
 
-export function shipDryRunCommand(pathArg: string, options: { json?: boolean }): void {
+export interface Preflight {
+  valid: boolean;
+  file: string | null;
+  version: number | null;
+  issues: ManifestIssue[];
+  /** what a person reads */
+  lines: string[];
+}
+
+/** The pre-flight of `svc ship`: the manifest check of the change-request merge gate (no manifest passes). */
+export function shipPreflight(pathArg: string): Preflight {
   const target = resolveTarget(pathArg, true);
-  if (!target) {
-    if (options.json) printJson({ valid: true, file: null, version: null, issues: [] });
-    else printLines([`pre-flight passed: no svc.yaml or svc.toml in ${pathArg}, nothing to validate`]);
-    setExitCode(EXIT.ok);
-    return;
-  }
+  if (!target) return { valid: true, file: null, version: null, issues: [], lines: [`pre-flight passed: no svc.yaml or svc.toml in ${pathArg}, nothing to validate`] };
   const result = check(target);
-  if (options.json) printJson({ valid: result.valid, file: target.file, version: result.version, issues: result.issues });
-  else if (result.valid) printLines([`pre-flight passed: ${target.file} (version ${result.version}), ${triggerCount(result)}`]);
-  else printLines([...result.issues.map((i) => issueLine(target.file, i)), `pre-flight failed: ${result.issues.length} issue${result.issues.length === 1 ? '' : 's'} in ${target.file}`]);
+  const lines = result.valid
+    ? [`pre-flight passed: ${target.file} (version ${result.version}), ${triggerCount(result)}`]
+    : [...result.issues.map((i) => issueLine(target.file, i)), `pre-flight failed: ${result.issues.length} issue${result.issues.length === 1 ? '' : 's'} in ${target.file}`];
+  return { valid: result.valid, file: target.file, version: result.version ?? null, issues: result.issues, lines };
+}
+
+export function shipDryRunCommand(pathArg: string, options: { json?: boolean }): void {
+  const { lines, ...result } = shipPreflight(pathArg);
+  if (options.json) printJson(result);
+  else printLines(lines);
   setExitCode(result.valid ? EXIT.ok : EXIT.invalid);
 }
 

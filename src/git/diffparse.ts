@@ -1,15 +1,8 @@
 // Parses `git diff --raw --numstat -z --no-renames` output into per-file entries.
 
-export type FileStatus = 'added' | 'modified' | 'deleted';
+import type { DiffFile, FileStatus } from '../lib/rest-shapes.js';
 
-export interface DiffFile {
-  path: string;
-  status: FileStatus;
-  additions: number;
-  deletions: number;
-  /** True for binary files; their additions and deletions are 0. */
-  binary: boolean;
-}
+export type { DiffFile, FileStatus } from '../lib/rest-shapes.js';
 
 const RAW_HEADER = /^:\d{6} \d{6} [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/;
 const NUMSTAT = /^(\d+|-)\t(\d+|-)\t/;

@@ -1,6 +1,6 @@
 // The one place that runs the git binary: isolated configuration, a scrubbed
 // environment, a timeout that kills the whole process group, redacted errors.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { GitError, TimeoutError } from './errors.js';
 import { redact } from './redact.js';
 
@@ -89,4 +89,25 @@ export function runGit(args: readonly string[], options: RunOptions): Promise<Ru
     child.stdin.on('error', () => { /* git exited before reading its input: the exit code tells */ });
     child.stdin.end(options.input ?? '');
   });
+}
+
+export interface SpawnOptions {
+  gitDir?: string;
+  env?: Record<string, string>;
+  /** The whole process group is killed after this long. */
+  timeoutMs: number;
+}
+
+/**
+ * A git process whose stdin and stdout the caller streams (the git gateway's upload-pack and
+ * receive-pack), with runGit's scrubbed environment and process-group timeout.
+ */
+export function spawnGit(args: readonly string[], options: SpawnOptions): ChildProcessWithoutNullStreams {
+  const child = spawn('git', args, { env: childEnv(options.env, options.gitDir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const timer = setTimeout(() => {
+    try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+  }, options.timeoutMs);
+  child.once('close', () => clearTimeout(timer));
+  child.stdin.on('error', () => { /* git exited before reading all of its input: the exit code tells */ });
+  return child;
 }

@@ -12,3 +12,7 @@ export {
   TimeoutError, GitError,
 } from './errors.js';
 export type { GitErrorCode } from './errors.js';
+export {
+  advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
+} from './gateway.js';
+export type { GitService, ReceivePackOptions } from './gateway.js';

@@ -7,7 +7,8 @@ import {
   NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
 import { runGit, type RunOptions, type RunResult } from './exec.js';
-import { parseRawNumstat, type DiffFile } from './diffparse.js';
+import { parseRawNumstat } from './diffparse.js';
+import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
@@ -44,27 +45,7 @@ export interface MirrorOptions {
 
 export type DiffMode = 'three-dot' | 'two-dot';
 
-export interface DiffResult {
-  base_sha: string;
-  head_sha: string;
-  /** The commit the diff starts from in three-dot mode; null for unrelated histories (diff from the empty tree) and in two-dot mode. */
-  merge_base: string | null;
-  patch: string;
-  files: DiffFile[];
-  additions: number;
-  deletions: number;
-}
-
-/** SPEC §4.1 merge preview. */
-export interface MergePreview {
-  base_sha: string;
-  head_sha: string;
-  merge_base: string | null;
-  is_up_to_date: boolean;
-  can_merge: boolean;
-  can_fast_forward: boolean;
-  conflicts: string[];
-}
+export type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 
 export interface MergeRequest {
   base: string;
@@ -73,13 +54,6 @@ export interface MergeRequest {
   message: string;
   /** Refuse with HeadMovedError unless the head is at this sha. */
   expectedHeadSha?: string;
-}
-
-export interface MergeResult {
-  merge_commit_sha: string;
-  base_commit_sha: string;
-  head_commit_sha: string;
-  fast_forward: boolean;
 }
 
 const writeLocks = new KeyedMutex();
@@ -440,6 +414,22 @@ export class Mirror {
     await this.resolveExisting(unique);
     const input = unique.map((sha) => `update refs/svc/keep/${sha} ${sha}\n`).join('');
     await this.git(['update-ref', '--stdin'], { input });
+  }
+
+  /**
+   * Runs `fn` under the mirror's write lock, the mirror created: no fetch, merge or push of
+   * this process runs meanwhile (the git gateway's receive-pack updates refs in it).
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      await this.ensureCreatedLocked();
+      return fn();
+    });
+  }
+
+  /** How a git command run in the mirror reaches the host: its URL (no userinfo), `-c` options and environment with the credentials. */
+  hostInvocation(): { url: string; configArgs: string[]; env: Record<string, string>; secrets: string[] } {
+    return { url: this.remote.url, ...remoteInvocation(this.remote) };
   }
 
   // ---------------------------------------------------------------- internals

@@ -65,12 +65,12 @@ export class CachedResource<T extends KubeObject> {
   }
 
   mergePatch(namespace: string, name: string, patch: object): Promise<T> {
-    return conflicts(`patch ${this.type.kind} ${namespace}/${name}`, () => this.client.mergePatch(namespace, name, patch));
+    return withConflictError(`patch ${this.type.kind} ${namespace}/${name}`, () => this.client.mergePatch(namespace, name, patch));
   }
 
   /** PUT /status with obj's resourceVersion (the runtime's status gate decides whether to call it). */
   replaceStatus(obj: T): Promise<T> {
-    return conflicts(`write status of ${this.type.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, () => this.client.replaceStatus(obj));
+    return withConflictError(`write status of ${this.type.kind} ${obj.metadata.namespace}/${obj.metadata.name}`, () => this.client.replaceStatus(obj));
   }
 
   /** Deletes this exact object (uid precondition); already gone is fine. */
@@ -83,7 +83,8 @@ export class CachedResource<T extends KubeObject> {
   }
 }
 
-async function conflicts<R>(what: string, write: () => Promise<R>): Promise<R> {
+/** Runs a write; a 409 Conflict (stale resourceVersion) leaves as ConflictError naming `what`. */
+export async function withConflictError<R>(what: string, write: () => Promise<R>): Promise<R> {
   try {
     return await write();
   } catch (error) {

@@ -44,6 +44,49 @@ export interface SerializedChangeRequest {
   updated_at: string | null;
 }
 
+// Git results as the change-request routes send them (computed by src/git, which re-exports them).
+
+export type FileStatus = 'added' | 'modified' | 'deleted';
+
+export interface DiffFile {
+  path: string;
+  status: FileStatus;
+  additions: number;
+  deletions: number;
+  /** True for binary files; their additions and deletions are 0. */
+  binary: boolean;
+}
+
+/** SPEC §4.1 diff. */
+export interface DiffResult {
+  base_sha: string;
+  head_sha: string;
+  /** The commit the diff starts from in three-dot mode; null for unrelated histories (diff from the empty tree) and in two-dot mode. */
+  merge_base: string | null;
+  patch: string;
+  files: DiffFile[];
+  additions: number;
+  deletions: number;
+}
+
+/** SPEC §4.1 merge preview. */
+export interface MergePreview {
+  base_sha: string;
+  head_sha: string;
+  merge_base: string | null;
+  is_up_to_date: boolean;
+  can_merge: boolean;
+  can_fast_forward: boolean;
+  conflicts: string[];
+}
+
+export interface MergeResult {
+  merge_commit_sha: string;
+  base_commit_sha: string;
+  head_commit_sha: string;
+  fast_forward: boolean;
+}
+
 /** A token as `GET /v1/tokens` and `svc tokens ls --json` show it: never its value (docs/tokens.md). */
 export interface SerializedToken {
   name: string;

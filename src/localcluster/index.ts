@@ -1,8 +1,11 @@
 // The embedded Kubernetes-compatible API server (DESIGN.md §6). See README.md for its limits.
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Cluster } from './cluster.js';
+import { Authorizer } from './rbac.js';
 import { createHandler } from './server.js';
+import { servingCertificate } from './tls.js';
 
 export interface LocalClusterOptions {
   dataDir: string;
@@ -14,10 +17,18 @@ export interface LocalClusterOptions {
   bookmarkIntervalMs?: number;
   /** Watch events kept for replay from a resourceVersion; older ones get 410 (default 10,000). */
   watchHistory?: number;
+  /**
+   * Authentication and RBAC (rbac.ts): only `adminToken` (all-powerful) and ServiceAccount
+   * tokens from the TokenRequest API are accepted, and a ServiceAccount may do only what its
+   * Roles and ClusterRoles grant. Default false: every request is allowed, any token accepted.
+   */
+  authorization?: boolean;
+  /** The admin's bearer token when `authorization` is on (default: the one kubeconfigYaml writes). */
+  adminToken?: string;
 }
 
 export interface LocalCluster {
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT (https:// with authorization) */
   url: string;
   port: number;
   close(): Promise<void>;
@@ -26,7 +37,11 @@ export interface LocalCluster {
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
   const cluster = await Cluster.open(opts.dataDir, opts.watchHistory);
   const host = opts.host ?? '127.0.0.1';
-  const server = http.createServer(createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host }));
+  const authorizer = new Authorizer(cluster, opts.authorization ?? false, [opts.adminToken ?? DEFAULT_TOKEN], opts.dataDir);
+  const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer });
+  // kubectl sends tokens only over TLS: with authorization the cluster serves https
+  const tls = opts.authorization ? servingCertificate(opts.dataDir) : undefined;
+  const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -35,7 +50,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -46,7 +61,13 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   };
 }
 
-/** A kubeconfig for the local cluster (plain http: `insecure-skip-tls-verify: true`). Any token is accepted. */
+const DEFAULT_TOKEN = 'svc-local-token';
+
+/**
+ * A kubeconfig for the local cluster (plain http: `insecure-skip-tls-verify: true`). Any token is
+ * accepted unless the cluster enforces authorization: then the admin token (the default one) or a
+ * ServiceAccount token (`kubectl create token NAME`).
+ */
 export function kubeconfigYaml(url: string, opts: { user?: string; token?: string; namespace?: string; context?: string } = {}): string {
   const context = opts.context ?? 'svc-local';
   const user = opts.user ?? 'svc-local-user';
@@ -63,7 +84,7 @@ export function kubeconfigYaml(url: string, opts: { user?: string; token?: strin
     'users:',
     `- name: ${q(user)}`,
     '  user:',
-    `    token: ${q(opts.token ?? 'svc-local-token')}`,
+    `    token: ${q(opts.token ?? DEFAULT_TOKEN)}`,
     'contexts:',
     `- name: ${q(context)}`,
     '  context:',

@@ -1,14 +1,14 @@
-// `node dist/src/localcluster/main.js --data-dir DIR [--port N] [--host H]`: prints the URL when
-// listening; exits cleanly on SIGTERM/SIGINT.
+// `node dist/src/localcluster/main.js --data-dir DIR [--port N] [--host H] [--authorization]`:
+// prints the URL when listening; exits cleanly on SIGTERM/SIGINT. --authorization: RBAC (rbac.ts).
 import { parseArgs } from 'node:util';
 import { startLocalCluster } from './index.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { 'data-dir': { type: 'string' }, port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
+    options: { 'data-dir': { type: 'string' }, port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' }, authorization: { type: 'boolean', default: false } },
   });
   if (!values['data-dir']) {
-    process.stderr.write('usage: localcluster --data-dir DIR [--port N] [--host H]\n');
+    process.stderr.write('usage: localcluster --data-dir DIR [--port N] [--host H] [--authorization]\n');
     process.exit(2);
   }
   const port = Number(values.port);
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     process.stderr.write(`localcluster: invalid --port ${values.port}\n`);
     process.exit(2);
   }
-  const cluster = await startLocalCluster({ dataDir: values['data-dir'], port, host: values.host });
+  const cluster = await startLocalCluster({ dataDir: values['data-dir'], port, host: values.host, authorization: values.authorization });
   process.stdout.write(`${cluster.url}\n`);
   let closing = false;
   const stop = () => {

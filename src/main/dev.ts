@@ -142,7 +142,7 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTA
 
 /** The session settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process', SVC_ALLOW_LOCAL_REPOS: '1' };
+  const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process' };
   if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
@@ -278,6 +278,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
+      `  dashboard:  ${apiBase}/  (sign in with the admin token: ${token})`,
       `  cluster:    ${cluster.url}`,
       `  kubeconfig: ${kubeconfigPath}`,
       '',

@@ -3,9 +3,7 @@
 import * as z from 'zod';
 import { cronProblem, isIanaZone } from './cron.js';
 import { ALWAYS, isRecord, nonEmptyString, report, secretEnvName, slug, whenPresent } from './rules.js';
-
-export const TRIGGER_TYPES = ['cron', 'webhook'] as const;
-export const SESSION_MODES = ['fresh', 'reuse'] as const;
+import { SESSION_MODES, TRIGGER_TYPES, type SessionMode, type TriggerType } from '../lib/trigger-kinds.js';
 
 /** Canonical field -> its alias. The parser and the validator accept both spellings, never both at once. */
 export const TRIGGER_ALIASES = {
@@ -20,12 +18,12 @@ type Canonical = keyof typeof TRIGGER_ALIASES;
 
 export interface NormalizedTrigger {
   slug: string;
-  type: 'cron' | 'webhook';
+  type: TriggerType;
   name: string;
   prompt: string;
   agent: string;
   model?: string;
-  session_mode: 'fresh' | 'reuse';
+  session_mode: SessionMode;
   enabled: boolean;
   cron?: string;
   run_at?: string;

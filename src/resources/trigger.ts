@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { localRef, SECRET_ENV_PATTERN, SLUG_PATTERN, statusBase, timestamp } from './common.js';
 import type { Resource } from './meta.js';
+import { SESSION_MODES, TRIGGER_TYPES } from '../lib/trigger-kinds.js';
 
-export const TRIGGER_TYPES = ['cron', 'webhook'] as const;
+export { SESSION_MODES, TRIGGER_TYPES, type SessionMode, type TriggerType } from '../lib/trigger-kinds.js';
 export const TriggerTypeSchema = z.enum(TRIGGER_TYPES);
-export type TriggerType = z.infer<typeof TriggerTypeSchema>;
-
-export const SESSION_MODES = ['fresh', 'reuse'] as const;
 export const SessionModeSchema = z.enum(SESSION_MODES);
-export type SessionMode = z.infer<typeof SessionModeSchema>;
 
 /** A trigger entry of the manifest after normalization (aliases resolved, defaults applied; SPEC §2.5). */
 export const TriggerEntrySchema = z.object({

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../../src/api/app.js';
 import { ChangeRequestService, kubeChangeRequestStore } from '../../src/api/change-requests/index.js';
+import { GitGatewayService, kubeGitGatewayStore } from '../../src/api/git/index.js';
+import { ProjectSecretsService, kubeProjectSecretsStore } from '../../src/api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../../src/api/kube-store.js';
 import { mintToken, secretTokenVerifier, type TokenGrant } from '../../src/api/tokens.js';
 import type { KubeClient } from '../../src/kube/index.js';
@@ -59,6 +61,8 @@ export async function startHarness(options: { fetchMaxAgeMs?: number } = { fetch
   const app = createApp({
     projects,
     changeRequests: service,
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, NAMESPACE)),
     isReady: () => true,
     config: { projectNamespace: NAMESPACE },

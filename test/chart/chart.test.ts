@@ -90,10 +90,19 @@ describe('charts/svc', () => {
     expect(leader.metadata.namespace).toBe('svc-system');
     expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
     const api = rules('ClusterRole', 'rel-svc-api');
-    expect(verbs(api, 'projects')).toEqual(['create', 'list', 'watch']);
+    expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
+    expect(verbs(api, 'projects/status')).toEqual(['update']);
+    expect(verbs(api, 'changerequests')).toEqual(['create', 'delete', 'get', 'list', 'update']);
+    expect(verbs(api, 'changerequests/status')).toEqual(['update']);
+    expect(verbs(api, 'namespaces')).toEqual(['get']);
     expect(verbs(operator, 'events')).toEqual(['create']);
+    // Secrets: never cluster-wide for the API; token Secrets in the release namespace, git
+    // credentials read in the project namespace (test/chart/rbac-journey.test.ts runs with these)
     expect(verbs(api, 'secrets')).toEqual([]);
-    expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['get']);
+    expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['create', 'delete', 'get', 'list', 'patch']);
+    const credentials = find(manifests, 'Role', 'rel-svc-api-git-credentials') as unknown as { metadata: { namespace: string }; rules: Rule[] };
+    expect(credentials.metadata.namespace).toBe('default');
+    expect(verbs(credentials.rules, 'secrets')).toEqual(['get']);
     for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
       for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
     }

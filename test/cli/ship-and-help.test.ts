@@ -36,10 +36,12 @@ describe('svc ship', () => {
     });
   });
 
-  it('without --dry-run says plainly that shipping is not implemented, exit 2', () => {
-    expect(svc(['ship', `${FIXTURES}/valid-v2`])).toEqual({
-      code: 2, stdout: '', stderr: 'svc: shipping is not implemented yet; run `svc ship --dry-run` for the pre-flight validation\n',
-    });
+  it('without --dry-run, an invalid manifest stops it before anything is pushed, exit 1', () => {
+    const r = svc(['ship', `${FIXTURES}/invalid-v2`, '--title', 'x']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`pre-flight failed: 4 issues in ${FIXTURES}/invalid-v2/svc.yaml`);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('svc: pre-flight failed: fix the manifest, commit, and run svc ship again; nothing was pushed');
   });
 });
 

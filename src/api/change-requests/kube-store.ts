@@ -1,31 +1,23 @@
 // ChangeRequestStore over the Kubernetes API. Reads go to the API server (not an informer
 // cache), so a client sees its own writes at once. Numbers: Project status
 // lastChangeRequestNumber, raised by compare-and-swap (docs/change-requests.md).
-import { isAlreadyExists, isConflict, type KubeClient } from '../../kube/index.js';
+import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
 import type { GitCredentials } from '../../git/index.js';
 import {
-  CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SECRET, SESSION, isValidName,
-  type ChangeRequest, type KubeObject, type Project,
+  CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SESSION, isValidName,
+  type ChangeRequest, type Project,
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
-import { CredentialsUnavailableError, NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
+import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
 const COUNTER_ATTEMPTS = 100;
 
-function decode(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+export interface KubeChangeRequestStoreOptions {
+  /** Project by uid from a cache (the API's project store); a miss asks the API server, so a Project created a moment ago is found. */
+  cachedProject?: (namespace: string, uid: string) => Promise<Project | undefined>;
 }
 
-async function stale<T>(what: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isConflict(error)) throw new StaleWriteError(what);
-    throw error;
-  }
-}
-
-export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
+export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRequestStoreOptions = {}): ChangeRequestStore {
   const projects = client.resource<Project>(PROJECT);
   const crs = client.resource<ChangeRequest>(CHANGE_REQUEST);
   const accounts = new Map<string, string>();
@@ -40,8 +32,8 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
 
   return {
     async findProject(namespace, uid) {
-      const { items } = await projects.list(namespace);
-      return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
+      const project = (await options.cachedProject?.(namespace, uid)) ?? (await projects.list(namespace)).items.find((p) => p.metadata.uid === uid);
+      return project && !project.metadata.deletionTimestamp ? project : undefined;
     },
 
     async listProjects(namespace) {
@@ -61,15 +53,9 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
     },
 
     async gitCredentials(project): Promise<GitCredentials | null> {
-      const ref = project.spec.gitCredentialsSecretRef?.name;
-      if (!ref) return null;
-      const secret = await client.resource<KubeObject & { data?: Record<string, string> }>(SECRET).find(project.metadata.namespace!, ref);
-      if (!secret) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} does not exist`);
-      const data = secret.data ?? {};
-      const username = decode(data.username);
-      const password = decode(data.password) ?? decode(data.token);
-      if (password === undefined) throw new CredentialsUnavailableError(`the git credentials Secret ${ref} has neither a password nor a token key`);
-      return { username: username || (data.password !== undefined ? 'git' : 'x-access-token'), password };
+      const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
+      if (!lookup.ok) throw new CredentialsUnavailableError(lookup.message);
+      return lookup.credentials;
     },
 
     async sessionExists(namespace, sessionId) {
@@ -114,9 +100,9 @@ export function kubeChangeRequestStore(client: KubeClient): ChangeRequestStore {
       }
     },
 
-    writeStatus: (cr, status) => stale(`change request ${cr.metadata.name}`, () => crs.replaceStatus({ ...cr, status })),
+    writeStatus: (cr, status) => withConflictError(`change request ${cr.metadata.name}`, () => crs.replaceStatus({ ...cr, status })),
 
-    writeSpec: (cr, spec) => stale(`change request ${cr.metadata.name}`, () => crs.replace({ ...cr, spec })),
+    writeSpec: (cr, spec) => withConflictError(`change request ${cr.metadata.name}`, () => crs.replace({ ...cr, spec })),
 
     recordEvent: (cr, event) => client.recordEvent(cr, event),
 

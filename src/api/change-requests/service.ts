@@ -4,7 +4,7 @@
 import {
   openMirror, RefNotFoundError, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
 } from '../../git/index.js';
-import { checkManifest, MANIFEST_FILES, type ManifestIssue } from '../../manifest/index.js';
+import { readManifestAt, type ManifestIssue } from '../../manifest/index.js';
 import {
   API_VERSION, CHANGE_REQUEST, LABEL_PROJECT, changeRequestName, controllerReference,
   type ChangeRequest, type ChangeRequestStatus, type Project,
@@ -457,13 +457,8 @@ function mergeInProgress(cr: ChangeRequest): ApiError {
 
 /** Issues of the manifest at `sha` (svc.yaml, else svc.toml); null when valid or absent. */
 async function manifestIssues(mirror: Mirror, sha: string): Promise<ManifestIssue[] | null> {
-  for (const file of MANIFEST_FILES) {
-    const text = await mirror.readFile(sha, file);
-    if (text === null) continue;
-    const check = checkManifest(file, text);
-    return check.valid ? null : check.issues;
-  }
-  return null;
+  const manifest = await readManifestAt((at, file) => mirror.readFile(at, file), sha);
+  return manifest && !manifest.check.valid ? manifest.check.issues : null;
 }
 
 function oneLine(text: string, max = 200): string {

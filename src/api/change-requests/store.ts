@@ -3,13 +3,8 @@
 import type { GitCredentials } from '../../git/index.js';
 import type { ChangeRequest, ChangeRequestStatus, Project } from '../../resources/index.js';
 
-/** A write lost a race (resourceVersion precondition failed): re-read and decide again. */
-export class StaleWriteError extends Error {
-  constructor(what: string) {
-    super(`${what} changed concurrently`);
-    this.name = 'StaleWriteError';
-  }
-}
+/** A write lost a race (resourceVersion precondition failed): re-read and decide again. The kube layer's one Conflict error. */
+export { ConflictError as StaleWriteError } from '../../kube/index.js';
 
 /** A ChangeRequest with this number already exists (the counter was behind). */
 export class NumberTakenError extends Error {

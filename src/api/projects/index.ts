@@ -3,7 +3,7 @@ import type { RouteGroup } from '../groups.js';
 import { projectRoutes, type ProjectRoutesConfig, type ProjectStore } from './routes.js';
 
 export {
-  parseCreateProject, projectResource, projectRoutes, serializeProject,
+  parseCreateProject, projectResource, projectRoutes, serializeProject, serializeTrigger,
   type CreateProjectRequest, type ProjectRoutesConfig, type ProjectStore, type SerializedProject, type SerializedTrigger,
 } from './routes.js';
 

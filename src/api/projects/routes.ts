@@ -2,22 +2,26 @@
 // serialized project shape (docs/api.md).
 import { Router } from 'express';
 import { branchNameProblem, localRepoRefusal } from '../../git/index.js';
-import { redactUrls } from '../../lib/redact-url.js';
 import { API_VERSION, PROJECT } from '../../resources/constants.js';
-import type { Project } from '../../resources/project.js';
+import type { Project, Trigger } from '../../resources/index.js';
 import { requireAccess } from '../auth.js';
 import { canSeeProject } from '../authz.js';
 import { badRequest, notFound } from '../errors.js';
 import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
+import { serializeProject, serializeTrigger } from './serialize.js';
 
-/** What the project routes need from the cluster (an adapter over the kube client). */
+export { serializeProject, serializeTrigger } from './serialize.js';
+
+/** What the project routes need from the cluster (kube-store.ts: cached reads, client writes). */
 export interface ProjectStore {
   /** Projects of one namespace (account). */
   listProjects(namespace: string): Promise<Project[]>;
+  /** The Project of the namespace with this uid. */
+  getProject(namespace: string, uid: string): Promise<Project | undefined>;
   /** Creates the Project; throws ApiError 409 when the name is taken. */
   createProject(project: Project): Promise<Project>;
-  /** Normalized trigger entries of the Trigger resources owned by a project, by project uid. */
-  listTriggers(namespace: string): Promise<Map<string, SerializedTrigger[]>>;
+  /** The Trigger resources the project controls. */
+  triggersOf(project: Project): Promise<Trigger[]>;
 }
 
 export interface ProjectRoutesConfig {
@@ -81,28 +85,6 @@ export function projectResource(request: CreateProjectRequest, namespace: string
   };
 }
 
-export function serializeProject(project: Project, triggers: SerializedTrigger[] = []): SerializedProject {
-  const status = project.status ?? {};
-  const manifest = status.manifest;
-  return {
-    id: project.metadata.uid ?? '',
-    name: project.metadata.name ?? '',
-    namespace: project.metadata.namespace ?? '',
-    // the spec keeps a credential someone put in the URL; no REST reader sees it
-    repo_url: redactUrls(project.spec.repoUrl),
-    default_branch: project.spec.defaultBranch ?? 'main',
-    description: project.spec.description ?? null,
-    default_branch_sha: status.defaultBranchSha ?? null,
-    manifest: manifest
-      ? { file: manifest.file ?? null, version: manifest.version ?? null, valid: manifest.valid, issues: manifest.issues ?? [] }
-      : null,
-    triggers: [...triggers].sort((a, b) => a.slug.localeCompare(b.slug)),
-    trigger_errors: status.triggerErrors ?? [],
-    conditions: status.conditions ?? [],
-    created_at: project.metadata.creationTimestamp ?? null,
-  };
-}
-
 export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig): Router {
   const router = Router();
 
@@ -115,22 +97,22 @@ export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig):
     res.status(201).json({ project: serializeProject(created) });
   });
 
+  const withTriggers = async (project: Project) => serializeProject(project, (await store.triggersOf(project)).map(serializeTrigger));
+
   router.get('/', async (_req, res) => {
     const principal = requireAccess(res, { access: 'read', projectUid: null });
-    const [projects, triggers] = await Promise.all([store.listProjects(config.namespace), store.listTriggers(config.namespace)]);
-    const visible = projects.filter((p) => canSeeProject(principal, p.metadata.uid ?? ''));
+    const visible = (await store.listProjects(config.namespace)).filter((p) => canSeeProject(principal, p.metadata.uid ?? ''));
     visible.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
-    res.json({ projects: visible.map((p) => serializeProject(p, triggers.get(p.metadata.uid ?? ''))) });
+    res.json({ projects: await Promise.all(visible.map(withTriggers)) });
   });
 
   router.get('/:projectId', async (req, res) => {
     const id = req.params.projectId;
     if (!UUID.test(id)) throw badRequest(`project id ${JSON.stringify(id)} is not a UUID`);
     requireAccess(res, { access: 'read', projectUid: id.toLowerCase() });
-    const [projects, triggers] = await Promise.all([store.listProjects(config.namespace), store.listTriggers(config.namespace)]);
-    const project = projects.find((p) => p.metadata.uid?.toLowerCase() === id.toLowerCase());
+    const project = await store.getProject(config.namespace, id.toLowerCase());
     if (!project) throw notFound(`project ${id} not found`);
-    res.json({ project: serializeProject(project, triggers.get(project.metadata.uid ?? '')) });
+    res.json({ project: await withTriggers(project) });
   });
 
   return router;

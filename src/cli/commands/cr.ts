@@ -2,11 +2,10 @@
 // sandbox environment: SVC_PROJECT_ID, SVC_BRANCH_NAME|SVC_HEAD_REF, SVC_SESSION_ID; outside a
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
-import type { MergePreview } from '../../git/index.js';
-import type { SerializedChangeRequest } from '../../lib/rest-shapes.js';
-import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
+import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
-import { linkedProject, resolveProject } from './link.js';
+import { resolveProjectId } from './link.js';
 
 /** A change request as the REST API serializes it. */
 export type CrView = SerializedChangeRequest;
@@ -16,18 +15,6 @@ export type PreviewView = MergePreview;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
-
-/** Runs a command body; an API error prints the server's message (and MANIFEST_INVALID issues) and exits 1. */
-export async function withApiErrors(body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (error) {
-    if (!(error instanceof ApiCallError)) throw error;
-    const issues = Array.isArray(error.body?.issues) ? (error.body.issues as { path: string; message: string }[]) : [];
-    const detail = issues.map((i) => `\n  ${i.path || '(top level)'}: ${i.message}`).join('');
-    throw new CliError(`${error.message}${error.code ? ` (${error.code})` : ''}${detail}`, EXIT.invalid);
-  }
-}
 
 /** `3`, `#3` or a UUID -> a number or an id; anything else is a usage error. */
 export function parseCrRef(ref: string): { id: string } | { number: number } {
@@ -86,9 +73,7 @@ interface Context { client: ApiClient; projectId: string; base: string }
 
 async function context(projectOption: string | undefined): Promise<Context> {
   const client = createApiClient();
-  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
-  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
-  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+  const projectId = await resolveProjectId(client, projectOption);
   return { client, projectId, base: `/projects/${projectId}/change-requests` };
 }
 
@@ -101,7 +86,7 @@ async function findCr(ctx: Context, ref: string): Promise<CrView> {
   return found;
 }
 
-const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
+export const PROJECT_OPTION = ['--project <id>', 'project id or name (default: SVC_PROJECT_ID, else the linked project)'] as const;
 
 function act(action: (...args: never[]) => Promise<void>) {
   return (...args: unknown[]) => withApiErrors(() => (action as (...a: unknown[]) => Promise<void>)(...args));

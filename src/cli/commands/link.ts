@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Command } from 'commander';
-import { createApiClient, type ApiClient } from '../api-client.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT } from '../output.js';
 
 const run = promisify(execFile);
@@ -44,6 +44,13 @@ export async function resolveProject(client: ApiClient, ref: string): Promise<Pr
   return found;
 }
 
+/** The project a command acts on: `--project` (id or name), else SVC_PROJECT_ID, else the linked one. */
+export async function resolveProjectId(client: ApiClient, projectOption: string | undefined): Promise<string> {
+  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
+  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
+  return UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+}
+
 export function registerLinkCommand(program: Command): void {
   const projects = program.commands.find((c) => c.name() === 'projects') ?? program.command('projects').description('projects');
   projects
@@ -52,7 +59,6 @@ export function registerLinkCommand(program: Command): void {
     .argument('[project]', 'project id or name')
     .option('--json', 'print { project_id }')
     .action(async (ref: string | undefined, opts: { json?: boolean }) => {
-      const { withApiErrors } = await import('./cr.js');
       await withApiErrors(async () => {
         const cwd = process.cwd();
         if (ref === undefined) {

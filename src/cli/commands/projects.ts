@@ -1,6 +1,6 @@
 // `svc projects create|ls|show` over the REST API (docs/api.md). Output formatting is pure.
 import type { Command } from 'commander';
-import { ApiCallError, createApiClient, type ApiClient } from '../api-client.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
 import type { SerializedProject } from '../../lib/rest-shapes.js';
 
@@ -46,18 +46,9 @@ export function formatProject(p: ProjectView): string[] {
   return lines;
 }
 
-/** Runs a command against the API; a failed call becomes `svc: <server message>` and exit 1. */
+/** Runs a command with an API client; a failed call becomes `svc: <server message>` and exit 1. */
 function withApi<A extends unknown[]>(action: (client: ApiClient, ...args: A) => Promise<void>): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    try {
-      await action(createApiClient(), ...args);
-    } catch (error) {
-      if (error instanceof ApiCallError) {
-        throw new CliError(error.status ? `${error.message} (HTTP ${error.status}${error.code ? ` ${error.code}` : ''})` : error.message, EXIT.invalid);
-      }
-      throw error;
-    }
-  };
+  return (...args: A) => withApiErrors(() => action(createApiClient(), ...args));
 }
 
 /** Accepts the project's id (UUID) or its name. */

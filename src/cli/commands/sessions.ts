@@ -2,9 +2,8 @@
 // comes from --project, else SVC_PROJECT_ID, else the `svc projects link`ed repository.
 // Formatting is pure.
 import type { Command } from 'commander';
-import { createApiClient, type ApiClient } from '../api-client.js';
+import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
-import { withApiErrors } from './cr.js';
 import { linkedProject, resolveProject } from './link.js';
 
 /** A session as the REST API serializes it. */

@@ -1,0 +1,117 @@
+// The git gateway's routes (thin): `GET clone-credential` (bearer sandbox token) and git smart
+// HTTP (`GET info/refs`, `POST git-upload-pack`, `POST git-receive-pack`; HTTP Basic with the
+// clone credential). Mounted before the /v1 router: no bearer auth, no JSON parsing, raw bodies.
+import { Router, type Request, type Response } from 'express';
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import {
+  advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, serveReceivePack, serveUploadPack, setMirrorHead,
+  GIT_SERVICES, type GitCredentials, type GitService,
+} from '../../git/index.js';
+import { ApiError } from '../errors.js';
+import { CredentialsUnavailableError } from '../change-requests/store.js';
+import { Unauthenticated, type GatewayCaller, type GitGatewayService } from './service.js';
+
+export interface GitRoutesConfig {
+  /** Namespace (account) of the projects. */
+  namespace: string;
+}
+
+const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
+
+/** Mounted under /v1/projects/:projectId/git with mergeParams. */
+const projectIdOf = (req: Request) => String((req.params as Record<string, string>).projectId);
+
+function basicCredential(header: string | undefined): GitCredentials | null {
+  const m = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** A 401 carries the challenge git needs before it asks its credential helper. */
+async function authenticated<T>(res: Response, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof Unauthenticated) res.set('www-authenticate', `${error.scheme} realm="svc"`);
+    throw error;
+  }
+}
+
+function requestBody(req: Request): Readable {
+  const encoding = (req.get('content-encoding') ?? '').toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return req.pipe(createGunzip());
+  if (encoding && encoding !== 'identity') throw new ApiError(415, `unsupported Content-Encoding ${encoding}`);
+  return req;
+}
+
+function startGitResponse(res: Response, contentType: string): void {
+  res.status(200).set({ 'content-type': contentType, 'cache-control': 'no-cache, max-age=0, must-revalidate', pragma: 'no-cache' });
+}
+
+/** The host could not be read: git shows an ERR packet as `remote error: ...`. */
+function hostProblem(error: unknown): string | null {
+  if (error instanceof GitEngineError || error instanceof CredentialsUnavailableError) {
+    return `svc: the project repository cannot be reached: ${error.message}`;
+  }
+  return null;
+}
+
+export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): Router {
+  const router = Router({ mergeParams: true });
+  const hooks = ensureGatewayHooks(service.mirrorDir);
+  hooks.catch(() => undefined); // reported by the first push that needs it
+
+  const caller = (req: Request, res: Response): Promise<GatewayCaller> =>
+    authenticated(res, () => service.authenticateGit(config.namespace, projectIdOf(req), basicCredential(req.get('authorization'))));
+
+  router.get('/clone-credential', async (req, res) => {
+    const bearer = BEARER.exec(req.get('authorization') ?? '')?.[1];
+    const credential = await authenticated(res, () => service.cloneCredential(config.namespace, projectIdOf(req), bearer));
+    res.set('cache-control', 'no-store').json(credential);
+  });
+
+  router.get('/info/refs', async (req, res) => {
+    const name = req.query.service;
+    if (!GIT_SERVICES.includes(name as GitService)) {
+      throw new ApiError(400, 'only git smart HTTP is served: GET info/refs?service=git-upload-pack or git-receive-pack');
+    }
+    const gitService = name as GitService;
+    const { project } = await caller(req, res);
+    const mirror = await service.mirror(project);
+    let body: Buffer;
+    try {
+      // what a client sees (and pushes against) is the host's state now
+      await mirror.fetch({ force: true });
+      await setMirrorHead(mirror, project.spec.defaultBranch ?? 'main');
+      body = await advertiseRefs(mirror, gitService, req.get('git-protocol'));
+    } catch (error) {
+      const problem = hostProblem(error);
+      if (!problem) throw error;
+      body = Buffer.concat([Buffer.from(`001e# service=${gitService}\n0000`), errorPacket(problem)]);
+    }
+    startGitResponse(res, `application/x-${gitService}-advertisement`);
+    res.end(body);
+  });
+
+  router.post('/git-upload-pack', async (req, res) => {
+    const { project } = await caller(req, res);
+    const mirror = await service.mirror(project);
+    const input = requestBody(req);
+    startGitResponse(res, 'application/x-git-upload-pack-result');
+    await serveUploadPack(mirror, input, res, req.get('git-protocol')).catch(() => res.destroy());
+  });
+
+  router.post('/git-receive-pack', async (req, res) => {
+    const { project, sessionId } = await caller(req, res);
+    const mirror = await service.mirror(project);
+    const input = requestBody(req);
+    const hooksDir = await hooks;
+    startGitResponse(res, 'application/x-git-receive-pack-result');
+    await serveReceivePack(mirror, input, res, { allowedRef: `refs/heads/${sessionId}`, hooksDir }).catch(() => res.destroy());
+  });
+
+  return router;
+}

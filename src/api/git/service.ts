@@ -1,0 +1,96 @@
+// The git gateway's domain (SPEC §4.4, DESIGN §4): who may use the gateway, the clone credential,
+// and the project's mirror. A sandbox proves itself with its sandbox token (kept in the Session's
+// Secret) to get a clone credential; git then presents that credential as HTTP Basic.
+import { openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
+import type { CloneCredential } from '../../lib/git-credential.js';
+import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCredential } from '../../lib/sandbox-token.js';
+import { controllerOf, type Project, type Session } from '../../resources/index.js';
+import { ApiError } from '../errors.js';
+
+/** What the gateway reads from the cluster. */
+export interface GitGatewayStore {
+  findProject(namespace: string, uid: string): Promise<Project | undefined>;
+  findSession(namespace: string, sessionId: string): Promise<Session | undefined>;
+  /** The `sandboxToken` key of the Session's Secret `svc-session-<id>`. */
+  sandboxToken(namespace: string, sessionId: string): Promise<string | undefined>;
+  /** The project's own credentials for its host (null: none needed). */
+  gitCredentials(project: Project): Promise<GitCredentials | null>;
+}
+
+export interface GitGatewayOptions {
+  store: GitGatewayStore;
+  /** The change-request service's mirror dir: a push is seen by the CR routes at once. */
+  mirrorDir: string;
+  now?: () => number;
+}
+
+/** A request the gateway let through: the project and the session whose branch it may push. */
+export interface GatewayCaller {
+  project: Project;
+  sessionId: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class Unauthenticated extends ApiError {
+  constructor(message: string, readonly scheme: 'Basic' | 'Bearer') {
+    super(401, message);
+  }
+}
+
+export class GitGatewayService {
+  private readonly now: () => number;
+
+  constructor(private readonly options: GitGatewayOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The project and its live session `sessionId`, or undefined (either missing, deleting, or not related). */
+  private async sessionOfProject(namespace: string, projectId: string, sessionId: string): Promise<GatewayCaller | undefined> {
+    if (!UUID.test(projectId) || !UUID.test(sessionId)) return undefined;
+    const [project, session] = await Promise.all([
+      this.options.store.findProject(namespace, projectId),
+      this.options.store.findSession(namespace, sessionId),
+    ]);
+    if (!project || project.metadata.deletionTimestamp || !session || session.metadata.deletionTimestamp) return undefined;
+    const owner = controllerOf(session);
+    if (session.spec.projectRef.name !== project.metadata.name || (owner && owner.uid !== project.metadata.uid)) return undefined;
+    return { project, sessionId };
+  }
+
+  /** `GET .../git/clone-credential` with the sandbox token as bearer; 401 for any other token. */
+  async cloneCredential(namespace: string, projectId: string, bearer: string | undefined): Promise<CloneCredential> {
+    const refused = new Unauthenticated('a sandbox token is required: Authorization: Bearer $SVC_SANDBOX_TOKEN of a session of this project', 'Bearer');
+    const sessionId = bearer ? sandboxTokenSession(bearer) : undefined;
+    if (!bearer || !sessionId) throw refused;
+    const caller = await this.sessionOfProject(namespace, projectId, sessionId);
+    const stored = caller && (await this.options.store.sandboxToken(namespace, sessionId));
+    if (!caller || !stored || !secretsEqual(stored, bearer)) throw refused;
+    return signCloneCredential(stored, caller.project.metadata.uid!, sessionId, this.now());
+  }
+
+  /** git's HTTP Basic credential (username = session id, password = the signed clone credential). */
+  async authenticateGit(namespace: string, projectId: string, credential: GitCredentials | null): Promise<GatewayCaller> {
+    const refused = new Unauthenticated('the clone credential is missing, wrong or expired: git asks the credential helper for a new one', 'Basic');
+    if (!credential) throw refused;
+    const caller = await this.sessionOfProject(namespace, projectId, credential.username);
+    const token = caller && (await this.options.store.sandboxToken(namespace, credential.username));
+    if (!caller || !token || !verifyCloneCredential(token, caller.project.metadata.uid!, credential.username, credential.password, this.now())) throw refused;
+    return caller;
+  }
+
+  /** The project's bare mirror (shared with the change-request service). */
+  async mirror(project: Project): Promise<Mirror> {
+    return openMirror({
+      cacheDir: this.options.mirrorDir,
+      projectId: project.metadata.uid!,
+      url: project.spec.repoUrl,
+      credentials: await this.options.store.gitCredentials(project),
+      maxAgeMs: 0,
+    });
+  }
+
+  get mirrorDir(): string {
+    return this.options.mirrorDir;
+  }
+}

@@ -1,0 +1,315 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies */
+// The git gateway with the real git binary: an agent's clone, fetch and pushes through the API
+// (clone credential as HTTP Basic), relayed to a real host repository; refusals as git prints them.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newSandboxToken, signCloneCredential } from '../../src/lib/sandbox-token.js';
+import { gitGatewayUrl } from '../../src/lib/git-credential.js';
+import { API_VERSION, PROJECT, SECRET, SESSION, controllerReference, type KubeObject, type Project, type Session } from '../../src/resources/index.js';
+import { startHarness, NAMESPACE, type Harness } from '../changerequests/harness.js';
+import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
+import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
+
+interface Ran { code: number; stdout: string; stderr: string }
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
+  GIT_AUTHOR_NAME: 'Agent', GIT_AUTHOR_EMAIL: 'agent@example.com', GIT_COMMITTER_NAME: 'Agent', GIT_COMMITTER_EMAIL: 'agent@example.com',
+};
+// What the daemon's helper does, from the environment of this test's git calls.
+const HELPER = '!f() { test "$1" = get || exit 0; echo "username=$GW_USER"; echo "password=$GW_PASS"; }; f';
+
+function git(cwd: string, args: string[], credential?: { username: string; password: string }): Promise<Ran> {
+  const env = { ...GIT_ENV, GW_USER: credential?.username ?? '', GW_PASS: credential?.password ?? '' };
+  const config = credential ? ['-c', 'credential.helper=', '-c', `credential.helper=${HELPER}`] : ['-c', 'credential.helper='];
+  return new Promise((resolve) => {
+    execFile('git', [...config, ...args], { cwd, env, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function gitOk(cwd: string, args: string[], credential?: { username: string; password: string }): Promise<string> {
+  const ran = await git(cwd, args, credential);
+  if (ran.code !== 0) throw new Error(`git ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}`);
+  return ran.stdout.trim();
+}
+
+interface TestSession { id: string; sandboxToken: string }
+
+describe('git gateway', () => {
+  let h: Harness;
+  let host: HostRepo;
+  let seed: WorkClone;
+  let project: Project;
+  let repoUrl: string;
+  let mine: TestSession;
+  let other: TestSession;
+  let credential: { username: string; password: string; expires_at: string };
+
+  /** A Session of the project and its Secret, as the Session controller makes them. */
+  async function session(owner: Project): Promise<TestSession> {
+    const id = randomUUID();
+    const created = await h.client.resource<Session>(SESSION).create({
+      apiVersion: API_VERSION, kind: SESSION.kind,
+      metadata: { name: id, namespace: NAMESPACE, labels: { 'svc.dev/project': owner.metadata.name! }, ownerReferences: [controllerReference(owner)] },
+      spec: { projectRef: { name: owner.metadata.name! }, agent: 'default', baseRef: 'main', desiredState: 'running' },
+    } as Session);
+    const sandboxToken = newSandboxToken(id);
+    await h.client.resource(SECRET).create({
+      apiVersion: 'v1', kind: 'Secret',
+      metadata: { name: `svc-session-${id}`, namespace: NAMESPACE, labels: { 'svc.dev/session': id }, ownerReferences: [controllerReference(created)] },
+      type: 'Opaque',
+      data: { sandboxToken: Buffer.from(sandboxToken).toString('base64'), cliToken: Buffer.from('svc_x').toString('base64') },
+    } as KubeObject);
+    return { id, sandboxToken };
+  }
+
+  const credentialOf = (token: string, projectId = project.metadata.uid!) =>
+    fetch(`${h.apiUrl}/projects/${projectId}/git/clone-credential`, { headers: { authorization: `Bearer ${token}` } });
+
+  async function clone(cred = credential): Promise<string> {
+    const dir = path.join(host.root, `agent-${randomUUID().slice(0, 8)}`);
+    await gitOk(host.root, ['clone', '-q', repoUrl, dir], cred);
+    return dir;
+  }
+
+  async function commit(dir: string, file: string, text: string, message = `write ${file}`): Promise<string> {
+    writeFileSync(path.join(dir, file), text);
+    await gitOk(dir, ['add', '-A']);
+    await gitOk(dir, ['commit', '-q', '-m', message]);
+    return gitOk(dir, ['rev-parse', 'HEAD']);
+  }
+
+  beforeAll(async () => {
+    h = await startHarness();
+    ({ host, work: seed } = seededHost());
+    project = await h.project('gw', host.hostDir);
+    repoUrl = gitGatewayUrl(h.apiUrl, project.metadata.uid!);
+    mine = await session(project);
+    other = await session(project);
+    const res = await credentialOf(mine.sandboxToken);
+    expect(res.status).toBe(200);
+    credential = await res.json() as typeof credential;
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+    host?.cleanup();
+  });
+
+  describe('clone credential', () => {
+    it('is a short-lived credential for the session, given for its sandbox token', () => {
+      expect(credential.username).toBe(mine.id);
+      const ttl = Date.parse(credential.expires_at) - Date.now();
+      expect(ttl).toBeGreaterThan(50 * 60_000);
+      expect(ttl).toBeLessThanOrEqual(3600_000);
+      expect(credential.password).not.toContain(mine.sandboxToken);
+    });
+
+    it('is refused (401) to a CLI token, a wrong or missing token, and another project', async () => {
+      expect((await credentialOf(h.tokens.admin)).status).toBe(401);
+      expect((await credentialOf(newSandboxToken(mine.id))).status).toBe(401);
+      expect((await credentialOf(newSandboxToken(randomUUID()))).status).toBe(401);
+      expect((await credentialOf(mine.sandboxToken, randomUUID())).status).toBe(401);
+      const none = await fetch(`${h.apiUrl}/projects/${project.metadata.uid}/git/clone-credential`);
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    });
+
+    it('the sandbox token is refused by the project REST routes', async () => {
+      expect((await h.call(mine.sandboxToken, 'GET', `/projects/${project.metadata.uid}`)).status).toBe(401);
+      expect((await h.call(mine.sandboxToken, 'GET', `/projects/${project.metadata.uid}/change-requests`)).status).toBe(401);
+    });
+  });
+
+  describe('authentication', () => {
+    it('answers 401 with a Basic challenge without, with a wrong, or with an expired credential', async () => {
+      const url = `${repoUrl}/info/refs?service=git-upload-pack`;
+      const basic = (u: string, p: string) => ({ authorization: `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}` });
+      const expired = signCloneCredential(mine.sandboxToken, project.metadata.uid!, mine.id, Date.now() - 2 * 3600_000);
+      const forOther = signCloneCredential(mine.sandboxToken, project.metadata.uid!, other.id, Date.now());
+      for (const headers of [{}, basic(mine.id, 'nope'), basic(mine.id, expired.password), basic(other.id, forOther.password), basic(mine.id, mine.sandboxToken)]) {
+        const res = await fetch(url, { headers });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Basic realm="svc"');
+      }
+      const ok = await fetch(url, { headers: basic(credential.username, credential.password) });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('content-type')).toBe('application/x-git-upload-pack-advertisement');
+    });
+
+    it('git fails to clone without a credential and with an expired one', async () => {
+      const none = await git(host.root, ['clone', '-q', repoUrl, path.join(host.root, 'no-cred')]);
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toMatch(/could not read Username|Authentication failed/);
+      const expired = signCloneCredential(mine.sandboxToken, project.metadata.uid!, mine.id, Date.now() - 2 * 3600_000);
+      const old = await git(host.root, ['clone', '-q', repoUrl, path.join(host.root, 'old-cred')], expired);
+      expect(old.code).not.toBe(0);
+      expect(old.stderr).toMatch(/Authentication failed/);
+    });
+  });
+
+  describe('fetch and push', () => {
+    let dir: string;
+
+    beforeAll(async () => {
+      dir = await clone();
+      await gitOk(dir, ['checkout', '-q', '-b', mine.id]);
+    });
+
+    it('clones the project with the default branch checked out', async () => {
+      expect(readFileSync(path.join(dir, 'README.md'), 'utf8')).toBe('# demo\n');
+      expect(await gitOk(dir, ['rev-parse', 'origin/main'])).toBe(host.tip('main'));
+      // service refs of the mirror are not shown
+      expect(await gitOk(dir, ['ls-remote', 'origin'], credential)).not.toContain('refs/svc');
+    });
+
+    it('fetches what landed on the host since (the mirror is fetched fresh)', async () => {
+      seed.checkout('main');
+      const sha = seed.write('NEWS.md', 'news\n').commit('news');
+      seed.push('main');
+      await gitOk(dir, ['fetch', '-q', 'origin'], credential);
+      expect(await gitOk(dir, ['rev-parse', 'origin/main'])).toBe(sha);
+      await gitOk(dir, ['merge', '-q', '--ff-only', 'origin/main']);
+    });
+
+    it('pushes its own branch to the host (new, fast-forward, forced), and the CR routes see it', async () => {
+      const first = await commit(dir, 'a.txt', 'one\n');
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], credential);
+      expect(host.tip(mine.id)).toBe(first);
+      const second = await commit(dir, 'a.txt', 'two\n');
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], credential);
+      expect(host.tip(mine.id)).toBe(second);
+      await gitOk(dir, ['commit', '-q', '--amend', '-m', 'rewritten']);
+      const amended = await gitOk(dir, ['rev-parse', 'HEAD']);
+      const plain = await git(dir, ['push', 'origin', 'HEAD'], credential);
+      expect(plain.code).not.toBe(0); // git itself refuses a non-fast-forward without --force
+      await gitOk(dir, ['push', '-q', '--force', 'origin', 'HEAD'], credential);
+      expect(host.tip(mine.id)).toBe(amended);
+
+      const cr = await h.call(h.tokens.admin, 'POST', `/projects/${project.metadata.uid}/change-requests`, { title: 'agent work', head_ref: mine.id });
+      expect(cr.status).toBe(201);
+      expect((cr.body as any).change_request.head_commit_sha).toBe(amended);
+    });
+
+    it.each([
+      ['the default branch', 'HEAD:main', 'refs/heads/main'],
+      ["another session's branch", () => `HEAD:refs/heads/${other.id}`, 'refs/heads/'],
+      ['a tag', 'HEAD:refs/tags/v1', 'refs/tags/v1'],
+      ['a new branch', 'HEAD:refs/heads/feature', 'refs/heads/feature'],
+    ])('refuses a push to %s with a message git prints, and nothing moves', async (_what, spec, named) => {
+      const refspec = typeof spec === 'function' ? spec() : spec;
+      const mainBefore = host.tip('main');
+      const ran = await git(dir, ['push', 'origin', refspec], credential);
+      expect(ran.code).not.toBe(0);
+      expect(ran.stderr).toContain(`remote: svc: refusing to update ${named}`);
+      expect(ran.stderr).toContain(`only its own branch ${mine.id}`);
+      expect(ran.stderr).toContain('svc cr open');
+      expect(ran.stderr).toMatch(/\[remote rejected\].*pre-receive hook declined/);
+      expect(host.tip('main')).toBe(mainBefore);
+      expect(host.tip(other.id)).toBeNull();
+      expect(host.tip('feature')).toBeNull();
+      expect(await gitOk(host.hostDir, ['tag', '--list'])).toBe('');
+    });
+
+    it('refuses a push mixing its own branch with another ref, and updates neither', async () => {
+      const before = host.tip(mine.id);
+      await commit(dir, 'b.txt', 'b\n');
+      const ran = await git(dir, ['push', 'origin', 'HEAD', 'HEAD:main'], credential);
+      expect(ran.code).not.toBe(0);
+      expect(host.tip(mine.id)).toBe(before);
+    });
+
+    it("relays the host's refusal (a pre-receive hook) to the pusher", async () => {
+      const hook = path.join(host.hostDir, 'hooks', 'pre-receive');
+      writeFileSync(hook, '#!/bin/sh\necho "policy: commits must be signed off" >&2\nexit 1\n');
+      chmodSync(hook, 0o755);
+      try {
+        const before = host.tip(mine.id);
+        await commit(dir, 'c.txt', 'c\n');
+        const ran = await git(dir, ['push', 'origin', 'HEAD'], credential);
+        expect(ran.code).not.toBe(0);
+        expect(ran.stderr).toContain('svc: the repository host refused the push');
+        expect(ran.stderr).toContain('policy: commits must be signed off');
+        expect(ran.stderr).not.toContain(host.hostDir);
+        expect(host.tip(mine.id)).toBe(before);
+        // the mirror did not move either: a fetch shows the host's tip
+        await gitOk(dir, ['fetch', '-q', 'origin'], credential);
+        expect(await gitOk(dir, ['rev-parse', `origin/${mine.id}`])).toBe(before);
+      } finally {
+        writeFileSync(hook, '#!/bin/sh\nexit 0\n');
+      }
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], credential);
+      expect(host.tip(mine.id)).toBe(await gitOk(dir, ['rev-parse', 'HEAD']));
+    });
+
+    it('another session cannot push to this session\'s branch', async () => {
+      const res = await credentialOf(other.sandboxToken);
+      const otherCredential = await res.json() as typeof credential;
+      const before = host.tip(mine.id);
+      const ran = await git(dir, ['push', '-f', 'origin', `HEAD~1:refs/heads/${mine.id}`], otherCredential);
+      expect(ran.code).not.toBe(0);
+      expect(ran.stderr).toContain(`only its own branch ${other.id}`);
+      expect(host.tip(mine.id)).toBe(before);
+      expect(existsSync(path.join(host.hostDir, 'refs', 'heads', other.id))).toBe(false);
+    });
+  });
+  describe('a private host over HTTPS-like smart HTTP', () => {
+    const HOST_PASSWORD = 'host-password-never-in-a-sandbox';
+    let server: GitHttpServer;
+    let privateProject: Project;
+    let agent: TestSession;
+    let agentCredential: { username: string; password: string };
+
+    beforeAll(async () => {
+      server = await startGitHttpServer({ root: host.root, auth: { username: 'svc-bot', password: HOST_PASSWORD } });
+      await h.client.resource(SECRET).create({
+        apiVersion: 'v1', kind: 'Secret', metadata: { name: 'host-creds', namespace: NAMESPACE }, type: 'Opaque',
+        data: { username: Buffer.from('svc-bot').toString('base64'), password: Buffer.from(HOST_PASSWORD).toString('base64') },
+      } as KubeObject);
+      privateProject = await h.client.resource<Project>(PROJECT).create({
+        apiVersion: API_VERSION, kind: PROJECT.kind, metadata: { name: 'private', namespace: NAMESPACE },
+        spec: { repoUrl: `${server.url}/host.git`, defaultBranch: 'main', gitCredentialsSecretRef: { name: 'host-creds' } },
+      });
+      agent = await session(privateProject);
+      agentCredential = await (await credentialOf(agent.sandboxToken, privateProject.metadata.uid)).json() as typeof agentCredential;
+    });
+
+    afterAll(() => server?.close());
+
+    it('clones and pushes with the project\'s own credentials, which never reach the agent', async () => {
+      const url = gitGatewayUrl(h.apiUrl, privateProject.metadata.uid!);
+      const dir = path.join(host.root, 'private-agent');
+      const cloned = await git(host.root, ['clone', url, dir], agentCredential);
+      expect(cloned.code).toBe(0);
+      await gitOk(dir, ['checkout', '-q', '-b', agent.id]);
+      const sha = await commit(dir, 'private.txt', 'p\n');
+      const pushed = await git(dir, ['push', 'origin', 'HEAD'], agentCredential);
+      expect(pushed.code).toBe(0);
+      expect(host.tip(agent.id)).toBe(sha);
+      // the host saw the project's user on the relayed push, never the agent's session
+      expect(server.requests.filter((r) => r.path.endsWith('git-receive-pack')).map((r) => r.user)).toContain('svc-bot');
+      expect(server.requests.some((r) => r.user === agent.id)).toBe(false);
+      for (const text of [cloned.stdout, cloned.stderr, pushed.stdout, pushed.stderr, readFileSync(path.join(dir, '.git', 'config'), 'utf8')]) {
+        expect(text).not.toContain(HOST_PASSWORD);
+        expect(text).not.toContain(server.url);
+      }
+    });
+
+    it('says the repository cannot be reached when the project\'s credentials are wrong', async () => {
+      await h.client.resource(SECRET).replace({
+        ...(await h.client.resource(SECRET).get(NAMESPACE, 'host-creds')),
+        data: { username: Buffer.from('svc-bot').toString('base64'), password: Buffer.from('wrong').toString('base64') },
+      } as KubeObject);
+      const ran = await git(host.root, ['ls-remote', gitGatewayUrl(h.apiUrl, privateProject.metadata.uid!)], agentCredential);
+      expect(ran.code).not.toBe(0);
+      expect(ran.stderr).toContain('remote error: svc: the project repository cannot be reached');
+      expect(ran.stderr).not.toContain('wrong');
+    });
+  });
+});

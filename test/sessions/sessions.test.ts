@@ -1,0 +1,310 @@
+// Sessions through `svc dev` (the built CLI, a local repository, the fixture engine): the SPEC
+// §2.6 environment as the engine sees it, stop and wake by prompt, the idle sweep, an engine that
+// cannot start, a missing base ref, the cap (429), 401/403 on every route, and an operator killed
+// with SIGKILL (the sandbox is found again, never doubled).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
+import { buildArtifacts } from '../daemon/harness.js';
+import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
+
+let dev: DevInstance;
+let repo: string;
+let devArgs: string[];
+const extraEnv = { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '50' };
+const projects: Record<string, string> = {};
+
+interface SessionView { id: string; status: string; reason: string | null; branch: string | null; base_sha: string | null; sandbox_state: string | null; initial_prompt: string | null; agent: string; model: string | null }
+
+async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token = dev.token): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
+const sessionsPath = (project: string) => `/projects/${projects[project]}/sessions`;
+
+async function startSession(project: string, body: Record<string, unknown> = {}): Promise<SessionView> {
+  const res = await api<{ session: SessionView }>('POST', sessionsPath(project), body);
+  expect(res.status).toBe(201);
+  expect(res.body.session.status).toBe('provisioning');
+  return res.body.session;
+}
+
+async function waitStatus(project: string, id: string, status: string, timeoutMs = 30_000): Promise<SessionView> {
+  return waitFor(`session ${id} ${status}`, async () => {
+    const { body } = await api<{ session: SessionView }>('GET', `${sessionsPath(project)}/${id}`);
+    return body.session.status === status ? body.session : undefined;
+  }, timeoutMs);
+}
+
+const sandboxDir = (id: string) => path.join(dev.dataDir, 'sandboxes', 'default', id);
+const sandboxPid = (id: string) => (JSON.parse(readFileSync(path.join(sandboxDir(id), 'state.json'), 'utf8')) as { pid: number }).pid;
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const engineCalls = (id: string) => {
+  const file = path.join(sandboxDir(id), 'home', 'fixture-calls.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { method: string; path: string; body?: { parts?: { text: string }[] } }) : [];
+};
+/** Daemon processes of one session on this machine (there must never be two). */
+function daemonsOf(id: string): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return cmd.includes('bin/svc-agent.js') && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${id}\0`);
+    } catch { return false; }
+  }).map(Number);
+}
+
+async function createProject(name: string, spec: Record<string, unknown> = {}): Promise<void> {
+  const project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name }, spec: { repoUrl: repo, defaultBranch: 'main', ...spec } };
+  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(project));
+  projects[name] = await waitFor(`project ${name}`, async () => (await kubectl('get', 'project', name, '-o', 'jsonpath={.metadata.uid}')) || undefined);
+}
+
+beforeAll(async () => {
+  const { fixtureEngine } = await buildArtifacts();
+  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--max-sessions', '20', '--idle-timeout', '30m'];
+  dev = await startDev({ extraEnv, args: devArgs });
+  repo = path.join(dev.dataDir, 'repo');
+  makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n  reviewer: {}\n' });
+  await createProject('demo');
+  // project secrets, in the Secret the contract names
+  await kubectl('create', 'secret', 'generic', 'demo-secrets', '--from-literal=API_KEY=sekrit-123', '--from-literal=DB_URL=postgres://db');
+}, 90_000);
+
+afterAll(async () => {
+  await dev?.stop();
+  if (!dev) return;
+  // a failed run may leave sandboxes of an operator that never led: end them by their state files
+  const root = path.join(dev.dataDir, 'sandboxes', 'default');
+  for (const id of existsSync(root) ? readdirSync(root) : []) {
+    try { process.kill(-sandboxPid(id), 'SIGKILL'); } catch { /* gone */ }
+    for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+      try { if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_ENGINE_HOME=${path.join(root, id, 'home')}\0`)) process.kill(Number(pid), 'SIGKILL'); } catch { /* not ours */ }
+    }
+  }
+  removeDevDir(dev.dataDir);
+});
+
+describe('sessions through svc dev', () => {
+  let first: SessionView;
+
+  it('a session gets its branch, a sandbox, and the SPEC §2.6 environment as the engine sees it', async () => {
+    first = await startSession('demo', { prompt: 'write the README', model: 'mock/m1' });
+    expect(first.agent).toBe('coder'); // the manifest's default_agent
+    const running = await waitStatus('demo', first.id, 'running');
+    expect(running).toMatchObject({ branch: first.id, sandbox_state: 'active', initial_prompt: 'write the README' });
+    const mainSha = execFileSync('git', ['rev-parse', 'main'], { cwd: repo, encoding: 'utf8' }).trim();
+    expect(running.base_sha).toBe(mainSha);
+    expect(execFileSync('git', ['rev-parse', first.id], { cwd: repo, encoding: 'utf8' }).trim()).toBe(mainSha);
+
+    // through the API's engine proxy (signed context header), to the fixture engine's /fixture/env
+    const { status, body: env } = await api<Record<string, string>>('GET', `${sessionsPath('demo')}/${first.id}/engine/fixture/env`);
+    expect(status).toBe(200);
+    expect(env).toMatchObject({
+      SVC_PROJECT_ID: projects.demo,
+      SVC_SESSION_ID: first.id,
+      SVC_BRANCH_NAME: first.id,
+      SVC_HEAD_REF: first.id,
+      SVC_REPO_URL: repo,
+      SVC_DEFAULT_BRANCH: 'main',
+      SVC_BASE_REF: 'main',
+      SVC_SERVICE_PORT: '8000',
+      SVC_API_URL: dev.apiUrl,
+      SVC_AGENT_NAME: 'coder',
+      SVC_ENGINE_MODEL: 'mock/m1',
+      SVC_INITIAL_PROMPT: 'write the README',
+      SVC_PROJECT_AUTO_CLONE: '1',
+      SVC_PROJECT_SECRET_NAMES: 'API_KEY,DB_URL',
+      SVC_BOOTSTRAP_ENGINE_SESSION: '1',
+      API_KEY: 'sekrit-123',
+      DB_URL: 'postgres://db',
+    });
+    expect(env.SVC_API_URL).toMatch(/\/v1$/);
+    expect(env.SVC_PROJECT_SECRETS_REVISION).toBe(await kubectl('get', 'secret', 'demo-secrets', '-o', 'jsonpath={.metadata.resourceVersion}'));
+    expect(env.SVC_CLI_TOKEN).toMatch(/^svc_/);
+    expect(env.SVC_EXECUTOR_TOKEN).toBe(env.SVC_CLI_TOKEN);
+    expect(env).not.toHaveProperty('SVC_WORKSPACE');
+    // the daemon keeps its own key from the engine (docs/daemon.md); the daemon itself got it
+    expect(env).not.toHaveProperty('SVC_SANDBOX_TOKEN');
+    const daemonEnv = readFileSync(`/proc/${sandboxPid(first.id)}/environ`, 'latin1').split('\0');
+    const sandboxToken = daemonEnv.find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.split('=')[1]!;
+    expect(sandboxToken).toMatch(new RegExp(`^svcsbx\\.${first.id}\\.`));
+    expect(daemonEnv).toContain(`SVC_TOKEN=${sandboxToken}`);
+    expect(readFileSync(`/proc/${sandboxPid(first.id)}/cmdline`, 'utf8')).not.toContain(sandboxToken);
+
+    // the session's CLI token works for its project (CR listing) and is no admin
+    const cli = await api('GET', `/projects/${projects.demo}/change-requests`, undefined, env.SVC_CLI_TOKEN);
+    expect(cli.status).toBe(200);
+    expect((await api('POST', sessionsPath('demo'), {}, env.SVC_CLI_TOKEN)).status).toBe(403);
+
+    // no token value nor secret value in any resource or Event
+    const everything = await kubectl('get', 'sessions,sandboxes,projects,events', '-o', 'json');
+    for (const secret of [sandboxToken, env.SVC_CLI_TOKEN!, 'sekrit-123']) expect(everything).not.toContain(secret);
+    expect(dev.output()).not.toContain(sandboxToken);
+    expect(readFileSync(path.join(sandboxDir(first.id), 'daemon.log'), 'utf8')).not.toContain(sandboxToken);
+  }, 60_000);
+
+  it('stop: the sandbox process goes, the branch stays; a prompt wakes it on the same branch without resending the initial prompt', async () => {
+    const pid = sandboxPid(first.id);
+    const stopped = await api<{ session: SessionView }>('POST', `${sessionsPath('demo')}/${first.id}/stop`);
+    expect(stopped.status).toBe(200);
+    const after = await waitStatus('demo', first.id, 'stopped');
+    expect(after.reason).toBe('Stopped');
+    await waitFor('the sandbox process gone', async () => !alive(pid));
+    expect(await kubectl('get', 'sandbox', first.id, '-o', 'jsonpath={.status.state}')).toBe('stopped');
+    expect(execFileSync('git', ['branch', '--list', first.id], { cwd: repo, encoding: 'utf8' })).toContain(first.id);
+
+    const prompted = await api<{ session: SessionView }>('POST', `${sessionsPath('demo')}/${first.id}/prompt`, { text: 'now add tests' });
+    expect(prompted.status).toBe(202);
+    const woken = await waitStatus('demo', first.id, 'running');
+    expect(woken.branch).toBe(first.id);
+    expect(sandboxPid(first.id)).not.toBe(pid);
+    const prompts = await waitFor('the prompt delivered', async () => {
+      const sent = engineCalls(first.id).filter((c) => c.path.endsWith('/prompt_async')).map((c) => c.body?.parts?.[0]?.text);
+      return sent.includes('now add tests') ? sent : undefined;
+    });
+    expect(prompts).not.toContain('write the README');
+    const health = JSON.parse(await kubectl('get', 'session', first.id, '-o', 'json')) as { metadata: { annotations?: Record<string, string> } };
+    expect(health.metadata.annotations?.['svc.dev/pending-prompts']).toBeUndefined();
+    const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${first.id}`, '-o', 'jsonpath={.items[*].reason}');
+    for (const reason of ['BranchCreated', 'Running', 'Stopped', 'Waking', 'PromptDelivered']) expect(events).toContain(reason);
+    const conditions = await kubectl('get', 'session', first.id, '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status};{end}');
+    expect(conditions).toContain('Ready=True');
+    expect(conditions).toContain('BranchReady=True');
+    expect(conditions).toContain('SandboxReady=True');
+  }, 60_000);
+
+  it('the idle sweep stops a quiet session (reason Idle)', async () => {
+    await createProject('sleepy', { idleTimeoutSeconds: 3 });
+    const s = await startSession('sleepy');
+    await waitStatus('sleepy', s.id, 'running');
+    const idle = await waitStatus('sleepy', s.id, 'stopped', 30_000);
+    expect(idle.reason).toBe('Idle');
+    expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('stopped');
+  }, 60_000);
+
+  it('fails with a reason: an engine that cannot start, a base ref that does not exist, an unknown agent is 400', async () => {
+    const broken = path.join(dev.dataDir, 'broken');
+    makeRepo(broken, { 'svc.yaml': 'svc_version: 2\ndefault_agent: a\nagents:\n  a: {}\nengine:\n  config_dir: /etc\n' });
+    await createProject('broken', { repoUrl: broken });
+    const s = await startSession('broken');
+    const failed = await waitStatus('broken', s.id, 'failed');
+    expect(failed.reason).toBe('EngineFailed');
+    const message = await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}');
+    expect(message).toContain('config_dir');
+    // a failed session keeps no sandbox process
+    await waitFor('the failed sandbox stopped', async () => !existsSync(path.join(sandboxDir(s.id), 'state.json')));
+    expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('error');
+
+    const noBase = await startSession('demo', { base_ref: 'no-such-branch' });
+    expect((await waitStatus('demo', noBase.id, 'failed')).reason).toBe('BaseRefNotFound');
+
+    const unknown = await api<{ error: string }>('POST', sessionsPath('demo'), { agent: 'ghost' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toContain('coder, reviewer');
+  }, 60_000);
+
+  it('429 over the account cap (Namespace annotation)', async () => {
+    await kubectl('annotate', 'namespace', 'default', 'svc.dev/max-concurrent-sessions=1', '--overwrite');
+    try {
+      const over = await api<{ error: string }>('POST', sessionsPath('demo'), {});
+      expect(over.status).toBe(429);
+      expect(over.body.error).toMatch(/limit of 1/);
+    } finally {
+      await kubectl('annotate', 'namespace', 'default', 'svc.dev/max-concurrent-sessions-');
+    }
+  });
+
+  it('401 without a valid token (a sandbox token included) and 403 without the access, on every route', async () => {
+    const base = sessionsPath('demo');
+    const routes: [string, string, unknown?][] = [
+      ['POST', base, {}], ['GET', base], ['GET', `${base}/${first.id}`], ['POST', `${base}/${first.id}/stop`],
+      ['POST', `${base}/${first.id}/prompt`, { text: 'x' }], ['GET', `${base}/${first.id}/engine/session`],
+      ['POST', `${base}/${first.id}/engine/session`, {}], ['GET', `${base}/${first.id}/proxy/3000/`],
+    ];
+    const sandboxToken = readFileSync(`/proc/${sandboxPid(first.id)}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.slice('SVC_SANDBOX_TOKEN='.length);
+    const mint = async (grant: { access: 'read' | 'write'; projectUid?: string; capabilities: string[] }) => {
+      const token = newToken();
+      const secret = tokenSecret(token, { userId: randomUUID(), ...grant }, 'default');
+      await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(secret));
+      return token;
+    };
+    const reader = await mint({ access: 'read', capabilities: [] });
+    const otherProject = await mint({ access: 'write', projectUid: randomUUID(), capabilities: ['*'] });
+    const writerWithoutCaps = await mint({ access: 'write', capabilities: [] });
+    for (const [method, url, body] of routes) {
+      expect((await api(method, url, body, '')).status, `${method} ${url} without a token`).toBe(401);
+      expect((await api(method, url, body, sandboxToken)).status, `${method} ${url} with the sandbox token`).toBe(401);
+      expect((await api(method, url, body, otherProject)).status, `${method} ${url} with another project's token`).toBe(403);
+      if (method !== 'GET') expect((await api(method, url, body, reader)).status, `${method} ${url} read-only`).toBe(403);
+    }
+    for (const [method, url, body] of routes.filter(([m, u]) => m === 'POST' && !u.includes('/engine/'))) {
+      expect((await api(method, url, body, writerWithoutCaps)).status, `${method} ${url} without the capability`).toBe(403);
+    }
+  }, 60_000);
+
+  it('an operator killed with SIGKILL: the restarted operator finds the sandbox again; never two', async () => {
+    const s = await startSession('demo', { prompt: 'survive' });
+    await waitStatus('demo', s.id, 'running');
+    const pid = sandboxPid(s.id);
+    const operator = readdirSync('/proc').filter((e) => /^\d+$/.test(e)).find((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('operator.js') && readFileSync(`/proc/${p}/environ`, 'latin1').includes(`SVC_SANDBOX_DIR=${path.join(dev.dataDir, 'sandboxes')}\0`);
+      } catch { return false; }
+    });
+    expect(operator).toBeDefined();
+    process.kill(Number(operator), 'SIGKILL');
+    // svc dev stops when a child dies (docs/dev.md)
+    await waitFor('svc dev to exit', async () => dev.process.exitCode !== null || dev.process.signalCode !== null);
+    expect(dev.process.exitCode).toBe(1);
+    expect(alive(pid)).toBe(true); // the sandbox outlived its operator
+    dev = await startDev({ dataDir: dev.dataDir, extraEnv, args: devArgs });
+    // the killed operator's Lease runs out first (15 s)
+    await waitFor('the new operator to lead', async () => dev.output().includes(': leading'), 40_000);
+    await waitFor('the session seen running by the new operator', async () => {
+      const body = JSON.parse(await kubectl('get', 'session', s.id, '-o', 'json')) as { status?: { status?: string; sandboxState?: string } };
+      return body.status?.status === 'running' && body.status.sandboxState === 'active' ? true : undefined;
+    }, 30_000);
+    // give the new operator a few reconciles: it must adopt, not start another
+    await new Promise((r) => setTimeout(r, 6000));
+    expect(sandboxPid(s.id)).toBe(pid);
+    expect(daemonsOf(s.id)).toEqual([pid]);
+    expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.status}')).toBe('running');
+  }, 120_000);
+
+  it('deleting a session removes its sandbox process, its Sandbox, its Secret and revokes its CLI token', async () => {
+    const s = await startSession('demo');
+    await waitStatus('demo', s.id, 'running');
+    const pid = sandboxPid(s.id);
+    const cliToken = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_CLI_TOKEN='))!.slice('SVC_CLI_TOKEN='.length);
+    expect((await api('GET', `/projects/${projects.demo}/change-requests`, undefined, cliToken)).status).toBe(200);
+    await kubectl('delete', 'session', s.id, '--wait=true', '--timeout=30s');
+    await waitFor('the sandbox process gone', async () => !alive(pid));
+    await waitFor('the Sandbox gone', async () => (await kubectl('get', 'sandboxes', '-o', 'name')).includes(s.id) ? undefined : true);
+    await waitFor('the Session Secret gone', async () => (await kubectl('get', 'secrets', '-o', 'name')).includes(`svc-session-${s.id}`) ? undefined : true);
+    await waitFor('the CLI token revoked', async () => (await api('GET', `/projects/${projects.demo}/change-requests`, undefined, cliToken)).status === 401);
+    const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${s.id}`, '-o', 'jsonpath={.items[*].reason}');
+    expect(events).toContain('Archived');
+  }, 60_000);
+
+  it('a stopped svc dev leaves no sandbox process behind', async () => {
+    const ids = (await api<{ sessions: SessionView[] }>('GET', `${sessionsPath('demo')}?status=running`)).body.sessions.map((s) => s.id);
+    expect(ids.length).toBeGreaterThan(0);
+    const pids = ids.map(sandboxPid);
+    expect(await dev.stop()).toBe(0);
+    await waitFor('sandbox processes gone', async () => pids.every((p) => !alive(p)), 20_000).catch((error: Error) => {
+      throw new Error(`${error.message}; alive: ${pids.filter(alive).join(', ')}\n${dev.output().slice(-3000)}`);
+    });
+    commitFiles(repo, { 'after.txt': 'x' }, 'after');
+  }, 60_000);
+});

@@ -1,0 +1,68 @@
+// Every call the dashboard makes goes through /v1 with the bearer token the person signed in
+// with. The token lives in sessionStorage: this tab only, gone when it closes or on sign-out.
+const TOKEN_KEY = 'svc.token';
+
+export function storedToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function storeToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** A non-2xx answer: the status and the server's JSON body (`{ error, code?, ... }`). */
+export class HttpError extends Error {
+  constructor(readonly status: number, readonly body: Record<string, unknown>) {
+    super(typeof body.error === 'string' ? body.error : `request failed with status ${status}`);
+  }
+}
+
+let onUnauthorized: () => void = () => {};
+/** Called when the server no longer accepts the token (revoked while signed in). */
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, token = storedToken()): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: unknown = {};
+  if (text) {
+    try { parsed = JSON.parse(text); } catch { parsed = { error: text.slice(0, 500) }; }
+  }
+  if (!res.ok) {
+    if (res.status === 401 && token === storedToken()) onUnauthorized();
+    throw new HttpError(res.status, (parsed ?? {}) as Record<string, unknown>);
+  }
+  return parsed as T;
+}
+
+/** What the token may do (GET /v1/me). */
+export interface Me {
+  user_id: string;
+  access: 'read' | 'write';
+  project_id: string | null;
+  capabilities: string[];
+}
+
+export const CAP = {
+  push: 'project.gitops.push',
+  merge: 'project.gitops.merge',
+  sessionStart: 'project.session.start',
+  sessionStop: 'project.session.stop',
+  secretWrite: 'project.secret.write',
+  triggerFire: 'project.trigger.fire',
+  triggerUpdate: 'project.trigger.update',
+} as const;
+
+/** Whether the token may write, with the capability when one is named (the server's rule). */
+export function canWrite(me: Me, capability?: string): boolean {
+  if (me.access !== 'write') return false;
+  return !capability || me.capabilities.includes('*') || me.capabilities.includes(capability);
+}
+
+export const enc = encodeURIComponent;

@@ -1,0 +1,66 @@
+// The dashboard shell: sign-in gate, header with the project's sections, and the hash router.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, storedToken, storeToken, whenUnauthorized, type Me } from './api.js';
+import { ChangeRequestPage, ChangeRequestsPage } from './pages/change-requests.js';
+import { ProjectPage, ProjectsPage, type Project } from './pages/projects.js';
+import { SignIn } from './pages/signin.js';
+import { href, useRoute, type Route } from './router.js';
+import { ErrorBox, Loading, Show, useLoad } from './ui.js';
+import { PROJECT_SECTIONS, projectSection } from './sections.js';
+import './style.css';
+
+function ProjectArea({ projectId, route, me }: { projectId: string; route: Route; me: Me }) {
+  const loaded = useLoad(() => api<{ project: Project }>('GET', `/projects/${encodeURIComponent(projectId)}`).then((b) => b.project), projectId);
+  const section = route.path[2] ?? '';
+  return (
+    <>
+      <nav class="sections" aria-label="Project">
+        <a href={href(['projects', projectId])} aria-current={section === '' ? 'page' : undefined}>{loaded.data?.name ?? 'Project'}</a>
+        {PROJECT_SECTIONS.map(([slug, label]) => (
+          <a key={slug} href={href(['projects', projectId, slug])} aria-current={section === slug ? 'page' : undefined}>{label}</a>
+        ))}
+      </nav>
+      {section === 'change-requests' ? (
+        route.path[3]
+          ? <ChangeRequestPage project={{ id: projectId }} crId={route.path[3]} me={me} />
+          : <ChangeRequestsPage project={{ id: projectId }} status={route.query.get('status') ?? 'open'} />
+      ) : (
+        <Show loaded={loaded} what="the project">{(project) => section === ''
+          ? <ProjectPage project={project} />
+          : projectSection(section, project, route, me) ?? <main><p>No such page.</p></main>}</Show>
+      )}
+    </>
+  );
+}
+
+function App() {
+  const [token, setToken] = useState(storedToken);
+  const [me, setMe] = useState<Me | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const route = useRoute();
+
+  const signOut = () => { storeToken(null); setToken(null); setMe(null); };
+  useEffect(() => { whenUnauthorized(signOut); }, []);
+  useEffect(() => {
+    if (token && !me) api<Me>('GET', '/me').then(setMe, setError);
+  }, [token, me]);
+
+  if (!token) return <SignIn onSignedIn={(t, m) => { storeToken(t); setToken(t); setMe(m); }} />;
+  if (!me) return error ? <main><ErrorBox error={error} title="Could not reach the API" /><button type="button" onClick={signOut}>Sign out</button></main> : <Loading what="your access" />;
+  return (
+    <>
+      <header class="top">
+        <a class="brand" href="#/">svc</a>
+        <a href="#/">Projects</a>
+        <span class="who muted" title={me.user_id}>{me.access === 'write' ? 'read and write' : 'read only'}{me.project_id ? ' · one project' : ''}</span>
+        <button type="button" class="secondary" onClick={signOut}>Sign out</button>
+      </header>
+      {route.path[0] === 'projects' && route.path[1]
+        ? <ProjectArea projectId={route.path[1]} route={route} me={me} />
+        : <ProjectsPage />}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,231 @@
+// Sessions: the list with a start form, and one session's page with its live engine event
+// stream, stop, a follow-up prompt and links to the change requests it opened.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SerializedChangeRequest } from '../../../src/lib/rest-shapes.js';
+import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
+import { applyEvent, emptyLog, roleOf, takeSseData, type EventLog } from '../events.js';
+import { href, navigate } from '../router.js';
+import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
+import type { Project } from './projects.js';
+
+/** A session as GET /v1/projects/:id/sessions serializes it (issue 10). */
+export interface Session {
+  id: string;
+  project_id: string;
+  status: string;
+  agent: string | null;
+  model: string | null;
+  base_ref: string | null;
+  base_sha: string | null;
+  branch: string | null;
+  trigger: string | null;
+  created_by: string | null;
+  created_at: string | null;
+  last_activity_at: string | null;
+  reason: string | null;
+  initial_prompt: string | null;
+  desired_state?: 'running' | 'stopped';
+  /** Follow-up prompts waiting for the sandbox to run. */
+  pending_prompts?: number;
+  sandbox_state: string | null;
+}
+
+const sessionsPath = (project: Project, id?: string) => `/projects/${enc(project.id)}/sessions${id ? `/${enc(id)}` : ''}`;
+const STATUSES = ['all', 'provisioning', 'running', 'stopped', 'failed'] as const;
+
+function StartForm({ project }: { project: Project }) {
+  const [agent, setAgent] = useState('');
+  const [base, setBase] = useState('');
+  const [prompt, setPrompt] = useState('');
+  const action = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const body = { ...(agent.trim() ? { agent: agent.trim() } : {}), ...(base.trim() ? { base_ref: base.trim() } : {}), ...(prompt.trim() ? { prompt } : {}) };
+      const { session } = await api<{ session: Session }>('POST', sessionsPath(project), body);
+      navigate(['projects', project.id, 'sessions', session.id]);
+    });
+  };
+  return (
+    <details class="panel">
+      <summary>Start a session</summary>
+      <form class="stack" onSubmit={submit}>
+        <label for="session-agent">Agent (empty: the manifest's default)</label>
+        <input id="session-agent" value={agent} onInput={(e) => setAgent((e.target as HTMLInputElement).value)} />
+        <label for="session-base">Base branch (empty: {project.default_branch})</label>
+        <input id="session-base" value={base} onInput={(e) => setBase((e.target as HTMLInputElement).value)} />
+        <label for="session-prompt">Prompt</label>
+        <textarea id="session-prompt" rows={4} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} />
+        <div class="row"><button type="submit" class="primary" disabled={action.busy}>Start</button></div>
+        <ErrorBox error={action.error} title="Not started" />
+      </form>
+    </details>
+  );
+}
+
+export function SessionsPage({ project, me, status }: { project: Project; me: Me; status: string }) {
+  const filter = (STATUSES as readonly string[]).includes(status) ? status : 'all';
+  const loaded = useLoad(() => api<{ sessions: Session[] }>('GET', `${sessionsPath(project)}${filter === 'all' ? '' : `?status=${filter}`}`), `${project.id}:${filter}`);
+  return (
+    <main>
+      <h1>Sessions</h1>
+      {canWrite(me, CAP.sessionStart) ? <StartForm project={project} /> : null}
+      <nav class="filter" aria-label="Status filter">
+        {STATUSES.map((s) => <a key={s} href={href(['projects', project.id, 'sessions'], { status: s })} aria-current={s === filter ? 'page' : undefined}>{s}</a>)}
+      </nav>
+      <Show loaded={loaded} what="sessions">{({ sessions }) => sessions.length === 0 ? <p>No sessions{filter === 'all' ? '' : ` ${filter}`}.</p> : (
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th>Session</th><th>Status</th><th>Agent</th><th>Trigger</th><th>Branch</th><th>Started</th><th>Last activity</th></tr></thead>
+            <tbody>
+              {[...sessions].sort((a, b) => (b.created_at ?? '').localeCompare(a.created_at ?? '')).map((s) => (
+                <tr key={s.id}>
+                  <td><a href={href(['projects', project.id, 'sessions', s.id])}><code>{s.id.slice(0, 8)}</code></a></td>
+                  <td><Status value={s.status} /></td>
+                  <td>{s.agent ?? '—'}</td>
+                  <td>{s.trigger ? <a href={href(['projects', project.id, 'triggers'])}>{s.trigger}</a> : '—'}</td>
+                  <td><code>{s.branch ?? s.id}</code></td>
+                  <td><Age at={s.created_at} /></td>
+                  <td><Age at={s.last_activity_at} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}</Show>
+    </main>
+  );
+}
+
+/** Follows the engine's event stream while mounted; reconnects after a pause when it ends. */
+function useEngineEvents(path: string, live: boolean): { log: EventLog; connection: string } {
+  const [log, setLog] = useState<EventLog>(emptyLog);
+  const [connection, setConnection] = useState('not connected');
+  useEffect(() => {
+    if (!live) { setConnection('not connected (the session is not running)'); return; }
+    const abort = new AbortController();
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const connect = async () => {
+      setConnection('connecting…');
+      try {
+        const res = await fetch(`v1${path}`, { headers: { authorization: `Bearer ${storedToken()}`, accept: 'text/event-stream' }, signal: abort.signal });
+        if (!res.ok || !res.body) throw new Error(`the event stream answered ${res.status}`);
+        setConnection('live');
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          const { data, rest } = takeSseData(buffer + value);
+          buffer = rest;
+          const parsed = data.flatMap((d) => { try { return [JSON.parse(d) as unknown]; } catch { return []; } });
+          if (parsed.length) setLog((current) => parsed.reduce(applyEvent, current));
+        }
+        throw new Error('the event stream ended');
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        setConnection(`disconnected (${error instanceof Error ? error.message : String(error)}); retrying in 3 s`);
+        retry = setTimeout(() => void connect(), 3000);
+      }
+    };
+    void connect();
+    return () => { abort.abort(); clearTimeout(retry); };
+  }, [path, live]);
+  return { log, connection };
+}
+
+function EventStream({ project, session }: { project: Project; session: Session }) {
+  const { log, connection } = useEngineEvents(`${sessionsPath(project, session.id)}/engine/event`, session.status === 'running');
+  const box = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  useEffect(() => {
+    const el = box.current;
+    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+  }, [log]);
+  return (
+    <section aria-label="Engine events">
+      <h2>Engine events <span class="muted">{connection}{log.status ? ` · engine ${log.status}` : ''}</span></h2>
+      <div class="events" ref={box} tabIndex={0} aria-live="polite"
+        onScroll={(e) => { const el = e.currentTarget; atBottom.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 8; }}>
+        {log.items.length === 0 ? <p class="muted">No events yet.</p> : log.items.map((item) => {
+          if (item.kind === 'tool') {
+            return (
+              <div key={item.key} class="event event-tool">
+                <strong>{item.tool}</strong> {item.toolStatus ? <span class="muted">[{item.toolStatus}]</span> : null} {item.text}
+                {item.input ? <pre>$ {item.input}</pre> : null}
+                {item.output ? <pre class="muted">{item.output}</pre> : null}
+              </div>
+            );
+          }
+          const role = roleOf(log, item);
+          return <p key={item.key} class={`event event-${item.kind === 'error' ? 'error' : role ?? 'assistant'}`}>{item.kind === 'error' ? 'Error: ' : role === 'user' ? 'Prompt: ' : item.kind === 'reasoning' ? 'Thinking: ' : ''}{item.text}</p>;
+        })}
+      </div>
+    </section>
+  );
+}
+
+export function SessionPage({ project, sessionId, me }: { project: Project; sessionId: string; me: Me }) {
+  const loaded = useLoad(async () => {
+    const [{ session }, crs] = await Promise.all([
+      api<{ session: Session }>('GET', sessionsPath(project, sessionId)),
+      api<{ change_requests: SerializedChangeRequest[] }>('GET', `/projects/${enc(project.id)}/change-requests?status=all`).then((b) => b.change_requests, () => []),
+    ]);
+    return { session, crs: crs.filter((cr) => cr.origin_session_id === sessionId) };
+  }, `${project.id}:${sessionId}`);
+  const [prompt, setPrompt] = useState('');
+  const [sent, setSent] = useState(false);
+  const action = useAction();
+  const reload = loaded.reload;
+  // follow provisioning -> running, and a requested stop, without a manual reload
+  const session = loaded.data?.session;
+  const settling = session !== undefined && (session.status === 'provisioning'
+    || (session.desired_state === 'stopped' && session.status !== 'stopped' && session.status !== 'failed'));
+  useEffect(() => {
+    if (!settling) return;
+    const timer = setInterval(reload, 2000);
+    return () => clearInterval(timer);
+  }, [settling, reload]);
+
+  return (
+    <main>
+      <p><a href={href(['projects', project.id, 'sessions'])}>← Sessions</a></p>
+      <Show loaded={loaded} what="the session">{({ session, crs }) => (
+        <>
+          <h1>Session <code>{session.id}</code></h1>
+          <dl class="facts">
+            <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{session.sandbox_state ? <span class="muted"> · sandbox {session.sandbox_state}</span> : null}{session.pending_prompts ? <span class="muted"> · {session.pending_prompts} prompt(s) waiting</span> : null}</dd>
+            <dt>Agent</dt><dd>{session.agent ?? '—'}{session.model ? <span class="muted"> ({session.model})</span> : null}</dd>
+            <dt>Branch</dt><dd><code>{session.branch ?? session.id}</code> from <code>{session.base_ref ?? project.default_branch}</code> <Sha sha={session.base_sha} /></dd>
+            <dt>Trigger</dt><dd>{session.trigger ?? '—'}</dd>
+            <dt>Started</dt><dd><Age at={session.created_at} /></dd>
+            <dt>Last activity</dt><dd><Age at={session.last_activity_at} /></dd>
+            <dt>Change requests</dt><dd>{crs.length === 0 ? 'none yet' : crs.map((cr, i) => (
+              <span key={cr.cr_id}>{i ? ', ' : ''}<a href={href(['projects', project.id, 'change-requests', cr.cr_id])}>#{cr.number} {cr.title}</a></span>
+            ))}</dd>
+          </dl>
+          {session.initial_prompt ? <section><h2>Initial prompt</h2><p class="prompt">{session.initial_prompt}</p></section> : null}
+          <section class="actions" aria-label="Actions">
+            {(session.status === 'running' || session.status === 'provisioning') && canWrite(me, CAP.sessionStop) ? (
+              <button type="button" class="danger" disabled={action.busy} onClick={() => void action.run(async () => { await api('POST', `${sessionsPath(project, session.id)}/stop`, {}); reload(); })}>Stop</button>
+            ) : null}
+            <button type="button" class="secondary" onClick={reload}>Refresh</button>
+          </section>
+          {canWrite(me, CAP.sessionStart) ? (
+            <form class="stack" onSubmit={(e) => {
+              e.preventDefault();
+              if (!prompt.trim()) return;
+              void action.run(async () => { await api('POST', `${sessionsPath(project, session.id)}/prompt`, { text: prompt }); setPrompt(''); setSent(true); reload(); });
+            }}>
+              <label for="session-followup">Send a prompt{session.status === 'stopped' ? ' (wakes the session)' : ''}</label>
+              <textarea id="session-followup" rows={3} value={prompt} onInput={(e) => { setPrompt((e.target as HTMLTextAreaElement).value); setSent(false); }} />
+              <div class="row"><button type="submit" disabled={action.busy || !prompt.trim()}>Send</button>{sent ? <span class="ok" role="status">Sent.</span> : null}</div>
+            </form>
+          ) : null}
+          <ErrorBox error={action.error} title="The server refused" />
+          <EventStream project={project} session={session} />
+        </>
+      )}</Show>
+    </main>
+  );
+}
