@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, manifestWithTriggers, runOk, waitFor } from './util.js';
 
 let tmp: string;
@@ -32,7 +33,12 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-metrics-'));
   const repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'svc.yaml': manifestWithTriggers(), 'README.md': '# example\n' });
-  dev = await startDev({ dataDir: path.join(tmp, 'dev') });
+  const { fixtureEngine } = await buildArtifacts();
+  dev = await startDev({
+    dataDir: path.join(tmp, 'dev'),
+    args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`],
+    extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' },
+  });
   const port = /health on port (\d+)/.exec(dev.output())?.[1] ?? (await waitFor('the operator port', async () => /health on port (\d+)/.exec(dev.output())?.[1]));
   operatorUrl = `http://127.0.0.1:${port}`;
   const manifest = readFileSync(path.join(REPO_ROOT, 'examples/project.yaml'), 'utf8').replace('repoUrl: REPO_URL', `repoUrl: ${repo}`);
@@ -42,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.stop();
   removeDevDir(tmp);
+  cleanupArtifacts();
 });
 
 describe('metrics and logs', () => {
@@ -58,6 +65,22 @@ describe('metrics and logs', () => {
     expect(samples(text, 'svc_process_resident_memory_bytes').get('')).toBeGreaterThan(0);
     expect(text).not.toContain('svc_reconcile_total'); // the API runs no controllers
   });
+
+  it('after a session: sessions by status, sandboxes by state and provider, the session routes by template', async () => {
+    const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
+    await waitFor('the project reconciled', async () => (await runOk('kubectl', ['get', 'project', 'example', '-o', 'jsonpath={.status.defaultBranchSha}'], dev.env)).trim() !== '', 60_000);
+    const projectId = (await runOk('kubectl', ['get', 'project', 'example', '-o', 'jsonpath={.metadata.uid}'], dev.env)).trim();
+    const started = await fetch(`${dev.apiUrl}/projects/${projectId}/sessions`, { method: 'POST', headers, body: '{}' });
+    expect(started.status).toBe(201);
+    const text = await waitFor('the session running in the metrics', async () => {
+      const t = await scrape(operatorUrl);
+      return samples(t, 'svc_sessions').get('{status="running"}') === 1 ? t : undefined;
+    }, 90_000);
+    expect(samples(text, 'svc_sandboxes').get('{state="active",provider="process"}')).toBe(1);
+    for (const controller of ['session', 'sandbox']) expect(samples(text, 'svc_reconcile_duration_seconds_count').get(`{controller="${controller}"}`)).toBeGreaterThanOrEqual(1);
+    const api = await scrape(dev.apiUrl.replace(/\/v1$/, ''));
+    expect(samples(api, 'svc_http_requests_total').get('{method="POST",route="/v1/projects/:projectId/sessions",status="201"}')).toBe(1);
+  }, 120_000);
 
   it('the operator reports leadership, reconciles, queues and objects', async () => {
     const text = await waitFor('a project reconcile counted', async () => {
