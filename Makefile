@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_BIN := node_modules/.bin
 
-.PHONY: help install build generate verify lint typecheck test ci dev bench clean image
+.PHONY: help install build generate verify lint typecheck test ci dev bench clean image e2e
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,3 +56,6 @@ image: ## build the operator/API image (needs Docker): make image IMAGE=registry
 
 clean: ## remove build output
 	rm -rf dist
+
+e2e: ## kind cluster + images + chart + a session (needs Docker and kind; never run here, see docs/chart.md)
+	scripts/e2e.sh

@@ -116,7 +116,11 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   async function control(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (name === 'health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'use GET' });
-      return sendJson(res, 200, await handlers.health());
+      const health = await handlers.health();
+      // `?ready=1` is the readiness form (a Pod's readiness probe): 503 until the engine is ready
+      const readiness = new URL(req.url ?? '/', 'http://x').searchParams.get('ready') === '1';
+      const ready = (health as { status?: string }).status === 'ok';
+      return sendJson(res, readiness && !ready ? 503 : 200, health);
     }
     if (!['refresh', 'abort', 'env'].includes(name)) return sendJson(res, 404, { error: 'not found' });
     if (!auth.control(req)) return sendText(res, 401, 'unauthorized');

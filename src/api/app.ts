@@ -6,6 +6,7 @@ import { dashboardGroup, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
 import { gitGroup, type GitGatewayService } from './git/index.js';
 import { mountGroups, type RouteGroup } from './groups.js';
+import { httpMetrics } from './metrics.js';
 import { meGroup } from './me/index.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
 import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
@@ -42,8 +43,8 @@ export interface ApiDependencies {
   /** True once the informers the routes read from have synced. */
   isReady: () => boolean;
   config: ApiConfig;
-  /** Prometheus text served at GET /metrics (outside /v1). */
-  metrics?: () => string;
+  /** Prometheus exposition served at GET /metrics (outside /v1); requests are counted when set. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
   log?: (message: string) => void;
   /** The web dashboard's build output, served at `/`; absent: not served. */
   dashboard?: DashboardOptions;
@@ -54,6 +55,7 @@ export function createApp(deps: ApiDependencies): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (deps.metrics) app.use(httpMetrics());
 
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', (_req, res) => {
@@ -63,7 +65,9 @@ export function createApp(deps: ApiDependencies): Express {
 
   if (deps.metrics) {
     const metrics = deps.metrics;
-    app.get('/metrics', (_req, res) => { res.type('text/plain; version=0.0.4').send(metrics()); });
+    app.get('/metrics', (_req, res, next) => {
+      metrics().then(({ contentType, body }) => { res.type(contentType).send(body); }, next);
+    });
   }
 
   mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });

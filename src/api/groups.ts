@@ -4,6 +4,7 @@
 // git gateway takes a sandbox token, so neither can sit behind bearer auth or express.json).
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { authenticate } from './auth.js';
+import { ROUTE_GROUP_LOCAL } from './metrics.js';
 import type { TokenVerifier } from './tokens.js';
 
 /**
@@ -65,7 +66,8 @@ const depth = (group: RouteGroup) => group.path.split('/').filter(Boolean).lengt
 export function mountGroups(app: Express, groups: RouteGroup[], options: MountOptions): void {
   const ordered = [...groups].sort((a, b) => depth(b) - depth(a));
   for (const group of ordered) {
-    app.use(group.path, ...authMiddleware(group, options), ...bodyParser(group, options.bodyLimit), group.router);
+    const named: RequestHandler = (_req, res, next) => { res.locals[ROUTE_GROUP_LOCAL] = group.path; next(); };
+    app.use(group.path, named, ...authMiddleware(group, options), ...bodyParser(group, options.bodyLimit), group.router);
   }
   app.use('/v1', bearer(options.verifyToken));
 }

@@ -1,5 +1,7 @@
-// A small structured logger: one line per entry, `level=... msg="..." key=value ...` (logfmt),
-// with fields bound once (controller, object) so every line of a reconcile says what it is about.
+// A small structured logger: one JSON object per line (`time`, `level`, `msg`, then fields), with
+// fields bound once (component, controller, object = namespace/name) so every line of a reconcile
+// says what it is about. Values that look like credentials are masked before anything is written.
+import { redactUrls } from './redact-url.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
@@ -13,16 +15,23 @@ export interface Logger {
   with(fields: LogFields): Logger;
 }
 
-function value(v: string | number | boolean | null): string {
-  const text = String(v);
-  return /^[^\s"=]+$/.test(text) ? text : JSON.stringify(text);
+const SECRET_FIELD = /token|secret|password|passwd|authorization|credential|cookie|api[-_]?key/i;
+// svc's own token formats (personal access tokens, sandbox tokens) and bearer headers
+const TOKEN_TEXT = /\bsvc_[A-Za-z0-9_-]{20,}|\bsvcsbx\.[A-Za-z0-9-]+\.[A-Za-z0-9_-]{20,}|\bBearer\s+[A-Za-z0-9._~+/=-]+/g;
+
+/** `text` with URL credentials and svc tokens masked. */
+export function redactText(text: string): string {
+  return redactUrls(text).replace(TOKEN_TEXT, (m) => (m.startsWith('Bearer') ? 'Bearer ***' : '***'));
 }
 
-/** Formats one logfmt line (without the newline); undefined fields are left out. */
-export function logLine(level: LogLevel, msg: string, fields: LogFields): string {
-  const parts = [`level=${level}`, `msg=${value(msg)}`];
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) parts.push(`${k}=${value(v)}`);
-  return parts.join(' ');
+/** Formats one JSON line (without the newline); undefined fields are left out. */
+export function logLine(level: LogLevel, msg: string, fields: LogFields, now = new Date()): string {
+  const entry: Record<string, unknown> = { time: now.toISOString(), level, msg: redactText(msg) };
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined || k === 'time' || k === 'level' || k === 'msg') continue;
+    entry[k] = SECRET_FIELD.test(k) ? '***' : typeof v === 'string' ? redactText(v) : v;
+  }
+  return JSON.stringify(entry);
 }
 
 /** `write` gets each line; debug lines only when `debug` is true. */

@@ -23,8 +23,9 @@ import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
   const projectNamespace = envString('SVC_PROJECT_NAMESPACE', 'default');
   const client = new KubeClient(config, 'svc-api');
   const store = kubeProjectStore(client, projectNamespace);
-  const started = Date.now();
+  const logger = createLogger((line) => process.stdout.write(`${line}\n`), { fields: { component: 'api' } });
+  enableProcessMetrics();
   // Change requests: bare mirrors in SVC_MIRROR_DIR; merge commits by SVC_MERGE_AUTHOR_NAME <SVC_MERGE_AUTHOR_EMAIL>;
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
@@ -66,23 +68,20 @@ async function main(): Promise<void> {
     tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
-    metrics: () => prometheusText({
-      svc_api_informers_synced: { help: '1 when the project and trigger caches have synced', value: store.hasSynced() ? 1 : 0 },
-      svc_api_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
-    }),
+    metrics: metricsText,
+    log: (message) => logger.error(message),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
   const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
-  process.stdout.write(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})\n`);
+  logger.info(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})`, { namespace: projectNamespace });
   // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
   const pruner = mirrorPruner(mirrorDir);
-  const log = createLogger((line) => process.stderr.write(`svc api: ${line}\n`));
-  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log }));
+  void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log: logger.with({ runnable: 'mirror-pruner' }) }));
   // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
   const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
-    process.stderr.write(`svc api: settling merge claims failed: ${error.message}\n`);
+    logger.error("settling merge claims failed", { error: error.message });
   });
   void settleClaims();
   const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);

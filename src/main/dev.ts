@@ -11,6 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import type { NodeSimulator } from '../localcluster/node/index.js';
+import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
 
@@ -205,9 +207,11 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     void child.exited.then((code) => { if (!stopping) reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`); });
     return child;
   };
+  let node: NodeSimulator | undefined;
   const stop = async () => {
     stopping = true;
     for (const child of [...children].reverse()) await stopChild(child);
+    await node?.close();
     await cluster.close();
   };
   try {
@@ -216,6 +220,17 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     const crds = await applyCrds(cluster.url);
     log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
     const token = await ensureAdminToken(cluster.url, namespace, previousEnv.SVC_CLI_TOKEN);
+    if (options.provider === 'kubernetes') {
+      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
+      node = await startSandboxNode({
+        kubeUrl: cluster.url,
+        dataDir: path.join(dataDir, 'node'),
+        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
+        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
+        log: (line) => log(`[node] ${line}`),
+      });
+      log('svc dev: sandboxes run as Pods on the node simulator (pods as local processes on 127.0.0.N)');
+    }
 
     const baseEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,

@@ -21,27 +21,24 @@ import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
+import { createLogger } from '../lib/log.js';
+import { enableProcessMetrics, metricsText, operatorMetrics, schedulerMetrics } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, prometheusText, stopOnSignal } from './process.js';
+import { objectMetrics } from './operator-metrics.js';
+import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
 
 export const LEASE_NAME = 'svc-operator';
-
-function schedulerMetrics(stats: ReturnType<ReturnType<typeof cronScheduler>['stats']>) {
-  return {
-    svc_trigger_timers: { help: 'cron triggers with an armed timer on this replica', value: stats.timers },
-    svc_trigger_cron_fires_total: { help: 'cron fires created by this replica', value: stats.fired },
-    svc_trigger_cron_duplicates_total: { help: 'cron fires that already existed (another replica or an earlier run created them)', value: stats.duplicates },
-    svc_trigger_missed_fires_total: { help: 'scheduled instants not fired (older than the catch-up window, or superseded by a later one)', value: stats.missed },
-  };
-}
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
   const client = new KubeClient(config, 'svc-operator');
   const identity = envString('SVC_POD_NAME', `${os.hostname()}-${process.pid}`);
   const leaseDurationMs = envInt('SVC_LEASE_DURATION_SECONDS', 15, 2) * 1000;
-  const log = (message: string) => process.stdout.write(`${message}\n`);
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const logger = createLogger(log, { fields: { component: 'operator' } });
+  enableProcessMetrics();
+  const metrics = operatorMetrics();
   const manager = new Manager({
     client,
     namespace: process.env.SVC_WATCH_NAMESPACE?.trim() || undefined,
@@ -58,7 +55,7 @@ async function main(): Promise<void> {
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), 'svc-mirrors')));
   manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
   manager.addRunnable(mirrorPruner(mirrorDir));
-  const sandboxes = await sandboxSettingsFromEnv();
+  const sandboxes = await sandboxSettingsFromEnv(client);
   manager.add(sessionController({
     mirrorDir,
     apiUrl: sandboxes.apiUrl,
@@ -73,25 +70,26 @@ async function main(): Promise<void> {
   manager.add(triggerFireController({ log }));
   const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
   manager.addRunnable(scheduler);
-  manager.onLeadershipChange((leading) => log(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`));
+  schedulerMetrics().setSource(() => scheduler.stats());
+  manager.addRunnable(objectMetrics());
+  manager.onLeadershipChange((leading) => {
+    metrics.leader.set(leading ? 1 : 0);
+    logger.info(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
+  });
 
-  const started = Date.now();
   const server = http.createServer((req, res) => {
     const send = (status: number, type: string, body: string) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
     if (req.url === '/healthz' || req.url === '/readyz') return send(200, 'application/json', JSON.stringify({ status: 'ok', leading: manager.isActive() }));
     if (req.url === '/metrics') {
-      return send(200, 'text/plain; version=0.0.4', prometheusText({
-        svc_operator_leader: { help: '1 while this replica holds the Lease and runs the controllers', value: manager.isActive() ? 1 : 0 },
-        svc_operator_uptime_seconds: { help: 'seconds since the process started', value: Math.round((Date.now() - started) / 1000) },
-        ...schedulerMetrics(scheduler.stats()),
-      }));
+      metricsText().then(({ contentType, body }) => send(200, contentType, body), (err: Error) => send(500, 'text/plain', err.message));
+      return;
     }
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
   server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
-  log(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
+  logger.info(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);
   await manager.start();
   stopOnSignal('svc operator', async () => {
     await manager.stop();

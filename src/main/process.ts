@@ -2,6 +2,7 @@
 // and a clean stop on SIGINT/SIGTERM.
 import { existsSync } from 'node:fs';
 import { loadClusterConfig, type ClusterConfig } from '../kube/index.js';
+import { logLine } from '../lib/log.js';
 
 export function envString(name: string, fallback?: string): string {
   const value = process.env[name]?.trim();
@@ -32,24 +33,19 @@ export function stopOnSignal(name: string, stop: () => Promise<void>): void {
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${name}: ${signal}, stopping\n`);
+    process.stdout.write(`${logLine('info', `${signal}, stopping`, { component: name })}\n`);
     stop().then(
       () => process.exit(0),
-      (error: unknown) => { process.stderr.write(`${name}: stop failed: ${String(error)}\n`); process.exit(1); },
+      (error: unknown) => { process.stderr.write(`${logLine('error', `stop failed: ${String(error)}`, { component: name })}\n`); process.exit(1); },
     );
   };
   process.on('SIGINT', () => handler('SIGINT'));
   process.on('SIGTERM', () => handler('SIGTERM'));
 }
 
-/** Prometheus text format for a few gauges. */
-export function prometheusText(gauges: Record<string, { help: string; value: number }>): string {
-  return Object.entries(gauges).map(([name, g]) => `# HELP ${name} ${g.help}\n# TYPE ${name} gauge\n${name} ${g.value}\n`).join('');
-}
-
 export function fatal(name: string): (error: unknown) => never {
   return (error) => {
-    process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`${logLine('error', error instanceof Error ? error.message : String(error), { component: name })}\n`);
     process.exit(1);
   };
 }

@@ -1,12 +1,14 @@
 // The operator's sandbox settings (docs/sessions.md): which provider makes sandboxes, the API
-// URL they reach, and for the process provider where their folders live and how svc-agent runs.
+// URL they reach, and for the process provider where their folders live and how svc-agent runs;
+// the kubernetes provider reads its SVC_SANDBOX_* settings (docs/kubernetes.md).
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitGatewayUrl } from '../lib/git-credential.js';
 import type { Project } from '../resources/index.js';
-import { apiBaseUrl, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { apiBaseUrl, KubernetesSandboxProvider, kubernetesSettingsFromEnv, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
 import { envString } from './process.js';
 
 /** The package root: this file runs as dist/src/main/sandboxes.js. */
@@ -22,10 +24,21 @@ export interface SandboxSettings {
   stop(): Promise<void>;
 }
 
-export async function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<SandboxSettings> {
+export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSettings> {
   const kind = envString('SVC_SANDBOX_PROVIDER', 'process');
-  if (kind !== 'process') throw new Error(`SVC_SANDBOX_PROVIDER=${kind} is not available in this build (process)`);
+  if (kind !== 'process' && kind !== 'kubernetes') throw new Error(`SVC_SANDBOX_PROVIDER must be process or kubernetes, got ${JSON.stringify(kind)}`);
   const apiUrl = apiBaseUrl(envString('SVC_SANDBOX_API_URL', 'http://127.0.0.1:8080/v1'));
+  const daemonEnv = Object.fromEntries(DAEMON_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!]));
+  // SVC_SANDBOX_DIRECT_LOCAL_REPOS=1 (tests, debugging): a project on a local path is cloned
+  // from that path, bypassing the git gateway and its push rules. Never for remote URLs.
+  const repoUrl = (project: Project) => (env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!));
+  if (kind === 'kubernetes') {
+    // Pods (docs/kubernetes.md); the engine command and daemon tunables, when set (svc dev, tests), go in as plain env
+    const engineCommand = env.SVC_ENGINE_COMMAND?.trim();
+    const extraEnv = { ...daemonEnv, ...(engineCommand ? { SVC_ENGINE_COMMAND: engineCommand } : {}) };
+    const provider = new KubernetesSandboxProvider(client, { ...kubernetesSettingsFromEnv(env), extraEnv });
+    return { provider, apiUrl, repoUrl, stop: async () => {} };
+  }
   const dataDir = path.resolve(envString('SVC_SANDBOX_DIR', path.join(os.tmpdir(), `svc-sandboxes-${process.getuid?.() ?? 0}`)));
   // `svc` on the sandbox's PATH, for the agent's `svc cr open`.
   const binDir = path.join(dataDir, '.bin');
@@ -35,15 +48,8 @@ export async function sandboxSettingsFromEnv(env: NodeJS.ProcessEnv = process.en
     dataDir,
     agentCommand: [process.execPath, path.join(PACKAGE_ROOT, 'bin/svc-agent.js')],
     engineCommand: env.SVC_ENGINE_COMMAND?.trim() || undefined,
-    daemonEnv: Object.fromEntries(DAEMON_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!])),
+    daemonEnv,
     pathPrepend: [binDir],
   });
-  return {
-    provider,
-    apiUrl,
-    // SVC_SANDBOX_DIRECT_LOCAL_REPOS=1 (tests, debugging): a project on a local path is cloned
-    // from that path, bypassing the git gateway and its push rules. Never for remote URLs.
-    repoUrl: (project) => (env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!)),
-    stop: () => provider.stopAll(),
-  };
+  return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
 }

@@ -3,6 +3,7 @@ import type { CachedResource, Informer, KubeClient } from '../kube/index.js';
 import { ConflictError } from '../kube/index.js';
 import type { Logger } from '../lib/log.js';
 import { apiVersionOf, type KubeObject, type ResourceType } from '../resources/index.js';
+import { operatorMetrics, trackQueueDepth } from '../lib/metrics.js';
 import { passes, type Predicate } from './predicates.js';
 import { WorkQueue, type WorkResult } from './workqueue.js';
 
@@ -67,14 +68,29 @@ export class RunningController {
     ctx: ReconcileContext,
     onError: (controller: string, key: string, err: unknown) => void,
   ) {
-    const log = ctx.log.with({ controller: definition.name });
-    this.queue = new WorkQueue((key) => definition.reconcile(parseKey(key), { ...ctx, log: log.with({ object: key }) }), {
+    const metrics = operatorMetrics();
+    const controller = definition.name;
+    const log = ctx.log.with({ controller });
+    this.queue = new WorkQueue(async (key) => {
+      const done = metrics.reconcileDuration.startTimer({ controller });
+      try {
+        const result = await definition.reconcile(parseKey(key), { ...ctx, log: log.with({ object: key }) });
+        metrics.reconciles.inc({ controller, result: result?.requeueAfter !== undefined ? 'requeue' : 'success' });
+        return result;
+      } catch (err) {
+        metrics.reconciles.inc({ controller, result: err instanceof ConflictError ? 'conflict' : 'error' });
+        throw err;
+      } finally {
+        done();
+      }
+    }, {
       concurrency: definition.concurrency,
       onError: (key, err) => {
         // someone else wrote first: the retry reads the new version; not worth an error line
         if (err instanceof ConflictError) log.debug('conflict, retrying', { object: key, error: err.message });
         else onError(definition.name, key, err);
       },
+      onStart: (_key, waitedMs) => metrics.queueLatency.observe({ controller }, waitedMs / 1000),
     });
     const enqueue = (keys: ObjectKey[]) => keys.forEach((k) => this.queue.add(formatKey(k)));
     const own = (obj: KubeObject): ObjectKey[] => [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }];
@@ -94,10 +110,12 @@ export class RunningController {
   }
 
   start(): void {
+    trackQueueDepth(this.definition.name, () => this.queue.length);
     this.queue.start();
   }
 
   stop(): Promise<void> {
+    trackQueueDepth(this.definition.name, undefined);
     return this.queue.stop();
   }
 }

@@ -30,7 +30,7 @@ export interface ManagerOptions {
     | (Pick<LeaderElectionOptions, 'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewIntervalMs' | 'renewDeadlineMs' | 'retryIntervalMs'>);
   /** Informer relist period (default 5 minutes). */
   relistIntervalMs?: number;
-  /** Where log lines go (one line each, no newline). */
+  /** Where log lines go (one structured line each, src/lib/log.ts, no newline). */
   log?: (message: string) => void;
   /** Also write debug lines (conflicts retried, ...). */
   debug?: boolean;
@@ -62,7 +62,7 @@ export class Manager {
         client: options.client,
         onStartedLeading: () => this.enqueueTransition(true),
         onStoppedLeading: () => this.enqueueTransition(false),
-        onError: (err) => this.log(`leader election: ${(err as Error).message ?? err}`),
+        onError: (err) => this.logger.warn(`leader election: ${(err as Error).message ?? err}`, { manager: this.identity }),
       });
     }
   }
@@ -104,7 +104,7 @@ export class Manager {
     return new KubeCache(this.options.client, {
       namespace: this.options.namespace,
       relistIntervalMs: this.options.relistIntervalMs,
-      onError: (type, err) => this.log(`informer ${type.plural}: ${err.message}`),
+      onError: (type, err) => this.logger.warn(`informer ${type.plural}: ${err.message}`, { manager: this.identity }),
     });
   }
 
@@ -144,7 +144,9 @@ export class Manager {
       log: this.logger,
     };
     this.controllers = this.definitions.map(
-      (def) => new RunningController(def, ctx, (name, key, err) => this.log(`${name} ${key}: ${(err as Error)?.message ?? err}`)),
+      (def) => new RunningController(def, ctx, (name, key, err) => {
+        this.logger.error(`${name} ${key}: ${(err as Error)?.message ?? err}`, { controller: name, object: key });
+      }),
     );
     await this.cache.start();
     if (!this.wanted) return; // the queued deactivation cleans up
@@ -170,6 +172,6 @@ export class Manager {
   }
 
   private log(message: string): void {
-    this.options.log?.(`[manager${this.identity ? ` ${this.identity}` : ''}] ${message}`);
+    this.logger.info(message, { manager: this.identity });
   }
 }

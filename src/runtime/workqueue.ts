@@ -21,11 +21,15 @@ export interface WorkQueueOptions {
   backoffMaxMs?: number;
   /** Called with every handler failure (the key is retried). */
   onError?: (key: string, err: unknown) => void;
+  /** Called as a key's run starts, with how long it waited in the queue (metrics). */
+  onStart?: (key: string, waitedMs: number) => void;
 }
 
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly pending = new Set<string>();
+  /** When each queued key was added (for onStart). */
+  private readonly addedAt = new Map<string, number>();
   private readonly inFlight = new Set<string>();
   /** Keys added while in flight: run again when the current run ends. */
   private readonly dirty = new Set<string>();
@@ -50,6 +54,7 @@ export class WorkQueue {
     }
     if (this.pending.has(key)) return;
     this.pending.add(key);
+    this.addedAt.set(key, Date.now());
     this.queue.push(key);
     this.pump();
   }
@@ -90,6 +95,7 @@ export class WorkQueue {
     this.timers.clear();
     this.queue.length = 0;
     this.pending.clear();
+    this.addedAt.clear();
     this.dirty.clear();
     await this.idle();
   }
@@ -104,6 +110,8 @@ export class WorkQueue {
     while (this.running && this.inFlight.size < this.concurrency && this.queue.length > 0) {
       const key = this.queue.shift()!;
       this.pending.delete(key);
+      this.options.onStart?.(key, Date.now() - (this.addedAt.get(key) ?? Date.now()));
+      this.addedAt.delete(key);
       this.inFlight.add(key);
       void this.process(key);
     }

@@ -45,3 +45,13 @@ export function helmAsync(args: string[], home: string, env: NodeJS.ProcessEnv =
     });
   });
 }
+
+export interface Manifest { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [key: string]: unknown }
+
+/** `helm template` of the chart (CRDs included) as objects; throws with helm's stderr on failure. */
+export async function renderChart(home: string, extra: string[] = []): Promise<Manifest[]> {
+  const { parseAllDocuments } = await import('yaml');
+  const result = helm(['template', 'rel', CHART_DIR, '--namespace', 'svc-system', '--include-crds', ...extra], home);
+  if (result.status !== 0 || result.stderr) throw new Error(`helm template failed (${result.status}): ${result.stderr}`);
+  return parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Manifest).filter(Boolean);
+}

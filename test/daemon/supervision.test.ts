@@ -53,9 +53,12 @@ describe('engine supervision', () => {
     const res = await fetch(`${d.url}/global/health`, signed());
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: 'engine is booting', engine_state: 'booting' });
+    // the readiness form of health (a Pod's readiness probe) is 503 until the engine is ready
+    expect((await fetch(`${d.url}/svc/health?ready=1`)).status).toBe(503);
     const ready = await d.waitFor((h) => h.engine.state === 'ready', 'engine ready');
     expect(ready.status).toBe('ok');
     expect((await fetch(`${d.url}/global/health`, signed())).status).toBe(200);
+    expect((await fetch(`${d.url}/svc/health?ready=1`)).status).toBe(200);
   });
 
   it('a killed engine is restarted', async () => {

@@ -87,6 +87,75 @@ annotations:
 {{- end }}
 {{- end -}}
 
+{{- define "svc.podSecurityContext" -}}
+{{- toYaml .Values.podSecurityContext }}
+{{- end -}}
+
+{{- define "svc.sandboxImage" -}}
+{{ .Values.sandbox.image.repository }}:{{ .Values.sandbox.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* The API base URL sandboxes call (SVC_SANDBOX_API_URL). */}}
+{{- define "svc.sandboxApiUrl" -}}
+{{- if .Values.sandbox.apiUrl -}}
+{{ .Values.sandbox.apiUrl }}
+{{- else -}}
+http://{{ include "svc.fullname" . }}-api.{{ .Release.Namespace }}.svc:{{ .Values.api.service.port }}/v1
+{{- end -}}
+{{- end -}}
+
+{{/* Session settings both components read: the cap (routes answer 429, fires queue) and the idle timeout. */}}
+{{- define "svc.sessionEnv" -}}
+- name: SVC_MAX_CONCURRENT_SESSIONS
+  value: {{ .Values.sandbox.maxConcurrentSessions | quote }}
+- name: SVC_IDLE_TIMEOUT
+  value: {{ .Values.sandbox.idleTimeoutSeconds | quote }}
+{{- end -}}
+
+{{/* The kubernetes sandbox provider's settings (src/sandbox/kubernetes/settings.ts). */}}
+{{- define "svc.sandboxEnv" -}}
+- name: SVC_SANDBOX_PROVIDER
+  value: kubernetes
+- name: SVC_SANDBOX_API_URL
+  value: {{ include "svc.sandboxApiUrl" . | quote }}
+- name: SVC_SANDBOX_IMAGE
+  value: {{ include "svc.sandboxImage" . | quote }}
+- name: SVC_SANDBOX_IMAGE_PULL_POLICY
+  value: {{ .Values.sandbox.image.pullPolicy | quote }}
+- name: SVC_SANDBOX_CPU
+  value: {{ .Values.sandbox.resources.cpu | quote }}
+- name: SVC_SANDBOX_MEMORY_MIB
+  value: {{ .Values.sandbox.resources.memoryMiB | quote }}
+- name: SVC_SANDBOX_DISK_MIB
+  value: {{ .Values.sandbox.resources.diskMiB | quote }}
+- name: SVC_SANDBOX_HOME_MIB
+  value: {{ .Values.sandbox.resources.homeMiB | quote }}
+- name: SVC_SANDBOX_PROVISIONING_DEADLINE_SECONDS
+  value: {{ .Values.sandbox.provisioningDeadlineSeconds | quote }}
+- name: SVC_SANDBOX_MAX_RESTARTS
+  value: {{ .Values.sandbox.maxRestarts | quote }}
+{{- with .Values.sandbox.runtimeClassName }}
+- name: SVC_SANDBOX_RUNTIME_CLASS
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.sandbox.nodeSelector }}
+- name: SVC_SANDBOX_NODE_SELECTOR
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with .Values.sandbox.tolerations }}
+- name: SVC_SANDBOX_TOLERATIONS
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with .Values.sandbox.imagePullSecrets }}
+- name: SVC_SANDBOX_IMAGE_PULL_SECRETS
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- with .Values.sandbox.buildBackend }}
+- name: SVC_SANDBOX_BUILD_BACKEND
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
 {{/* On each Deployment, so `kubectl describe deployment` says where the image comes from when its pods cannot pull it. */}}
 {{- define "svc.imageAnnotation" -}}
 svc.dev/image: {{ printf "%s must be built from images/svc/Dockerfile (make image IMAGE=<registry>/svc TAG=<tag>) and pushed to a registry the nodes can pull from; then set image.repository and image.tag (README.md)" (include "svc.image" .) | quote }}

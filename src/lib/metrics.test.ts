@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { apiMetrics, countBy, metricsText, operatorMetrics, trackQueueDepth } from './metrics.js';
+
+describe('metrics', () => {
+  it('counts objects by labels', () => {
+    expect(countBy([{ s: 'a' }, { s: 'b' }, { s: 'a' }], (x) => ({ status: x.s }))).toEqual([
+      { labels: { status: 'a' }, value: 2 }, { labels: { status: 'b' }, value: 1 },
+    ]);
+  });
+
+  it('reads sourced gauges and queue depths at scrape time, in the exposition format', async () => {
+    const m = operatorMetrics();
+    m.sessions.setSource(() => [{ labels: { status: 'running' }, value: 3 }]);
+    trackQueueDepth('session', () => 7);
+    apiMetrics().requests.inc({ method: 'GET', route: '/v1/projects', status: '200' });
+    const first = await metricsText();
+    expect(first.contentType).toContain('text/plain');
+    let body = first.body;
+    expect(body).toContain('svc_sessions{status="running"} 3');
+    expect(body).toContain('svc_workqueue_depth{controller="session"} 7');
+    expect(body).toContain('svc_http_requests_total{method="GET",route="/v1/projects",status="200"} 1');
+    m.sessions.setSource(undefined);
+    trackQueueDepth('session', undefined);
+    ({ body } = await metricsText());
+    expect(body).not.toContain('svc_sessions{');
+    expect(body).not.toContain('svc_workqueue_depth{');
+  });
+});

@@ -1,0 +1,98 @@
+// The few API calls a node makes (list/watch its Pods, read Secrets and ConfigMaps, write Pod
+// status and Events), over plain HTTP like any client: the simulator may run in another process
+// than the cluster, and it needs nothing but Node built-ins.
+import { randomBytes } from 'node:crypto';
+import type { KObject } from '../status.js';
+
+export class NodeApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: KObject };
+
+export class NodeApi {
+  constructor(private readonly base: string, private readonly component: string) {}
+
+  private async call<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const res = await fetch(this.base + path, {
+      method,
+      headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new NodeApiError(res.status, `${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** undefined when absent */
+  async find(path: string): Promise<KObject | undefined> {
+    try {
+      return await this.call<KObject>('GET', path);
+    } catch (err) {
+      if (err instanceof NodeApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  list(path: string): Promise<{ items: KObject[]; metadata: { resourceVersion: string } }> {
+    return this.call('GET', path);
+  }
+
+  /** Decoded data of a Secret (base64) or a ConfigMap, undefined when it does not exist. */
+  async configData(namespace: string, kind: 'secrets' | 'configmaps', name: string): Promise<Record<string, string> | undefined> {
+    const obj = await this.find(`/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}/${encodeURIComponent(name)}`);
+    if (!obj) return undefined;
+    const data = (obj.data ?? {}) as Record<string, string>;
+    if (kind === 'configmaps') return { ...data };
+    const decoded: Record<string, string> = {};
+    for (const [k, v] of Object.entries(data)) decoded[k] = Buffer.from(v, 'base64').toString('utf8');
+    for (const [k, v] of Object.entries((obj.stringData ?? {}) as Record<string, string>)) decoded[k] = v;
+    return decoded;
+  }
+
+  /** Replaces the Pod's status (merge patch of the whole status: lists are replaced). */
+  async patchPodStatus(namespace: string, name: string, uid: string, status: Record<string, unknown>): Promise<void> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`;
+    // a pod re-created under the same name is another pod: the uid keeps our write off it
+    await this.call('PATCH', path, { metadata: { uid }, status }, 'application/merge-patch+json');
+  }
+
+  async event(pod: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const meta = pod.metadata ?? {};
+    const now = new Date().toISOString();
+    await this.call('POST', `/api/v1/namespaces/${encodeURIComponent(meta.namespace ?? 'default')}/events`, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}`, namespace: meta.namespace },
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', name: meta.name, namespace: meta.namespace, uid: meta.uid },
+      type,
+      reason,
+      message,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+      source: { component: this.component },
+      reportingComponent: this.component,
+    });
+  }
+
+  /** Watch events until the server ends the stream or `signal` aborts. */
+  async *watch(path: string, signal: AbortSignal): AsyncGenerator<WatchEvent> {
+    const res = await fetch(this.base + path, { headers: { accept: 'application/json' }, signal });
+    if (!res.ok || !res.body) throw new NodeApiError(res.status, `watch ${path}: ${res.status}`);
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line) yield JSON.parse(line) as WatchEvent;
+      }
+    }
+  }
+}

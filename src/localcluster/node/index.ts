@@ -1,0 +1,187 @@
+// The node simulator (DESIGN.md §2): plays one node for the Pods a label selector picks, running
+// each container as a local process on the pod's own loopback address. A stand-in like kwok for
+// tests and `svc dev --provider kubernetes`; README.md says what it does not do.
+import { mkdir } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import type { KObject } from '../status.js';
+import { NodeApi, NodeApiError } from './api.js';
+import type { Container, ImageConfig } from './container.js';
+import { PodWorker } from './pod.js';
+
+export type { ImageConfig } from './container.js';
+
+export interface NodeSimulatorOptions {
+  /** The API server, e.g. http://127.0.0.1:PORT (no authentication is sent). */
+  kubeUrl: string;
+  /** Pods this node runs (a label selector, e.g. `svc.dev/sandbox`). */
+  labelSelector: string;
+  /** Only this namespace (default: all). */
+  namespace?: string;
+  /** Pod working files: emptyDir volumes and container logs (`<first 12 hex digits of the pod uid>/`). */
+  dataDir: string;
+  /** What the node knows of an image (undefined: the pull fails with ErrImagePull). */
+  images: (image: string) => ImageConfig | undefined;
+  /** A command path inside the image -> the local command words that play it. */
+  commands?: Record<string, string[]>;
+  /**
+   * Extra environment per pod. The processes share this machine's network (no network
+   * namespaces): use it to give each pod's programs their own address and ports.
+   */
+  podEnv?: (pod: { namespace: string; name: string; ip: string }) => Promise<Record<string, string>> | Record<string, string>;
+  /** Pod IPs are 127.0.0.N for N in this range (default 2..254); an address whose ports are taken is skipped. */
+  addressRange?: [number, number];
+  /** First restart back-off (kubelet: 10 s), doubled per restart up to maxRestartBackoffMs (300 s). */
+  restartBackoffMs?: number;
+  maxRestartBackoffMs?: number;
+  /** Cap on the termination grace period (default 10 s). */
+  killGraceMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface NodeSimulator {
+  /** Pods running now: "namespace/name" -> pod IP. */
+  pods(): Map<string, string>;
+  /** Stops watching and kills every pod's processes (their Pods stay as they are). */
+  close(): Promise<void>;
+}
+
+const HOST_IP = '127.0.0.1';
+
+function podPath(namespace?: string): string {
+  return namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods` : '/api/v1/pods';
+}
+
+/** True when every port can be bound on `ip` (nobody else, e.g. another simulator, uses the address). */
+async function addressFree(ip: string, ports: number[]): Promise<boolean> {
+  for (const port of ports.length ? ports : [0]) {
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, ip, () => server.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
+}
+
+function containerPorts(pod: KObject): number[] {
+  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers ?? []);
+  return containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+}
+
+function isTerminal(pod: KObject): boolean {
+  const phase = (pod.status as { phase?: string } | undefined)?.phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+export async function startNodeSimulator(options: NodeSimulatorOptions): Promise<NodeSimulator> {
+  const log = options.log ?? (() => {});
+  const api = new NodeApi(options.kubeUrl.replace(/\/+$/, ''), 'svc-node-simulator');
+  const [first, last] = options.addressRange ?? [2, 254];
+  const workers = new Map<string, PodWorker>(); // by uid
+  const controller = new AbortController();
+  await mkdir(options.dataDir, { recursive: true });
+  const ctx = {
+    api,
+    hostIP: HOST_IP,
+    images: options.images,
+    commands: options.commands ?? {},
+    podEnv: options.podEnv,
+    restartBackoffMs: options.restartBackoffMs ?? 10_000,
+    maxRestartBackoffMs: options.maxRestartBackoffMs ?? 300_000,
+    killGraceMs: options.killGraceMs ?? 10_000,
+    log,
+  };
+  // one admission at a time, so two pods never get the same address
+  let admitting = Promise.resolve();
+
+  async function allocateIp(pod: KObject): Promise<string | undefined> {
+    const used = new Set([...workers.values()].map((w) => w.ip));
+    for (let n = first; n <= last; n++) {
+      const ip = `127.0.0.${n}`;
+      if (!used.has(ip) && (await addressFree(ip, containerPorts(pod)))) return ip;
+    }
+    return undefined;
+  }
+
+  function admit(pod: KObject): void {
+    const uid = pod.metadata?.uid;
+    if (!uid || workers.has(uid) || pod.metadata?.deletionTimestamp || isTerminal(pod)) return;
+    const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (nodeName && nodeName !== 'svc-node-simulator') return;
+    admitting = admitting.then(async () => {
+      if (controller.signal.aborted || workers.has(uid)) return;
+      const ip = await allocateIp(pod);
+      if (!ip) {
+        log(`node simulator: no free loopback address for pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
+        return;
+      }
+      // short: programs put Unix sockets in these directories (108-byte path limit)
+      const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
+      const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir });
+      workers.set(uid, worker);
+      log(`node simulator: pod ${worker.key} on ${ip}`);
+      void worker.start().catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
+    });
+  }
+
+  async function evict(uid: string): Promise<void> {
+    const worker = workers.get(uid);
+    if (!worker) return;
+    workers.delete(uid);
+    log(`node simulator: stopping pod ${worker.key}`);
+    await worker.stop();
+  }
+
+  function handle(type: string, pod: KObject): void {
+    const uid = pod.metadata?.uid;
+    if (!uid) return;
+    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) void evict(uid);
+    else admit(pod);
+  }
+
+  async function relist(): Promise<string> {
+    const list = await api.list(`${podPath(options.namespace)}?labelSelector=${encodeURIComponent(options.labelSelector)}`);
+    const seen = new Set<string>();
+    for (const pod of list.items) {
+      seen.add(pod.metadata?.uid ?? '');
+      handle('ADDED', pod);
+    }
+    for (const uid of [...workers.keys()]) if (!seen.has(uid)) void evict(uid);
+    return list.metadata.resourceVersion;
+  }
+
+  const loop = (async () => {
+    let resourceVersion: string | undefined;
+    while (!controller.signal.aborted) {
+      try {
+        resourceVersion ??= await relist();
+        const query = new URLSearchParams({ watch: '1', labelSelector: options.labelSelector, resourceVersion, allowWatchBookmarks: 'true' });
+        for await (const event of api.watch(`${podPath(options.namespace)}?${query.toString()}`, controller.signal)) {
+          if (event.type === 'ERROR') {
+            resourceVersion = undefined; // 410 Expired: list again
+            break;
+          }
+          resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+          if (event.type !== 'BOOKMARK') handle(event.type, event.object);
+        }
+      } catch (err) {
+        if (controller.signal.aborted) break;
+        if (err instanceof NodeApiError && err.status === 410) resourceVersion = undefined;
+        log(`node simulator: watch failed (${(err as Error).message}); retrying`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  })();
+
+  return {
+    pods: () => new Map([...workers.values()].map((w) => [w.key, w.ip])),
+    async close() {
+      controller.abort();
+      await loop;
+      await admitting;
+      await Promise.all([...workers.keys()].map((uid) => evict(uid)));
+    },
+  };
+}

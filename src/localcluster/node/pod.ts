@@ -1,0 +1,349 @@
+// One Pod on the simulated node: a process per container, its probes, restarts per the pod's
+// restartPolicy with the kubelet's back-off, and the Pod status written after every change.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import type { KObject } from '../status.js';
+import type { NodeApi } from './api.js';
+import { ContainerConfigError, resolveProcess, type Container, type ImageConfig, type Probe } from './container.js';
+import { podStatus, terminatedFromExit, type ContainerState, type ContainerView, type PodCondition, type Terminated } from './status.js';
+
+export interface PodContext {
+  api: NodeApi;
+  hostIP: string;
+  podDir: string;
+  images: (image: string) => ImageConfig | undefined;
+  commands: Record<string, string[]>;
+  podEnv?: (pod: { namespace: string; name: string; ip: string }) => Promise<Record<string, string>> | Record<string, string>;
+  restartBackoffMs: number;
+  maxRestartBackoffMs: number;
+  killGraceMs: number;
+  log: (line: string) => void;
+}
+
+interface Run {
+  child: ChildProcess;
+  logPath: string;
+  startedAt: string;
+  containerID: string;
+  exited: Promise<void>;
+}
+
+class ContainerRunner {
+  view: ContainerView;
+  run?: Run;
+  private probeTimers: NodeJS.Timeout[] = [];
+  private restartTimer?: NodeJS.Timeout;
+  private backoffMs: number;
+
+  constructor(readonly pod: PodWorker, readonly spec: Container) {
+    this.view = { name: spec.name, image: spec.image ?? '', state: { waiting: { reason: 'ContainerCreating' } }, restartCount: 0, ready: false };
+    this.backoffMs = pod.ctx.restartBackoffMs;
+  }
+
+  async start(): Promise<void> {
+    if (this.pod.stopped) return;
+    const { ctx, obj } = this.pod;
+    const image = this.spec.image ? ctx.images(this.spec.image) : undefined;
+    if (!image) {
+      const message = `image "${this.spec.image ?? ''}" is not known to the node simulator`;
+      this.setState({ waiting: { reason: 'ErrImagePull', message } });
+      void this.pod.event('Warning', 'Failed', `Failed to pull image "${this.spec.image ?? ''}": ${message}`);
+      // a kubelet keeps retrying the pull; so do we, showing ImagePullBackOff in between
+      setTimeout(() => {
+        if (!this.pod.stopped) this.setState({ waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${this.spec.image ?? ''}"` } });
+      }, Math.min(this.backoffMs / 2, 1000)).unref();
+      this.scheduleRestart();
+      return;
+    }
+    let spec;
+    try {
+      const mounts = await this.pod.mounts(this.spec);
+      spec = await resolveProcess({
+        pod: obj, container: this.spec, image, podIP: this.pod.ip, hostIP: ctx.hostIP, mounts, commands: ctx.commands,
+        defaultCwd: this.pod.dir, sources: this.pod.sources,
+      });
+      Object.assign(spec.env, await ctx.podEnv?.({ namespace: this.pod.namespace, name: this.pod.name, ip: this.pod.ip }));
+      await mkdir(spec.cwd, { recursive: true });
+    } catch (err) {
+      if (this.pod.stopped) return;
+      const message = (err as Error).message;
+      this.setState({ waiting: { reason: err instanceof ContainerConfigError ? 'CreateContainerConfigError' : 'CreateContainerError', message } });
+      void this.pod.event('Warning', 'Failed', `Error: ${message}`);
+      this.scheduleRestart();
+      return;
+    }
+    if (this.pod.stopped) return;
+    const logDir = path.join(this.pod.dir, 'logs', this.spec.name);
+    await mkdir(logDir, { recursive: true });
+    const logPath = path.join(logDir, `${this.view.restartCount}.log`);
+    const logFile = createWriteStream(logPath);
+    const child = spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child.stdout!.pipe(logFile, { end: false });
+    child.stderr!.pipe(logFile, { end: false });
+    const startedAt = new Date().toISOString();
+    const containerID = `simulator://${this.pod.uid}/${this.spec.name}/${this.view.restartCount}`;
+    let spawnError: Error | undefined;
+    child.once('error', (err) => { spawnError = err; });
+    const exited = new Promise<void>((resolve) => child.once('close', (code, signal) => {
+      logFile.end(() => {
+        this.onExit(code, signal, startedAt, containerID, logPath, spawnError);
+        resolve();
+      });
+    }));
+    this.run = { child, logPath, startedAt, containerID, exited };
+    this.view.containerID = containerID;
+    this.setState({ running: { startedAt } });
+    void this.pod.event('Normal', 'Started', `Started container ${this.spec.name}`);
+    this.startProbes();
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, logPath: string, spawnError?: Error): void {
+    this.stopProbes();
+    this.run = undefined;
+    const terminated: Terminated = spawnError
+      ? { exitCode: 128, reason: 'StartError', message: spawnError.message, startedAt, finishedAt: new Date().toISOString(), containerID }
+      : terminatedFromExit(code, signal, startedAt, new Date().toISOString(), containerID);
+    if (!spawnError && terminated.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError') {
+      const message = logTail(logPath);
+      if (message) terminated.message = message;
+    }
+    if (this.pod.stopped) return;
+    const policy = this.pod.restartPolicy;
+    const restart = policy === 'Always' || (policy === 'OnFailure' && terminated.exitCode !== 0);
+    if (!restart) {
+      this.view.ready = false;
+      this.setState({ terminated });
+      return;
+    }
+    // ran long enough: the kubelet resets the back-off after 10 minutes of running
+    if (Date.parse(terminated.finishedAt) - Date.parse(startedAt) > 600_000) this.backoffMs = this.pod.ctx.restartBackoffMs;
+    this.view.lastTerminated = terminated;
+    this.view.restartCount++;
+    this.view.ready = false;
+    const message = `back-off ${Math.round(this.backoffMs / 1000)}s restarting failed container=${this.spec.name} pod=${this.pod.name}_${this.pod.namespace}(${this.pod.uid})`;
+    this.setState({ waiting: { reason: 'CrashLoopBackOff', message } });
+    void this.pod.event('Warning', 'BackOff', 'Back-off restarting failed container');
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.pod.ctx.maxRestartBackoffMs);
+    this.restartTimer = setTimeout(() => {
+      void this.start().catch((err: Error) => this.pod.ctx.log(`pod ${this.pod.key}: ${err.message}`));
+    }, delay);
+  }
+
+  private setState(state: ContainerState): void {
+    this.view.state = state;
+    if (!('running' in state)) this.view.ready = false;
+    this.pod.changed();
+  }
+
+  private startProbes(): void {
+    const { readinessProbe, livenessProbe } = this.spec;
+    // without a readiness probe a running container is ready
+    if (!readinessProbe) {
+      this.view.ready = true;
+      this.pod.changed();
+    } else {
+      this.probeLoop(readinessProbe, (ok) => {
+        if (this.view.ready !== ok) {
+          this.view.ready = ok;
+          this.pod.changed();
+        }
+      });
+    }
+    if (livenessProbe) {
+      this.probeLoop(livenessProbe, (ok, failures, message) => {
+        if (ok || failures < (livenessProbe.failureThreshold ?? 3)) return;
+        void this.pod.event('Normal', 'Killing', `Container ${this.spec.name} failed liveness probe, will be restarted`);
+        void this.pod.event('Warning', 'Unhealthy', `Liveness probe failed: ${message}`);
+        void this.kill();
+      });
+    }
+  }
+
+  /** Runs `probe` every periodSeconds; `onResult` sees the thresholded result and the failure run. */
+  private probeLoop(probe: Probe, onResult: (ok: boolean, failures: number, message: string) => void): void {
+    const period = Math.max(1, probe.periodSeconds ?? 10) * 1000;
+    let successes = 0, failures = 0, ok = false;
+    const tick = async () => {
+      if (!this.run) return;
+      const result = await runProbe(probe, this.pod.ip, this.spec);
+      if (!this.run) return;
+      if (result.ok) { successes++; failures = 0; } else { failures++; successes = 0; }
+      if (result.ok && successes >= (probe.successThreshold ?? 1)) ok = true;
+      if (!result.ok && failures >= (probe.failureThreshold ?? 3)) ok = false;
+      onResult(ok, failures, result.message);
+      this.probeTimers.push(setTimeout(() => void tick(), period));
+    };
+    this.probeTimers.push(setTimeout(() => void tick(), (probe.initialDelaySeconds ?? 0) * 1000));
+  }
+
+  private stopProbes(): void {
+    for (const t of this.probeTimers) clearTimeout(t);
+    this.probeTimers = [];
+  }
+
+  /** SIGTERM to the process group, SIGKILL after the grace period. */
+  async kill(graceMs = this.pod.ctx.killGraceMs): Promise<void> {
+    clearTimeout(this.restartTimer);
+    const run = this.run;
+    if (!run) return;
+    signalGroup(run.child, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(run.child, 'SIGKILL'), graceMs);
+    await run.exited;
+    clearTimeout(timer);
+  }
+
+  async stop(): Promise<void> {
+    this.stopProbes();
+    await this.kill(Math.min(this.pod.ctx.killGraceMs, this.pod.gracePeriodMs));
+  }
+}
+
+/** The kubelet's FallbackToLogsOnError: the log's last 80 lines, at most 2048 bytes. */
+function logTail(file: string): string | undefined {
+  try {
+    const text = readFileSync(file);
+    const tail = text.subarray(Math.max(0, text.length - 2048)).toString('utf8');
+    return tail.split('\n').slice(-81).join('\n').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    try { child.kill(signal); } catch { /* gone */ }
+  }
+}
+
+function probePort(port: number | string, container: Container): number | undefined {
+  if (typeof port === 'number') return port;
+  if (/^\d+$/.test(port)) return Number(port);
+  return container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+async function runProbe(probe: Probe, podIP: string, container: Container): Promise<{ ok: boolean; message: string }> {
+  const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
+  if (probe.httpGet) {
+    const port = probePort(probe.httpGet.port, container);
+    if (port === undefined) return { ok: false, message: `port ${probe.httpGet.port} not found` };
+    const scheme = (probe.httpGet.scheme ?? 'HTTP').toLowerCase();
+    const url = `${scheme}://${probe.httpGet.host ?? podIP}:${port}${probe.httpGet.path ?? '/'}`;
+    try {
+      const headers = Object.fromEntries((probe.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
+      const res = await fetch(url, { headers: { 'user-agent': 'kube-probe/1.31', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+      await res.arrayBuffer().catch(() => undefined);
+      return res.status >= 200 && res.status < 400 ? { ok: true, message: '' } : { ok: false, message: `HTTP probe failed with statuscode: ${res.status}` };
+    } catch (err) {
+      return { ok: false, message: `Get "${url}": ${(err as Error).message}` };
+    }
+  }
+  if (probe.tcpSocket) {
+    const port = probePort(probe.tcpSocket.port, container);
+    if (port === undefined) return { ok: false, message: `port ${probe.tcpSocket.port} not found` };
+    return new Promise((resolve) => {
+      const socket = net.connect({ host: probe.tcpSocket!.host ?? podIP, port, timeout: timeoutMs });
+      socket.once('connect', () => { socket.destroy(); resolve({ ok: true, message: '' }); });
+      socket.once('timeout', () => { socket.destroy(); resolve({ ok: false, message: 'dial tcp: i/o timeout' }); });
+      socket.once('error', (err) => resolve({ ok: false, message: `dial tcp: ${err.message}` }));
+    });
+  }
+  return { ok: false, message: 'only httpGet and tcpSocket probes are supported by the node simulator' };
+}
+
+export class PodWorker {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly key: string;
+  readonly restartPolicy: string;
+  readonly gracePeriodMs: number;
+  readonly startTime = new Date().toISOString();
+  stopped = false;
+  private containers: ContainerRunner[];
+  private conditions?: PodCondition[];
+  private writing = Promise.resolve();
+  private dirty = false;
+  readonly sources;
+
+  constructor(readonly obj: KObject, readonly ip: string, readonly dir: string, readonly ctx: PodContext) {
+    const meta = obj.metadata ?? {};
+    this.namespace = meta.namespace ?? 'default';
+    this.name = meta.name ?? '';
+    this.uid = meta.uid ?? '';
+    this.key = `${this.namespace}/${this.name}`;
+    const spec = (obj.spec ?? {}) as { restartPolicy?: string; containers?: Container[]; terminationGracePeriodSeconds?: number };
+    this.restartPolicy = spec.restartPolicy ?? 'Always';
+    this.gracePeriodMs = (spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    this.containers = (spec.containers ?? []).map((c) => new ContainerRunner(this, c));
+    this.conditions = ((obj.status as { conditions?: PodCondition[] } | undefined)?.conditions);
+    this.sources = {
+      secret: (name: string) => ctx.api.configData(this.namespace, 'secrets', name),
+      configMap: (name: string) => ctx.api.configData(this.namespace, 'configmaps', name),
+    };
+  }
+
+  async start(): Promise<void> {
+    this.changed();
+    await Promise.all(this.containers.map((c) => c.start()));
+  }
+
+  /** Local directories for the container's emptyDir mounts (other volume kinds are refused). */
+  async mounts(container: Container): Promise<Record<string, string>> {
+    const volumes = ((this.obj.spec as { volumes?: { name: string; emptyDir?: object }[] }).volumes ?? []);
+    const out: Record<string, string> = {};
+    for (const mount of container.volumeMounts ?? []) {
+      const volume = volumes.find((v) => v.name === mount.name);
+      if (!volume) throw new ContainerConfigError(`volume "${mount.name}" not found`);
+      if (!volume.emptyDir) throw new ContainerConfigError(`volume "${mount.name}": only emptyDir volumes are supported by the node simulator`);
+      const dir = path.join(this.dir, 'v', mount.name, mount.subPath ?? '');
+      await mkdir(dir, { recursive: true });
+      out[mount.mountPath] = dir;
+    }
+    return out;
+  }
+
+  event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return this.ctx.api.event(this.obj, type, reason, message).catch(() => undefined);
+  }
+
+  /** Writes the status; writes that pile up while one is in flight become one. */
+  changed(): void {
+    if (this.stopped) return;
+    if (this.dirty) return;
+    this.dirty = true;
+    this.writing = this.writing.then(async () => {
+      this.dirty = false;
+      if (this.stopped) return;
+      const status = podStatus({
+        podIP: this.ip, hostIP: this.ctx.hostIP, startTime: this.startTime, restartPolicy: this.restartPolicy,
+        containers: this.containers.map((c) => ({ ...c.view })), previousConditions: this.conditions, now: new Date().toISOString(),
+      });
+      this.conditions = status.conditions as PodCondition[];
+      try {
+        await this.ctx.api.patchPodStatus(this.namespace, this.name, this.uid, status);
+      } catch (err) {
+        if (!this.stopped) this.ctx.log(`pod ${this.key}: status not written: ${(err as Error).message}`);
+      }
+    });
+  }
+
+  /** The pod is gone (or going): stop every container and forget its files. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.all(this.containers.map((c) => c.stop()));
+    await this.writing;
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}

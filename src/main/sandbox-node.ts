@@ -1,0 +1,72 @@
+// The node simulator set up to run svc sandbox Pods (tests and `svc dev --provider kubernetes`):
+// the sandbox image's entrypoint is played by this machine's svc-agent, and its ENV by what the
+// Dockerfile sets (images/sandbox/Dockerfile). Only the sandbox image is known; any other image
+// fails to "pull", as it would on a node that cannot reach its registry.
+import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../localcluster/node/index.js';
+import { ENTRYPOINT, LABEL_SANDBOX } from '../sandbox/kubernetes/index.js';
+
+export interface SandboxNodeOptions {
+  kubeUrl: string;
+  dataDir: string;
+  /** How svc-agent runs here, e.g. [node, <repo>/bin/svc-agent.js]. */
+  agentCommand: string[];
+  /** How the `svc` CLI runs here: put on the sandbox PATH as `svc`, as the image has it. */
+  svcCommand?: string[];
+  namespace?: string;
+  restartBackoffMs?: number;
+  log?: (line: string) => void;
+}
+
+/** An image reference the simulator plays as the sandbox image: any tag or digest of a repository named svc-sandbox. */
+export function isSandboxImage(ref: string): boolean {
+  const repository = ref.replace(/@.*$/, '').replace(/:[^/:]+$/, '');
+  return repository === 'svc-sandbox' || repository.endsWith('/svc-sandbox');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startSandboxNode(options: SandboxNodeOptions): Promise<NodeSimulator> {
+  const binDir = path.join(options.dataDir, '.bin');
+  if (options.svcCommand) {
+    await mkdir(binDir, { recursive: true, mode: 0o700 });
+    const quoted = options.svcCommand.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(' ');
+    await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
+  }
+  const image: ImageConfig = {
+    entrypoint: [ENTRYPOINT],
+    workingDir: '/workspace',
+    env: {
+      PATH: [...(options.svcCommand ? [binDir] : []), path.dirname(process.execPath), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
+      HOME: '/opt/svc/home',
+      SVC_WORKSPACE: '/workspace',
+      SVC_ENGINE_HOME: '/opt/svc/home',
+      SVC_SERVICE_HOST: '0.0.0.0',
+      SVC_SERVICE_PORT: '8000',
+      ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+    },
+  };
+  return startNodeSimulator({
+    kubeUrl: options.kubeUrl,
+    labelSelector: LABEL_SANDBOX,
+    namespace: options.namespace,
+    dataDir: options.dataDir,
+    images: (ref) => (isSandboxImage(ref) ? image : undefined),
+    commands: { [ENTRYPOINT]: options.agentCommand, '/usr/local/bin/svc-agent': options.agentCommand },
+    // no network namespace: the daemon listens on the pod's own address, its engine on a free port
+    podEnv: async ({ ip }) => ({ SVC_SERVICE_HOST: ip, SVC_ENGINE_PORT: String(await freePort()) }),
+    restartBackoffMs: options.restartBackoffMs,
+    log: options.log,
+  });
+}

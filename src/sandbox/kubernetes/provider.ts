@@ -1,0 +1,78 @@
+// The `kubernetes` sandbox provider (DESIGN.md §2): per sandbox a Secret and a Pod, both owned
+// by the Sandbox. The Secret is written first, so the Pod never starts without its references.
+import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } from '../../kube/index.js';
+import { POD, SECRET, controllerOf, type KubeObject } from '../../resources/index.js';
+import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
+import { observePod } from './observe.js';
+import { sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
+import type { KubernetesSandboxSettings } from './settings.js';
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}
+
+export class KubernetesSandboxProvider implements SandboxProvider {
+  readonly name = 'kubernetes' as const;
+  private readonly pods: ResourceClient<KubeObject>;
+  private readonly secrets: ResourceClient<KubeObject>;
+
+  constructor(client: KubeClient, private readonly settings: KubernetesSandboxSettings, private readonly now: () => Date = () => new Date()) {
+    this.pods = client.resource(POD);
+    this.secrets = client.resource(SECRET);
+  }
+
+  /** The Pod or Secret of this Sandbox (a leftover of an earlier Sandbox of that name is not). */
+  private async own(client: ResourceClient<KubeObject>, ref: SandboxRef): Promise<KubeObject | undefined> {
+    const obj = await client.find(ref.namespace, sandboxObjectName(ref.name));
+    return obj && controllerOf(obj)?.uid === ref.uid ? obj : undefined;
+  }
+
+  private observation(pod: KubeObject | undefined, secretExists: boolean): SandboxObservation {
+    return observePod({ pod, secretExists, now: this.now(), provisioningDeadlineMs: this.settings.provisioningDeadlineMs, maxRestarts: this.settings.maxRestarts });
+  }
+
+  async observe(ref: SandboxRef): Promise<SandboxObservation> {
+    const pod = await this.own(this.pods, ref);
+    return this.observation(pod, pod ? true : (await this.own(this.secrets, ref)) !== undefined);
+  }
+
+  async ensure(request: SandboxRequest): Promise<SandboxObservation> {
+    const refused = unbuildable(request, this.settings);
+    if (refused) return { state: 'failed', reason: 'NoBuildBackend', message: refused };
+    const name = sandboxObjectName(request.name);
+    const existing = await this.pods.find(request.namespace, name);
+    if (existing && controllerOf(existing)?.uid === request.uid) return this.observation(existing, true);
+    if (existing) {
+      // an earlier Sandbox's pod under the same name: remove it and create ours next time
+      await this.pods.delete(request.namespace, name, { uid: existing.metadata.uid }).catch(ignoreNotFound);
+      return { state: 'provisioning', reason: 'Replacing', message: `removing the pod of an earlier sandbox named ${request.name}` };
+    }
+    await this.writeSecret(request);
+    try {
+      return this.observation(await this.pods.create(sandboxPod(request, this.settings)), true);
+    } catch (err) {
+      if (isAlreadyExists(err)) return this.observe(request);
+      throw err;
+    }
+  }
+
+  /** Creates the Secret, or replaces its data (tokens and project secrets of this start). */
+  private async writeSecret(request: SandboxRequest): Promise<void> {
+    const desired = sandboxSecret(request);
+    try {
+      await this.secrets.create(desired);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      const current = await this.secrets.get(request.namespace, desired.metadata.name!);
+      await this.secrets.replace({ ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata.resourceVersion } });
+    }
+  }
+
+  async delete(ref: SandboxRef): Promise<void> {
+    const name = sandboxObjectName(ref.name);
+    for (const client of [this.pods, this.secrets]) {
+      const obj = await client.find(ref.namespace, name);
+      if (obj && controllerOf(obj)?.uid === ref.uid) await client.delete(ref.namespace, name, { uid: obj.metadata.uid }).catch(ignoreNotFound);
+    }
+  }
+}

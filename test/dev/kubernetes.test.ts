@@ -1,0 +1,142 @@
+// Issue 12 §5: `svc dev --provider kubernetes`. Sessions run as real Pods and Secrets in the local
+// cluster, played by the node simulator (the real svc-agent, the fixture engine): checked with
+// kubectl, health through the pod IP, stop deletes both, a pod killed from outside is reported,
+// an engine that cannot start and an image that cannot be pulled fail the session with the
+// reason, and no token value ever sits in a Pod spec.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
+import { makeRepo, run, runOk, waitFor } from './util.js';
+
+let tmp: string;
+let dev: DevInstance;
+const projectIds = new Map<string, string>();
+
+const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
+const kubectlJson = async <T>(...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json')) as T;
+const exists = async (kind: string, name: string) => (await run('kubectl', ['get', kind, name, '-o', 'name'], dev.env)).code === 0;
+
+interface SessionView { id: string; status: string; reason: string | null; sandbox_state: string | null }
+interface PodView { metadata: { name: string; ownerReferences: { kind: string; name: string }[] }; spec: Record<string, unknown>; status: { phase?: string; podIP?: string } }
+interface SandboxView { status?: { state?: string; address?: string; reason?: string; podName?: string } }
+
+async function api<T>(method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(dev.apiUrl + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${dev.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+async function project(name: string, sandbox?: Record<string, unknown>): Promise<void> {
+  const repo = path.join(tmp, `repo-${name}`);
+  makeRepo(repo, { 'README.md': `# ${name}\n` });
+  const manifest = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name, namespace: 'default' }, spec: { repoUrl: repo, defaultBranch: 'main', ...(sandbox ? { sandbox } : {}) } };
+  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(manifest));
+  projectIds.set(name, (await kubectl('get', 'project', name, '-o', 'jsonpath={.metadata.uid}')).trim());
+  await waitFor(`project ${name} ready`, async () => (await kubectl('get', 'project', name, '-o', 'jsonpath={.status.defaultBranchSha}')).trim() !== '', 60_000);
+}
+
+async function startSession(projectName: string): Promise<string> {
+  const res = await api<{ session: SessionView }>('POST', `/projects/${projectIds.get(projectName)}/sessions`, {});
+  expect(res.status).toBe(201);
+  return res.body.session.id;
+}
+
+function sessionUntil(projectName: string, id: string, check: (s: SessionView) => boolean, what: string): Promise<SessionView> {
+  return waitFor(what, async () => {
+    const res = await api<{ session: SessionView }>('GET', `/projects/${projectIds.get(projectName)}/sessions/${id}`);
+    return res.status === 200 && check(res.body.session) ? res.body.session : undefined;
+  }, 90_000);
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-k8s-'));
+  const { fixtureEngine } = await buildArtifacts();
+  // An engine that refuses to start when the project has the secret FAIL_ENGINE (it arrives
+  // through the sandbox Secret like every project secret); split into words, never a shell.
+  const script = `if [ -n "$FAIL_ENGINE" ]; then echo "engine refuses to start: $FAIL_ENGINE" >&2; exit 3; fi; exec '${process.execPath}' '${fixtureEngine}' --port "$1"`;
+  const engineCommand = `/bin/sh -c '${script.replaceAll("'", "'\\''")}' engine {port}`;
+  dev = await startDev({
+    dataDir: path.join(tmp, 'dev'),
+    args: ['--provider', 'kubernetes', '--engine-command', engineCommand],
+    // local repositories cloned directly (the git gateway is another issue's); a failing engine gives up fast
+    extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1', SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '100' },
+    timeoutMs: 90_000,
+  });
+  await project('web');
+}, 180_000);
+
+afterAll(async () => {
+  await dev?.stop();
+  removeDevDir(tmp);
+  cleanupArtifacts();
+});
+
+describe('svc dev --provider kubernetes', () => {
+  let first: string;
+
+  it('runs a session as a Pod plus a Secret, the daemon answering at the pod IP, no token in the Pod spec', async () => {
+    expect(dev.output()).toContain('sandboxes run as Pods on the node simulator');
+    first = await startSession('web');
+    await sessionUntil('web', first, (s) => s.status === 'running', 'the session running');
+    const pod = await kubectlJson<PodView>('get', 'pod', `svc-sandbox-${first}`);
+    expect(pod.status.phase).toBe('Running');
+    expect(pod.status.podIP).toMatch(/^127\.0\.0\.\d+$/);
+    expect(pod.metadata.ownerReferences[0]).toMatchObject({ kind: 'Sandbox', name: first });
+    expect(await exists('secret', `svc-sandbox-${first}`)).toBe(true);
+
+    // token values only in Secrets: the Session's, and the sandbox's (by reference from the Pod)
+    const sessionSecret = await kubectlJson<{ data: Record<string, string> }>('get', 'secret', `svc-session-${first}`);
+    const tokens = Object.values(sessionSecret.data).map((v) => Buffer.from(v, 'base64').toString());
+    expect(tokens.length).toBeGreaterThanOrEqual(2);
+    const podText = JSON.stringify(pod.spec);
+    for (const token of tokens) expect(podText).not.toContain(token);
+    expect(podText).toContain(`"secretRef":{"name":"svc-sandbox-${first}"}`);
+
+    const sandbox = await kubectlJson<SandboxView>('get', 'sandbox', first);
+    expect(sandbox.status?.address).toBe(`${pod.status.podIP}:8000`);
+    const health = (await (await fetch(`http://${sandbox.status!.address}/svc/health`)).json()) as { status: string; engine: { state: string } };
+    expect(health).toMatchObject({ status: 'ok', engine: { state: 'ready' } });
+  }, 150_000);
+
+  it('notices a pod killed from outside and reports it', async () => {
+    await kubectl('delete', 'pod', `svc-sandbox-${first}`, '--wait=false');
+    const failed = await sessionUntil('web', first, (s) => s.status === 'failed', 'the session failed');
+    expect(failed.reason).toBe('PodDeleted');
+    // a failed session keeps nothing running: the sandbox Secret goes too
+    await waitFor('the sandbox Secret gone', async () => !(await exists('secret', `svc-sandbox-${first}`)));
+  }, 150_000);
+
+  it('stop deletes the Pod and the Secret; the branch stays', async () => {
+    const id = await startSession('web');
+    await sessionUntil('web', id, (s) => s.status === 'running', 'the second session running');
+    expect((await api('POST', `/projects/${projectIds.get('web')}/sessions/${id}/stop`)).status).toBeLessThan(300);
+    await sessionUntil('web', id, (s) => s.status === 'stopped', 'the session stopped');
+    await waitFor('pod and secret gone', async () => !(await exists('pod', `svc-sandbox-${id}`)) && !(await exists('secret', `svc-sandbox-${id}`)));
+    expect(await exists('session', id)).toBe(true);
+  }, 150_000);
+
+  it('an engine that cannot start fails the session with the reason', async () => {
+    await runOk('kubectl', ['create', 'secret', 'generic', 'broken-secrets', '--from-literal=FAIL_ENGINE=on purpose'], dev.env);
+    await project('broken');
+    const id = await startSession('broken');
+    const failed = await sessionUntil('broken', id, (s) => s.status === 'failed', 'the session failed');
+    expect(failed.reason).toBe('EngineFailed');
+    const ready = await kubectl('get', 'session', id, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}');
+    expect(ready).toContain('the engine could not start');
+  }, 150_000);
+
+  it('an image the node cannot pull fails the session with the pod reason', async () => {
+    await project('private', { image: 'registry.example/private:1' });
+    const id = await startSession('private');
+    const failed = await sessionUntil('private', id, (s) => s.status === 'failed', 'the session failed');
+    expect(failed.reason).toMatch(/^(ErrImagePull|ImagePullBackOff)$/);
+    const ready = await kubectl('get', 'session', id, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}');
+    expect(ready).toContain('registry.example/private:1');
+  }, 150_000);
+});
