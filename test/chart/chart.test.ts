@@ -84,8 +84,12 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
     expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
-    expect(verbs(operator, 'secrets')).toEqual(['create', 'get']);
-    expect(verbs(operator, 'sessions')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbs(operator, 'secrets')).toEqual(['create', 'delete', 'get', 'update']);
+    expect(verbs(operator, 'pods')).toEqual(['create', 'delete', 'get']);
+    expect(verbs(operator, 'triggerfires')).toEqual(['create', 'get', 'list', 'watch']);
+    expect(verbs(operator, 'triggerfires/status')).toEqual(['update']);
+    expect(verbs(operator, 'triggers/status')).toEqual(['update']);
+    expect(verbs(operator, 'sessions')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'sandboxes')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'leases')).toEqual([]);
     const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
