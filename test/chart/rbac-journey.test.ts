@@ -66,7 +66,11 @@ async function api(method: string, urlPath: string, body?: unknown, bearer = tok
 }
 
 /** Every refusal the two processes met (a Kubernetes 403 is logged or surfaces as an error). */
-const forbidden = () => processes.flatMap((p) => p.output.split('\n').filter((l) => /forbidden/i.test(l)).map((l) => `[${p.name}] ${l}`));
+/** A log line's message: the components log one JSON object per line (src/lib/log.ts). */
+const message = (line: string): string => {
+  try { return String((JSON.parse(line) as { msg?: unknown }).msg ?? line); } catch { return line; }
+};
+const forbidden = () => processes.flatMap((p) => p.output.split('\n').filter((l) => /forbidden/i.test(l)).map((l) => `[${p.name}] ${message(l)}`));
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-rbac-journey-'));

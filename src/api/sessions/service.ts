@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { openMirror } from '../../git/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
-import { checkManifest, MANIFEST_FILES } from '../../manifest/index.js';
+import { readManifestAt } from '../../manifest/index.js';
 import {
   API_VERSION, LABEL_PROJECT, SESSION, STOP_REASON_ANNOTATION, appendPromptPatch, capReached, controllerReference, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
@@ -55,10 +55,7 @@ export class SessionService {
       await mirror.fetch();
       const sha = await mirror.resolveBranch(project.spec.defaultBranch || 'main');
       if (!sha) return null;
-      for (const file of MANIFEST_FILES) {
-        const text = await mirror.readFile(sha, file);
-        if (text !== null) return checkManifest(file, text).document ?? null;
-      }
+      return (await readManifestAt((at, file) => mirror.readFile(at, file), sha))?.check.document ?? null;
     } catch {
       // unreachable: the Session controller reports it when it pushes the branch
     }
