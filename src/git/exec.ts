@@ -65,6 +65,7 @@ export function streamGit(args: readonly string[], options: RunOptions, onChunk:
   const name = commandName(args);
   const okExitCodes = options.okExitCodes ?? [0];
   return new Promise((resolve, reject) => {
+    // Own process group, so a timeout also kills git's helpers (remote-http, index-pack).
     const child = spawn('git', args, { env: childEnv(options.env, options.gitDir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const stderr: Buffer[] = [];
     let timedOut = false;
@@ -101,39 +102,10 @@ export function streamGit(args: readonly string[], options: RunOptions, onChunk:
   });
 }
 
-export function runGit(args: readonly string[], options: RunOptions): Promise<RunResult> {
-  const name = commandName(args);
-  const okExitCodes = options.okExitCodes ?? [0];
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      env: childEnv(options.env, options.gitDir),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Own process group, so a timeout also kills git's helpers (remote-http, index-pack).
-      detached: true,
-    });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-    }, options.timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new GitError(name, null, redact(error.message, options.secrets)));
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      const errText = redact(Buffer.concat(stderr).toString('utf8'), options.secrets);
-      if (timedOut) return reject(new TimeoutError(name, options.timeoutMs));
-      if (code === null || !okExitCodes.includes(code)) return reject(new GitError(name, code, errText));
-      resolve({ exitCode: code, stdout: Buffer.concat(stdout), stderr: errText });
-    });
-    child.stdin.on('error', () => { /* git exited before reading its input: the exit code tells */ });
-    child.stdin.end(options.input ?? '');
-  });
+export async function runGit(args: readonly string[], options: RunOptions): Promise<RunResult> {
+  const stdout: Buffer[] = [];
+  const result = await streamGit(args, options, (chunk) => { stdout.push(chunk); });
+  return { ...result, stdout: Buffer.concat(stdout) };
 }
 
 export interface SpawnOptions {

@@ -1,7 +1,7 @@
 // Sessions: the list with a start form, and one session's page with its live engine event
 // stream, stop, a follow-up prompt and links to the change requests it opened.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { SerializedChangeRequest } from '../../../src/lib/rest-shapes.js';
+import type { SerializedChangeRequest, SerializedSession } from '../../../src/lib/rest-shapes.js';
 import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
 import { applyEvent, emptyLog, roleOf, takeSseData, type EventLog } from '../events.js';
 import { href, navigate } from '../router.js';
@@ -9,26 +9,7 @@ import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
 import type { Project } from './projects.js';
 
 /** A session as GET /v1/projects/:id/sessions serializes it (issue 10). */
-export interface Session {
-  id: string;
-  project_id: string;
-  status: string;
-  agent: string | null;
-  model: string | null;
-  base_ref: string | null;
-  base_sha: string | null;
-  branch: string | null;
-  trigger: string | null;
-  created_by: string | null;
-  created_at: string | null;
-  last_activity_at: string | null;
-  reason: string | null;
-  initial_prompt: string | null;
-  desired_state?: 'running' | 'stopped';
-  /** Follow-up prompts waiting for the sandbox to run. */
-  pending_prompts?: number;
-  sandbox_state: string | null;
-}
+export type Session = SerializedSession;
 
 const sessionsPath = (project: Project, id?: string) => `/projects/${enc(project.id)}/sessions${id ? `/${enc(id)}` : ''}`;
 const STATUSES = ['all', 'provisioning', 'running', 'stopped', 'failed'] as const;
