@@ -180,7 +180,7 @@ describe('dashboard journeys in Chromium', () => {
     await waitFor('the fired session to run', async () => (await sessionStatus(sessionId)) === 'running', 45_000);
 
     await page.goto(projectUrl('triggers'));
-    await nightly.getByText('Recent fires').click();
+    await nightly.getByText('Recent fires', { exact: true }).click();
     await nightly.locator('.fires li', { hasText: 'manual' }).waitFor();
     expect(await nightly.locator('.fires li').first().textContent()).toContain(`session ${sessionId.slice(0, 8)}`);
     await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
