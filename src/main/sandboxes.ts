@@ -30,8 +30,10 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
   const apiUrl = apiBaseUrl(envString('SVC_SANDBOX_API_URL', 'http://127.0.0.1:8080/v1'));
   const daemonEnv = Object.fromEntries(DAEMON_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!]));
   // SVC_SANDBOX_DIRECT_LOCAL_REPOS=1 (tests, debugging): a project on a local path is cloned
-  // from that path, bypassing the git gateway and its push rules. Never for remote URLs.
-  const repoUrl = (project: Project) => (env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!));
+  // from that path, bypassing the git gateway and its push rules. Never for remote URLs, and only
+  // where local repositories are allowed at all (SVC_ALLOW_LOCAL_REPOS=1, as under svc dev).
+  const direct = env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && env.SVC_ALLOW_LOCAL_REPOS === '1';
+  const repoUrl = (project: Project) => (direct && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!));
   if (kind === 'kubernetes') {
     // Pods (docs/kubernetes.md); the engine command and daemon tunables, when set (svc dev, tests), go in as plain env
     const engineCommand = env.SVC_ENGINE_COMMAND?.trim();
