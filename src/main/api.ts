@@ -14,6 +14,7 @@ import { createApp } from '../api/app.js';
 import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
 import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
+import { kubeSessionCredentialReader, sessionTokenCheck } from '../api/session-credentials.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
@@ -64,7 +65,11 @@ async function main(): Promise<void> {
     gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
     sessions,
     triggers,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), {
+      touch: kubeTokenToucher(client, namespace),
+      // a session's CLI token dies with its session (docs/tokens.md)
+      sessionTokens: sessionTokenCheck(kubeSessionCredentialReader(client, projectNamespace)),
+    }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
