@@ -1,7 +1,7 @@
 // The git gateway's domain (SPEC §4.4, DESIGN §4): who may use the gateway, the clone credential,
 // and the project's mirror. A sandbox proves itself with its sandbox token (kept in the Session's
 // Secret) to get a clone credential; git then presents that credential as HTTP Basic.
-import { openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
+import { DEFAULT_MAX_PUSH_BYTES, openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
 import type { CloneCredential } from '../../lib/git-credential.js';
 import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCredential } from '../../lib/sandbox-token.js';
 import { controllerOf, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
@@ -21,6 +21,8 @@ export interface GitGatewayOptions {
   store: GitGatewayStore;
   /** The change-request service's mirror dir: a push is seen by the CR routes at once. */
   mirrorDir: string;
+  /** Largest push body accepted (SVC_GIT_MAX_PUSH_BYTES; default 512 MiB): 413 beyond. */
+  maxPushBytes?: number;
   now?: () => number;
 }
 
@@ -96,4 +98,16 @@ export class GitGatewayService {
   get mirrorDir(): string {
     return this.options.mirrorDir;
   }
+
+  get maxPushBytes(): number {
+    return this.options.maxPushBytes ?? DEFAULT_MAX_PUSH_BYTES;
+  }
+}
+
+/** SVC_GIT_MAX_PUSH_BYTES: a positive whole number of bytes; unset or empty = the default (512 MiB). */
+export function maxPushBytesFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.SVC_GIT_MAX_PUSH_BYTES?.trim();
+  if (!raw) return DEFAULT_MAX_PUSH_BYTES;
+  if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new Error(`SVC_GIT_MAX_PUSH_BYTES must be a positive number of bytes, got ${JSON.stringify(raw)}`);
+  return Number(raw);
 }
