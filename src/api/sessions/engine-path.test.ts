@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../errors.js';
+import type { ApiError } from '../errors.js';
 import { enginePath } from './engine-path.js';
 
 function status(target: string): number {
