@@ -9,6 +9,8 @@ export interface Requirement {
   capability?: string;
   /** The route creates or acts across projects: a project-scoped token may not. */
   unscopedOnly?: boolean;
+  /** The session the request acts on (its engine, ports, run): a session's own token reaches no other. */
+  sessionId?: string;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason: string };
@@ -23,6 +25,9 @@ export function authorize(principal: Principal, need: Requirement): Decision {
     if (need.projectUid !== null && need.projectUid !== principal.projectUid) {
       return { allowed: false, reason: 'this token is scoped to another project' };
     }
+  }
+  if (principal.sessionId !== undefined && need.sessionId !== undefined && need.sessionId !== principal.sessionId) {
+    return { allowed: false, reason: `this token belongs to session ${principal.sessionId} and reaches no other session` };
   }
   if (need.capability && principal.capabilities !== '*' && !principal.capabilities.has(need.capability)) {
     return { allowed: false, reason: `this token lacks the capability ${need.capability}` };

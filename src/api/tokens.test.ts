@@ -75,4 +75,38 @@ describe('tokens', () => {
     await verify(token);
     expect(touched).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z']);
   });
+
+  describe("a session's CLI token (label svc.dev/session)", () => {
+    const SESSION = '44444444-4444-4444-8444-444444444444';
+    const minted = () => {
+      const { token, secret } = mintToken({ userId: USER, access: 'write', projectUid: PROJECT, capabilities: ['project.gitops.push'] }, 'default');
+      const labelled: StoredSecret = { ...secret, metadata: { ...secret.metadata, labels: { ...secret.metadata.labels, 'svc.dev/session': SESSION } } };
+      return { token, secret: labelled };
+    };
+
+    it('knows its session', () => {
+      const { token, secret } = minted();
+      expect(principalFromSecret(token, secret)).toMatchObject({ sessionId: SESSION });
+      expect(tokenInfo(secret)).toMatchObject({ sessionId: SESSION });
+    });
+
+    it('is asked about at every request, and refused when the check says no or there is no check', async () => {
+      const { token, secret } = minted();
+      let live = true;
+      const asked: string[] = [];
+      const verify = secretTokenVerifier(async () => secret, { sessionTokens: async (p, presented) => { asked.push(`${p.sessionId}:${presented === token}`); return live; } });
+      expect(await verify(token)).toMatchObject({ sessionId: SESSION });
+      live = false;
+      expect(await verify(token)).toBeNull();
+      expect(asked).toEqual([`${SESSION}:true`, `${SESSION}:true`]);
+      expect(await secretTokenVerifier(async () => secret)(token)).toBeNull();
+    });
+
+    it("a person's token is never asked about", async () => {
+      const { token, secret } = mintToken(adminGrant(USER), 'default');
+      const verify = secretTokenVerifier(async () => secret, { sessionTokens: async () => { throw new Error('asked'); } });
+      expect(await verify(token)).toMatchObject({ userId: USER });
+      expect((await verify(token))?.sessionId).toBeUndefined();
+    });
+  });
 });

@@ -3,6 +3,7 @@
 // hash so a request costs one GET and no listing. docs/tokens.md has the format.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { hashToken, LAST_USED_ANNOTATION, lookupName, TOKEN_LABEL, TOKEN_USER_ID as UUID, type Access, type TokenGrant } from '../lib/api-tokens.js';
+import { LABEL_SESSION } from '../resources/index.js';
 
 export {
   hashToken, LAST_USED_ANNOTATION, lookupName, mintToken, newToken, secretNameForHash, tokenSecret, TOKEN_LABEL, TOKEN_NAME_LABEL, TOKEN_NAME_PATTERN,
@@ -20,6 +21,11 @@ export interface Principal {
   capabilities: '*' | ReadonlySet<string>;
   /** RFC 3339; null or absent = never. A token is refused from this instant on. */
   expiresAt?: string | null;
+  /**
+   * The session whose CLI token this is (its Secret's `svc.dev/session` label): it reaches no
+   * other session, and dies with its own (docs/tokens.md). Absent for a person's token.
+   */
+  sessionId?: string;
 }
 
 const unb64 = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
@@ -49,6 +55,8 @@ export interface TokenInfo {
   createdAt: string | null;
   createdBy: string | null;
   lastUsedAt: string | null;
+  /** The session of a session's CLI token (label `svc.dev/session`), else null. */
+  sessionId: string | null;
 }
 
 /** The grant a token Secret holds, or null when it is not a well-formed token Secret. */
@@ -72,6 +80,7 @@ export function tokenInfo(secret: StoredSecret | null | undefined): TokenInfo | 
     createdAt: secret.metadata?.creationTimestamp ?? null,
     createdBy: unb64(secret.data.createdBy) || null,
     lastUsedAt: secret.metadata?.annotations?.[LAST_USED_ANNOTATION] ?? null,
+    sessionId: secret.metadata?.labels?.[LABEL_SESSION] || null,
   };
 }
 
@@ -100,6 +109,7 @@ export function principalFromSecret(token: string, secret: StoredSecret | null |
     projectUid: info.projectUid,
     capabilities: info.capabilities.includes('*') ? '*' : new Set(info.capabilities),
     expiresAt: info.expiresAt,
+    ...(info.sessionId ? { sessionId: info.sessionId } : {}),
   };
 }
 
@@ -108,8 +118,16 @@ export type TokenSecretReader = (name: string) => Promise<StoredSecret | null | 
 
 export type TokenVerifier = (token: string) => Promise<Principal | null>;
 
+/**
+ * Whether a session's CLI token is still honoured: its session is not stopped or failed and the
+ * token is the one the Session Secret holds now (src/api/session-credentials.ts).
+ */
+export type SessionTokenCheck = (principal: Principal & { sessionId: string }, token: string) => Promise<boolean>;
+
 export interface VerifierOptions {
   now?: () => Date;
+  /** Checks a session's CLI token at every request; without it, session tokens are refused. */
+  sessionTokens?: SessionTokenCheck;
   /** Records that a token was used (best-effort, not awaited); called at most once a minute per token. */
   touch?: (secretName: string, at: string) => Promise<unknown>;
 }
@@ -124,6 +142,10 @@ export function secretTokenVerifier(readSecret: TokenSecretReader, options: Veri
     const secret = await readSecret(name);
     const at = now();
     const principal = principalFromSecret(token, secret, at);
+    if (principal?.sessionId !== undefined) {
+      const live = options.sessionTokens ? await options.sessionTokens(principal as Principal & { sessionId: string }, token) : false;
+      if (!live) return null;
+    }
     if (principal && options.touch) {
       const last = Date.parse(secret?.metadata?.annotations?.[LAST_USED_ANNOTATION] ?? '');
       if (Number.isNaN(last) || at.getTime() - last >= TOUCH_INTERVAL_MS) void options.touch(name, at.toISOString()).catch(() => undefined);

@@ -1,21 +1,29 @@
 // Git smart HTTP over a project's mirror, for the API's git gateway (docs/git-gateway.md):
-// upload-pack and receive-pack driven with --stateless-rpc. A push is checked and relayed to the
-// host by a pre-receive hook running inside receive-pack: only the one allowed branch, relayed
-// with the project's credentials and a lease on the value the pusher saw; the hook's words (and
-// the host's refusal) reach the pusher as git's `remote:` lines, and the mirror's ref moves only
-// when the host accepted.
+// upload-pack and receive-pack driven with --stateless-rpc. A push is received in full first
+// (push-quarantine.ts, no lock held), then checked and relayed to the host by a pre-receive hook
+// running inside receive-pack under the mirror's lock: the session's branch (fast-forward only,
+// never deleted) and its checkpoint ref (rewrites allowed), relayed with the project's
+// credentials and a lease on the value the pusher saw; the hook's words (and the host's refusal)
+// reach the pusher as git's `remote:` lines, and the mirror's refs move only when the host accepted.
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { spawnGit, runGit } from './exec.js';
 import { redact } from './redact.js';
 import type { Mirror } from './mirror.js';
+import type { ReceivedPush } from './push-quarantine.js';
 
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
 export const GIT_SERVICES: readonly GitService[] = ['git-upload-pack', 'git-receive-pack'];
 
-/** Service refs of the mirror (refs/svc/keep/*) are never shown to or written by a client. */
-const HIDE_REFS = ['-c', 'transfer.hideRefs=refs/svc'];
+/**
+ * The mirror's service refs (refs/svc/*: keep refs, other sessions' checkpoints) are never shown
+ * to or written by a client, except the caller's own refs given in `exposed` (its checkpoint ref).
+ */
+function hideRefs(exposed: readonly string[]): string[] {
+  for (const ref of exposed) if (!/^refs\/svc\/[A-Za-z0-9._/-]+$/.test(ref)) throw new Error(`not a service ref: ${ref}`);
+  return ['-c', 'transfer.hideRefs=refs/svc', ...exposed.flatMap((ref) => ['-c', `transfer.hideRefs=!${ref}`])];
+}
 const SERVICE_TIMEOUT_MS = 10 * 60_000;
 const ZERO_SHA = '0'.repeat(40);
 
@@ -34,11 +42,14 @@ export function errorPacket(message: string): Buffer {
   return pktLine(`ERR ${message.replace(/\s+/g, ' ').slice(0, 900)}\n`);
 }
 
-/** The body of `GET info/refs?service=...` (the `# service=` preamble is not sent for protocol v2). */
-export async function advertiseRefs(mirror: Mirror, service: GitService, gitProtocol: string | undefined): Promise<Buffer> {
+/**
+ * The body of `GET info/refs?service=...` (the `# service=` preamble is not sent for protocol v2).
+ * `exposed`: service refs the caller may see (its checkpoint ref).
+ */
+export async function advertiseRefs(mirror: Mirror, service: GitService, gitProtocol: string | undefined, exposed: readonly string[] = []): Promise<Buffer> {
   const env = gitProtocolEnv(gitProtocol);
   const command = service.slice('git-'.length);
-  const { stdout } = await runGit([...HIDE_REFS, command, '--stateless-rpc', '--advertise-refs', mirror.dir], { env, timeoutMs: 60_000 });
+  const { stdout } = await runGit([...hideRefs(exposed), command, '--stateless-rpc', '--advertise-refs', mirror.dir], { env, timeoutMs: 60_000 });
   if (service === 'git-upload-pack' && env.GIT_PROTOCOL?.includes('version=2')) return stdout;
   return Buffer.concat([pktLine(`# service=${service}\n`), FLUSH, stdout]);
 }
@@ -56,8 +67,8 @@ function exited(child: ReturnType<typeof spawnGit>, secrets: readonly string[] =
 }
 
 /** `git upload-pack --stateless-rpc`: the request body in, the response out. */
-export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined): Promise<void> {
-  const child = spawnGit([...HIDE_REFS, 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
+export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined, exposed: readonly string[] = []): Promise<void> {
+  const child = spawnGit([...hideRefs(exposed), 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
   const done = exited(child);
   input.pipe(child.stdin);
   child.stdout.pipe(output);
@@ -65,45 +76,73 @@ export async function serveUploadPack(mirror: Mirror, input: Readable, output: W
   if (code !== 0) throw new Error(`upload-pack exited ${code}: ${stderr.trim().slice(0, 500)}`);
 }
 
-// The hook reads the allowed ref and the host from its environment; nothing secret is in it.
-// It runs with GIT_DIR = the mirror and the pushed objects in the quarantine, which `git push`
-// reads; GIT_QUARANTINE_PATH is dropped so that a host on a local path accepts the relay.
+// The hook reads the session's two refs and the host from its environment; nothing secret is
+// in it. It runs with GIT_DIR = the mirror and the pushed objects in receive-pack's quarantine,
+// which `git merge-base` and `git push` read; GIT_QUARANTINE_PATH is dropped so that a host on a
+// local path accepts the relay. Every line is checked before anything is relayed: one refused
+// ref refuses the whole push.
 const PRE_RECEIVE = `#!/bin/sh
 # svc git gateway: pre-receive of a project mirror (written by src/git/gateway.ts)
 zero=${ZERO_SHA}
 branch=\${SVC_GATEWAY_REF#refs/heads/}
 refused=0
-new_sha=
+updates=
+is_commit() { [ "$(git cat-file -t "$1" 2>/dev/null)" = commit ]; }
 while read -r old new ref; do
-  if [ "$ref" != "$SVC_GATEWAY_REF" ]; then
-    echo "svc: refusing to update $ref: this session may push only its own branch $branch (git push origin HEAD)." >&2
-    refused=1
-  elif [ "$new" = "$zero" ]; then
-    echo "svc: refusing to delete the session branch $branch." >&2
-    refused=1
+  if [ "$ref" = "$SVC_GATEWAY_REF" ]; then
+    if [ "$new" = "$zero" ]; then
+      echo "svc: refusing to delete the session branch $branch: a session branch is never deleted or rewritten (SPEC §1: no rewriting, no force-push)." >&2
+      refused=1
+    elif ! is_commit "$new"; then
+      echo "svc: refusing to update $ref: only commits can be pushed to the session branch." >&2
+      refused=1
+    elif [ "$old" != "$zero" ] && ! git merge-base --is-ancestor "$old" "$new" 2>/dev/null; then
+      echo "svc: refusing to rewrite the session branch $branch: the push is not a fast-forward of its tip $old (SPEC §1: no rewriting, no force-push)." >&2
+      echo "svc: keep the pushed commits and add new ones instead: git fetch origin, then git merge origin/$branch (or git revert), then git push origin HEAD." >&2
+      refused=1
+    else
+      updates="$updates $old:$new:$ref"
+    fi
+  elif [ -n "$SVC_GATEWAY_CHECKPOINT_REF" ] && [ "$ref" = "$SVC_GATEWAY_CHECKPOINT_REF" ]; then
+    if [ "$new" != "$zero" ] && ! is_commit "$new"; then
+      echo "svc: refusing to update $ref: a checkpoint is a commit." >&2
+      refused=1
+    else
+      updates="$updates $old:$new:$ref"
+    fi
   else
-    old_sha=$old
-    new_sha=$new
+    case "$ref" in
+      refs/svc/*) echo "svc: refusing to update $ref: under refs/svc/ a session may write only its own checkpoint ref $SVC_GATEWAY_CHECKPOINT_REF." >&2 ;;
+      *) echo "svc: refusing to update $ref: this session may push only its own branch $branch (git push origin HEAD)." >&2 ;;
+    esac
+    refused=1
   fi
 done
 if [ "$refused" = 1 ]; then
   echo "svc: work reaches other branches only through a change request: push your branch, then run svc cr open --title <text>." >&2
   exit 1
 fi
-[ -n "$new_sha" ] || exit 0
-expect=$old_sha
-[ "$expect" = "$zero" ] && expect=
-out=$(env -u GIT_QUARANTINE_PATH git push --porcelain --no-verify "--force-with-lease=$SVC_GATEWAY_REF:$expect" "$SVC_GATEWAY_REMOTE" "$new_sha:$SVC_GATEWAY_REF" 2>&1)
-status=$?
-if [ $status -ne 0 ]; then
-  if printf '%s\\n' "$out" | grep -q 'stale info'; then
-    echo "svc: the branch $branch moved on the repository host since you fetched it: git fetch origin, integrate, and push again." >&2
-  else
-    echo "svc: the repository host refused the push:" >&2
-    printf '%s\\n' "$out" | sed -n -e 's/^remote: \\{0,1\\}\\(..*\\)$/  \\1/p' -e 's/^!	[^	]*	\\(.*\\)$/  \\1/p' >&2
+for update in $updates; do
+  old=\${update%%:*}
+  rest=\${update#*:}
+  new=\${rest%%:*}
+  ref=\${rest#*:}
+  expect=$old
+  [ "$expect" = "$zero" ] && expect=
+  source=$new
+  [ "$source" = "$zero" ] && source=
+  out=$(env -u GIT_QUARANTINE_PATH git push --porcelain --no-verify "--force-with-lease=$ref:$expect" "$SVC_GATEWAY_REMOTE" "$source:$ref" 2>&1)
+  status=$?
+  if [ $status -ne 0 ]; then
+    if printf '%s\\n' "$out" | grep -q 'stale info'; then
+      echo "svc: $ref moved on the repository host since you fetched it: git fetch origin, integrate, and push again." >&2
+    else
+      echo "svc: the repository host refused the push of $ref:" >&2
+      printf '%s\\n' "$out" | sed -n -e 's/^remote: \\{0,1\\}\\(..*\\)$/  \\1/p' -e 's/^!	[^	]*	\\(.*\\)$/  \\1/p' >&2
+    fi
+    exit 1
   fi
-  exit 1
-fi
+done
 `;
 
 /** Writes the gateway's hooks directory below `root` (idempotent, atomic); returns its path. */
@@ -118,31 +157,39 @@ export async function ensureGatewayHooks(root: string): Promise<string> {
 }
 
 export interface ReceivePackOptions {
-  /** The only ref the pusher may update: `refs/heads/<session id>`. */
+  /** The session's branch `refs/heads/<session id>`: fast-forwards only, never deleted. */
   allowedRef: string;
+  /** The session's checkpoint ref `refs/svc/checkpoints/<session id>`: any update, deletion included. */
+  checkpointRef?: string;
   /** From ensureGatewayHooks. */
   hooksDir: string;
 }
 
 /**
- * `git receive-pack --stateless-rpc` into the mirror, under its lock, with the gateway hook:
- * refs other than `allowedRef` are refused, an accepted update is relayed to the host first.
+ * `git receive-pack --stateless-rpc` into the mirror, under its lock, with the gateway hook, fed
+ * from a push received in full beforehand (receivePush: the lock is never held while a client
+ * sends): refs other than the session's are refused, an accepted update is relayed to the host first.
  */
-export async function serveReceivePack(mirror: Mirror, input: Readable, output: Writable, options: ReceivePackOptions): Promise<void> {
+export async function serveReceivePack(mirror: Mirror, push: ReceivedPush, output: Writable, options: ReceivePackOptions): Promise<void> {
   if (!/^refs\/heads\/[A-Za-z0-9._/-]+$/.test(options.allowedRef)) throw new Error(`not a branch ref: ${options.allowedRef}`);
+  const exposed = options.checkpointRef ? [options.checkpointRef] : [];
   const host = mirror.hostInvocation();
   await mirror.exclusive(async () => {
     const child = spawnGit([
-      ...host.configArgs, ...HIDE_REFS,
+      ...host.configArgs, ...hideRefs(exposed),
       '-c', `core.hooksPath=${options.hooksDir}`,
       '-c', 'receive.denyDeletes=false',
+      '-c', 'receive.denyNonFastForwards=false',
       '-c', 'receive.fsckObjects=true',
       'receive-pack', '--stateless-rpc', mirror.dir,
     ], {
-      env: { ...host.env, SVC_GATEWAY_REF: options.allowedRef, SVC_GATEWAY_REMOTE: host.url },
+      env: { ...host.env, SVC_GATEWAY_REF: options.allowedRef, SVC_GATEWAY_CHECKPOINT_REF: options.checkpointRef ?? '', SVC_GATEWAY_REMOTE: host.url },
       timeoutMs: SERVICE_TIMEOUT_MS,
     });
     const done = exited(child, host.secrets);
+    const input = push.open();
+    input.on('error', () => child.stdin.destroy());
+    child.stdin.on('error', () => undefined); // receive-pack may stop reading early (a refused push)
     input.pipe(child.stdin);
     child.stdout.pipe(output);
     const { code, stderr } = await done;

@@ -17,3 +17,4 @@ export {
   advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
 } from './gateway.js';
 export type { GitService, ReceivePackOptions } from './gateway.js';
+export { receivePush, sweepPushQuarantine, pushQuarantineDir, PushTooLargeError, DEFAULT_MAX_PUSH_BYTES, type ReceivedPush } from './push-quarantine.js';

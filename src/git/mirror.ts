@@ -72,6 +72,8 @@ const lastFetch = new Map<string, number>();
 const queuedForcedFetch = new Map<string, Promise<void>>();
 
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** What a mirror fetches from its host: branches, and the checkpoint refs of sessions (DESIGN §8.3). */
+export const MIRROR_REFSPECS = ['+refs/heads/*:refs/heads/*', '+refs/svc/checkpoints/*:refs/svc/checkpoints/*'];
 // Applied to every call: auto-gc runs inside the (locked, timed) fetch rather than detached.
 const BASE_CONFIG = ['-c', 'gc.autoDetach=false', '-c', 'core.quotePath=false'];
 
@@ -192,8 +194,9 @@ export class Mirror {
   }
 
   private fetchInto(gitDir: string): Promise<RunResult> {
-    // Only refs/heads/* is fetched and pruned: refs/svc/keep/* stays.
-    return this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*'], { gitDir });
+    // Branches and sessions' checkpoint refs (the git gateway serves a session its own) are
+    // fetched and pruned; refs/svc/keep/* stays.
+    return this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, ...MIRROR_REFSPECS], { gitDir });
   }
 
   /**

@@ -1,6 +1,7 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
-// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0). Triggers (docs/triggers.md):
+// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0), SVC_GIT_MAX_PUSH_BYTES
+// (the git gateway's largest push, default 512 MiB; docs/git-gateway.md). Triggers (docs/triggers.md):
 // SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100).
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -11,9 +12,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
-import { GitGatewayService, kubeGitGatewayStore } from '../api/git/index.js';
+import { GitGatewayService, kubeGitGatewayStore, maxPushBytesFromEnv } from '../api/git/index.js';
 import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
+import { kubeSessionCredentialReader, sessionTokenCheck } from '../api/session-credentials.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
@@ -61,10 +63,14 @@ async function main(): Promise<void> {
     projects: store,
     changeRequests,
     secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
-    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir, maxPushBytes: maxPushBytesFromEnv(process.env) }),
     sessions,
     triggers,
-    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),
+    verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), {
+      touch: kubeTokenToucher(client, namespace),
+      // a session's CLI token dies with its session (docs/tokens.md)
+      sessionTokens: sessionTokenCheck(kubeSessionCredentialReader(client, projectNamespace)),
+    }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
     isReady: () => store.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },

@@ -20,6 +20,7 @@ export * from './project-secrets.js';
 export * from './sandbox.js';
 export * from './session.js';
 export * from './session-cap.js';
+export * from './session-credentials.js';
 export * from './session-prompts.js';
 export * from './session-secret.js';
 export * from './trigger.js';

@@ -28,6 +28,8 @@ export interface Harness {
   client: KubeClient;
   /** http://127.0.0.1:PORT/v1 */
   apiUrl: string;
+  /** The API's mirrors (SVC_MIRROR_DIR): the change-request routes' and the git gateway's. */
+  mirrorDir: string;
   /** Tokens by role: admin (write, every capability), reader, writer (write, no capability),
    *  pusher (write + project.gitops.push), otherProject (admin of another project only). */
   tokens: Record<'admin' | 'reader' | 'writer' | 'pusher' | 'otherProject', string>;
@@ -38,8 +40,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `fetchMaxAgeMs`: 0 by default (every read fetches); undefined = the service default. */
-export async function startHarness(options: { fetchMaxAgeMs?: number } = { fetchMaxAgeMs: 0 }): Promise<Harness> {
+/**
+ * `fetchMaxAgeMs`: 0 by default (every read fetches); undefined = the service default.
+ * `maxPushBytes`: the git gateway's push limit (SVC_GIT_MAX_PUSH_BYTES), default 512 MiB.
+ */
+export async function startHarness(options: { fetchMaxAgeMs?: number; maxPushBytes?: number } = { fetchMaxAgeMs: 0 }): Promise<Harness> {
   const cluster = await startTestCluster();
   const client = cluster.client('svc-api');
   const mirrorDir = mkdtempSync(path.join(os.tmpdir(), 'svc-cr-mirrors-'));
@@ -62,7 +67,7 @@ export async function startHarness(options: { fetchMaxAgeMs?: number } = { fetch
     projects,
     changeRequests: service,
     secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
-    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir, maxPushBytes: options.maxPushBytes }),
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, NAMESPACE)),
     isReady: () => true,
     config: { projectNamespace: NAMESPACE },
@@ -73,7 +78,7 @@ export async function startHarness(options: { fetchMaxAgeMs?: number } = { fetch
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 
   return {
-    cluster, client, apiUrl, tokens, userId,
+    cluster, client, apiUrl, mirrorDir, tokens, userId,
     async call(token, method, urlPath, body, raw) {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';

@@ -2,7 +2,7 @@
 // sandboxes with the fixture engine: set a secret and never see its value again (the reserved
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
-// prompt, stop it; fire a trigger now and follow the link to its session. One browser and one
+// prompt, abort the run, stop it; fire a trigger now and follow the link to its session. One browser and one
 // page for the file; screenshots go to docs/dashboard/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
@@ -120,7 +120,7 @@ describe('dashboard journeys in Chromium', () => {
     await shot('secrets');
   });
 
-  it('starts a session with a prompt holding markup, follows it to running, sends a prompt and stops it', async () => {
+  it('starts a session with a prompt holding markup, follows it to running, sends a prompt, aborts the run and stops it', async () => {
     await page.goto(projectUrl('sessions'));
     await page.getByText('Start a session').click();
     await page.fill('#session-prompt', `Please ${XSS}`);
@@ -145,6 +145,11 @@ describe('dashboard journeys in Chromium', () => {
     expect(await events.locator('.event-tool pre').first().textContent()).toBe('$ git status --short');
     expect(await page.locator('main img').count()).toBe(0);
     await shot('session');
+
+    // abort the run: the engine goes idle, the session keeps running
+    await button('Abort run').click();
+    await expect.poll(() => page.locator('section[aria-label="Engine events"] h2').textContent(), { timeout: 15_000 }).toContain('engine idle');
+    expect(await sessionStatus(sessionId)).toBe('running');
 
     await button('Stop').click();
     await page.locator('.status', { hasText: 'stopped' }).waitFor({ timeout: 30_000 });

@@ -1,45 +1,17 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies */
 // The git gateway with the real git binary: an agent's clone, fetch and pushes through the API
 // (clone credential as HTTP Basic), relayed to a real host repository; refusals as git prints them.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSandboxToken, signCloneCredential } from '../../src/lib/sandbox-token.js';
 import { gitGatewayUrl } from '../../src/lib/git-credential.js';
-import { API_VERSION, PROJECT, SECRET, SESSION, controllerReference, type KubeObject, type Project, type Session } from '../../src/resources/index.js';
+import { API_VERSION, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
 import { startHarness, NAMESPACE, type Harness } from '../changerequests/harness.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
-
-interface Ran { code: number; stdout: string; stderr: string }
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
-  GIT_AUTHOR_NAME: 'Agent', GIT_AUTHOR_EMAIL: 'agent@example.com', GIT_COMMITTER_NAME: 'Agent', GIT_COMMITTER_EMAIL: 'agent@example.com',
-};
-// What the daemon's helper does, from the environment of this test's git calls.
-const HELPER = '!f() { test "$1" = get || exit 0; echo "username=$GW_USER"; echo "password=$GW_PASS"; }; f';
-
-function git(cwd: string, args: string[], credential?: { username: string; password: string }): Promise<Ran> {
-  const env = { ...GIT_ENV, GW_USER: credential?.username ?? '', GW_PASS: credential?.password ?? '' };
-  const config = credential ? ['-c', 'credential.helper=', '-c', `credential.helper=${HELPER}`] : ['-c', 'credential.helper='];
-  return new Promise((resolve) => {
-    execFile('git', [...config, ...args], { cwd, env, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-async function gitOk(cwd: string, args: string[], credential?: { username: string; password: string }): Promise<string> {
-  const ran = await git(cwd, args, credential);
-  if (ran.code !== 0) throw new Error(`git ${args.join(' ')} exited ${ran.code}:\n${ran.stderr}`);
-  return ran.stdout.trim();
-}
-
-interface TestSession { id: string; sandboxToken: string }
+import { cloneCredentialOf, createTestSession, git, gitOk, type TestSession } from '../helpers/git-gateway.js';
 
 describe('git gateway', () => {
   let h: Harness;
@@ -51,26 +23,8 @@ describe('git gateway', () => {
   let other: TestSession;
   let credential: { username: string; password: string; expires_at: string };
 
-  /** A Session of the project and its Secret, as the Session controller makes them. */
-  async function session(owner: Project): Promise<TestSession> {
-    const id = randomUUID();
-    const created = await h.client.resource<Session>(SESSION).create({
-      apiVersion: API_VERSION, kind: SESSION.kind,
-      metadata: { name: id, namespace: NAMESPACE, labels: { 'svc.dev/project': owner.metadata.name! }, ownerReferences: [controllerReference(owner)] },
-      spec: { projectRef: { name: owner.metadata.name! }, agent: 'default', baseRef: 'main', desiredState: 'running' },
-    } as Session);
-    const sandboxToken = newSandboxToken(id);
-    await h.client.resource(SECRET).create({
-      apiVersion: 'v1', kind: 'Secret',
-      metadata: { name: `svc-session-${id}`, namespace: NAMESPACE, labels: { 'svc.dev/session': id }, ownerReferences: [controllerReference(created)] },
-      type: 'Opaque',
-      data: { sandboxToken: Buffer.from(sandboxToken).toString('base64'), cliToken: Buffer.from('svc_x').toString('base64') },
-    } as KubeObject);
-    return { id, sandboxToken };
-  }
-
-  const credentialOf = (token: string, projectId = project.metadata.uid!) =>
-    fetch(`${h.apiUrl}/projects/${projectId}/git/clone-credential`, { headers: { authorization: `Bearer ${token}` } });
+  const session = (owner: Project) => createTestSession(h, owner);
+  const credentialOf = (token: string, projectId = project.metadata.uid!) => cloneCredentialOf(h, token, projectId);
 
   async function clone(cred = credential): Promise<string> {
     const dir = path.join(host.root, `agent-${randomUUID().slice(0, 8)}`);
@@ -184,7 +138,7 @@ describe('git gateway', () => {
       await gitOk(dir, ['merge', '-q', '--ff-only', 'origin/main']);
     });
 
-    it('pushes its own branch to the host (new, fast-forward, forced), and the CR routes see it', async () => {
+    it('pushes its own branch to the host (new, fast-forward; never forced), and the CR routes see it', async () => {
       const first = await commit(dir, 'a.txt', 'one\n');
       await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], credential);
       expect(host.tip(mine.id)).toBe(first);
@@ -192,15 +146,18 @@ describe('git gateway', () => {
       await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], credential);
       expect(host.tip(mine.id)).toBe(second);
       await gitOk(dir, ['commit', '-q', '--amend', '-m', 'rewritten']);
-      const amended = await gitOk(dir, ['rev-parse', 'HEAD']);
       const plain = await git(dir, ['push', 'origin', 'HEAD'], credential);
       expect(plain.code).not.toBe(0); // git itself refuses a non-fast-forward without --force
-      await gitOk(dir, ['push', '-q', '--force', 'origin', 'HEAD'], credential);
-      expect(host.tip(mine.id)).toBe(amended);
+      // issue 20: the gateway refuses it with --force too (SPEC §1: no rewriting, no force-push)
+      const forced = await git(dir, ['push', '--force', 'origin', 'HEAD'], credential);
+      expect(forced.code).not.toBe(0);
+      expect(forced.stderr).toContain('no force-push');
+      expect(host.tip(mine.id)).toBe(second);
+      await gitOk(dir, ['reset', '-q', '--hard', second]);
 
       const cr = await h.call(h.tokens.admin, 'POST', `/projects/${project.metadata.uid}/change-requests`, { title: 'agent work', head_ref: mine.id });
       expect(cr.status).toBe(201);
-      expect((cr.body as any).change_request.head_commit_sha).toBe(amended);
+      expect((cr.body as any).change_request.head_commit_sha).toBe(second);
     });
 
     it.each([

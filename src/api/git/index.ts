@@ -4,7 +4,7 @@ import { gitRoutes, type GitRoutesConfig } from './routes.js';
 import type { GitGatewayService } from './service.js';
 
 export { gitRoutes, type GitRoutesConfig } from './routes.js';
-export { GitGatewayService, type GitGatewayOptions, type GitGatewayStore, type GatewayCaller } from './service.js';
+export { GitGatewayService, maxPushBytesFromEnv, type GitGatewayOptions, type GitGatewayStore, type GatewayCaller } from './service.js';
 export { kubeGitGatewayStore } from './kube-store.js';
 
 /**

@@ -5,9 +5,10 @@ import { Router, type Request, type Response } from 'express';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import {
-  advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, serveReceivePack, serveUploadPack, setMirrorHead,
-  GIT_SERVICES, type GitCredentials, type GitService,
+  advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, PushTooLargeError, receivePush, serveReceivePack, serveUploadPack,
+  setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type GitCredentials, type GitService, type ReceivedPush,
 } from '../../git/index.js';
+import { checkpointRef, sessionBranchRef } from '../../lib/session-refs.js';
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
 import { Unauthenticated, type GatewayCaller, type GitGatewayService } from './service.js';
@@ -42,7 +43,13 @@ async function authenticated<T>(res: Response, check: () => Promise<T>): Promise
 
 function requestBody(req: Request): Readable {
   const encoding = (req.get('content-encoding') ?? '').toLowerCase();
-  if (encoding === 'gzip' || encoding === 'x-gzip') return req.pipe(createGunzip());
+  if (encoding === 'gzip' || encoding === 'x-gzip') {
+    const gunzip = createGunzip();
+    // the client failing or going away mid-body ends the body too (pipe forwards neither)
+    req.once('error', (error) => gunzip.destroy(error));
+    req.once('close', () => { if (!req.complete) gunzip.destroy(new Error('the client went away')); });
+    return req.pipe(gunzip);
+  }
   if (encoding && encoding !== 'identity') throw new ApiError(415, `unsupported Content-Encoding ${encoding}`);
   return req;
 }
@@ -63,6 +70,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   const router = Router({ mergeParams: true });
   const hooks = ensureGatewayHooks(service.mirrorDir);
   hooks.catch(() => undefined); // reported by the first push that needs it
+  void sweepPushQuarantine(service.mirrorDir); // what a killed process left
 
   const caller = (req: Request, res: Response): Promise<GatewayCaller> =>
     authenticated(res, () => service.authenticateGit(config.namespace, projectIdOf(req), basicCredential(req.get('authorization'))));
@@ -79,14 +87,14 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
       throw new ApiError(400, 'only git smart HTTP is served: GET info/refs?service=git-upload-pack or git-receive-pack');
     }
     const gitService = name as GitService;
-    const { project } = await caller(req, res);
+    const { project, sessionId } = await caller(req, res);
     let body: Buffer;
     try {
       // what a client sees (and pushes against) is the host's state now
       const mirror = await service.mirror(project);
       await mirror.fetch({ force: true });
       await setMirrorHead(mirror, project.spec.defaultBranch ?? 'main');
-      body = await advertiseRefs(mirror, gitService, req.get('git-protocol'));
+      body = await advertiseRefs(mirror, gitService, req.get('git-protocol'), [checkpointRef(sessionId)]);
     } catch (error) {
       const problem = hostProblem(error);
       if (!problem) throw error;
@@ -97,20 +105,39 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   });
 
   router.post('/git-upload-pack', async (req, res) => {
-    const { project } = await caller(req, res);
-    const mirror = await service.mirror(project);
-    const input = requestBody(req);
-    startGitResponse(res, 'application/x-git-upload-pack-result');
-    await serveUploadPack(mirror, input, res, req.get('git-protocol')).catch(() => res.destroy());
-  });
-
-  router.post('/git-receive-pack', async (req, res) => {
     const { project, sessionId } = await caller(req, res);
     const mirror = await service.mirror(project);
     const input = requestBody(req);
+    startGitResponse(res, 'application/x-git-upload-pack-result');
+    await serveUploadPack(mirror, input, res, req.get('git-protocol'), [checkpointRef(sessionId)]).catch(() => res.destroy());
+  });
+
+  // The whole body is received (bounded, to a file of its own) before the mirror's lock is
+  // taken: a client that stalls mid-push blocks no one else of the project.
+  router.post('/git-receive-pack', async (req, res) => {
+    const { project, sessionId } = await caller(req, res);
+    const limit = service.maxPushBytes;
+    const tooLarge = () => {
+      res.set('connection', 'close'); // the rest of the body is not read
+      return new ApiError(413, new PushTooLargeError(limit).message);
+    };
+    const declared = Number(req.get('content-length'));
+    if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+    const mirror = await service.mirror(project);
     const hooksDir = await hooks;
-    startGitResponse(res, 'application/x-git-receive-pack-result');
-    await serveReceivePack(mirror, input, res, { allowedRef: `refs/heads/${sessionId}`, hooksDir }).catch(() => res.destroy());
+    let push: ReceivedPush;
+    try {
+      push = await receivePush(requestBody(req), service.mirrorDir, limit);
+    } catch (error) {
+      if (error instanceof PushTooLargeError) throw tooLarge();
+      throw new ApiError(400, `the push was not received: ${(error as Error).message}`);
+    }
+    try {
+      startGitResponse(res, 'application/x-git-receive-pack-result');
+      await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).catch(() => res.destroy());
+    } finally {
+      await push.discard();
+    }
   });
 
   return router;

@@ -1,10 +1,10 @@
 // The git gateway's domain (SPEC §4.4, DESIGN §4): who may use the gateway, the clone credential,
 // and the project's mirror. A sandbox proves itself with its sandbox token (kept in the Session's
 // Secret) to get a clone credential; git then presents that credential as HTTP Basic.
-import { openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
+import { DEFAULT_MAX_PUSH_BYTES, openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
 import type { CloneCredential } from '../../lib/git-credential.js';
 import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCredential } from '../../lib/sandbox-token.js';
-import { controllerOf, type Project, type Session } from '../../resources/index.js';
+import { controllerOf, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 
 /** What the gateway reads from the cluster. */
@@ -21,6 +21,8 @@ export interface GitGatewayOptions {
   store: GitGatewayStore;
   /** The change-request service's mirror dir: a push is seen by the CR routes at once. */
   mirrorDir: string;
+  /** Largest push body accepted (SVC_GIT_MAX_PUSH_BYTES; default 512 MiB): 413 beyond. */
+  maxPushBytes?: number;
   now?: () => number;
 }
 
@@ -45,14 +47,17 @@ export class GitGatewayService {
     this.now = options.now ?? Date.now;
   }
 
-  /** The project and its live session `sessionId`, or undefined (either missing, deleting, or not related). */
+  /**
+   * The project and its live session `sessionId`, or undefined (either missing, deleting, not
+   * related, or the session stopped or failed: its credentials died with it).
+   */
   private async sessionOfProject(namespace: string, projectId: string, sessionId: string): Promise<GatewayCaller | undefined> {
     if (!UUID.test(projectId) || !UUID.test(sessionId)) return undefined;
     const [project, session] = await Promise.all([
       this.options.store.findProject(namespace, projectId),
       this.options.store.findSession(namespace, sessionId),
     ]);
-    if (!project || project.metadata.deletionTimestamp || !session || session.metadata.deletionTimestamp) return undefined;
+    if (!project || project.metadata.deletionTimestamp || !session || !sessionCredentialsLive(session)) return undefined;
     const owner = controllerOf(session);
     if (session.spec.projectRef.name !== project.metadata.name || (owner && owner.uid !== project.metadata.uid)) return undefined;
     return { project, sessionId };
@@ -60,7 +65,7 @@ export class GitGatewayService {
 
   /** `GET .../git/clone-credential` with the sandbox token as bearer; 401 for any other token. */
   async cloneCredential(namespace: string, projectId: string, bearer: string | undefined): Promise<CloneCredential> {
-    const refused = new Unauthenticated('a sandbox token is required: Authorization: Bearer $SVC_SANDBOX_TOKEN of a session of this project', 'Bearer');
+    const refused = new Unauthenticated('a sandbox token is required: Authorization: Bearer $SVC_SANDBOX_TOKEN of a live session of this project (a stopped or failed session\'s credentials are refused)', 'Bearer');
     const sessionId = bearer ? sandboxTokenSession(bearer) : undefined;
     if (!bearer || !sessionId) throw refused;
     const caller = await this.sessionOfProject(namespace, projectId, sessionId);
@@ -71,7 +76,7 @@ export class GitGatewayService {
 
   /** git's HTTP Basic credential (username = session id, password = the signed clone credential). */
   async authenticateGit(namespace: string, projectId: string, credential: GitCredentials | null): Promise<GatewayCaller> {
-    const refused = new Unauthenticated('the clone credential is missing, wrong or expired: git asks the credential helper for a new one', 'Basic');
+    const refused = new Unauthenticated('the clone credential is missing, wrong or expired, or its session stopped: git asks the credential helper for a new one', 'Basic');
     if (!credential) throw refused;
     const caller = await this.sessionOfProject(namespace, projectId, credential.username);
     const token = caller && (await this.options.store.sandboxToken(namespace, credential.username));
@@ -93,4 +98,16 @@ export class GitGatewayService {
   get mirrorDir(): string {
     return this.options.mirrorDir;
   }
+
+  get maxPushBytes(): number {
+    return this.options.maxPushBytes ?? DEFAULT_MAX_PUSH_BYTES;
+  }
+}
+
+/** SVC_GIT_MAX_PUSH_BYTES: a positive whole number of bytes; unset or empty = the default (512 MiB). */
+export function maxPushBytesFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.SVC_GIT_MAX_PUSH_BYTES?.trim();
+  if (!raw) return DEFAULT_MAX_PUSH_BYTES;
+  if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new Error(`SVC_GIT_MAX_PUSH_BYTES must be a positive number of bytes, got ${JSON.stringify(raw)}`);
+  return Number(raw);
 }

@@ -46,6 +46,11 @@ describe('narrowGrant: never wider than the caller', () => {
     expect(narrowGrant(principal(), request({ userId: OTHER_USER })).userId).toBe(OTHER_USER);
   });
 
+  it('anyone may name their own user_id', () => {
+    const scoped = principal({ projectUid: P1, capabilities: new Set(['project.members.manage']) });
+    expect(narrowGrant(scoped, request({ userId: USER.toUpperCase() })).userId).toBe(USER);
+  });
+
   it('a project-scoped caller gets its own project by default and nothing else', () => {
     const scoped = principal({ projectUid: P1 });
     expect(narrowGrant(scoped, request()).projectUid).toBe(P1);
@@ -58,6 +63,8 @@ describe('narrowGrant: never wider than the caller', () => {
     ['a capability the caller lacks', principal({ capabilities: new Set(['project.members.manage']) }), request({ capabilities: ['project.gitops.merge'] }), /lacks project.gitops.merge/],
     ['* from a caller without *', principal({ capabilities: new Set(['project.members.manage']) }), request({ capabilities: ['*'] }), /lacks \*/],
     ['a later expiry than the caller', principal({ expiresAt: '2026-02-01T00:00:00.000Z' }), request({ expiresAt: '2026-03-01T00:00:00.000Z' }), /expires at/],
+    ['another user_id from a project-scoped caller with *', principal({ projectUid: P1 }), request({ userId: OTHER_USER }), /another user_id/],
+    ['another user_id from an unscoped caller without *', principal({ capabilities: new Set(['project.members.manage']) }), request({ userId: OTHER_USER }), /another user_id/],
   ])('403 for %s', (_what, caller, req, message) => {
     expect(() => narrowGrant(caller, req)).toThrow(expect.objectContaining({ status: 403, message: expect.stringMatching(message) }));
   });
@@ -70,7 +77,7 @@ describe('narrowGrant: never wider than the caller', () => {
 });
 
 describe('canManageToken', () => {
-  const info = (projectUid: string | null) => ({ name: 'x', secretName: 's', userId: USER, access: 'read' as const, projectUid, capabilities: [], expiresAt: null, createdAt: null, createdBy: null, lastUsedAt: null });
+  const info = (projectUid: string | null) => ({ name: 'x', secretName: 's', userId: USER, access: 'read' as const, projectUid, capabilities: [], expiresAt: null, createdAt: null, createdBy: null, lastUsedAt: null, sessionId: null });
   it('an unscoped caller manages all; a scoped one only its project', () => {
     expect([null, P1, P2].map((p) => canManageToken(principal(), info(p)))).toEqual([true, true, true]);
     expect([null, P1, P2].map((p) => canManageToken(principal({ projectUid: P1 }), info(p)))).toEqual([false, true, false]);

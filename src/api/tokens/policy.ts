@@ -99,6 +99,11 @@ const forbidden = (reason: string) => new ApiError(403, `${reason}: a token you 
  * unless another is named, its expiry at the latest. 403 when anything would be wider.
  */
 export function narrowGrant(caller: Principal, request: TokenRequest): TokenGrant {
+  // Acting as someone else (created_by, merged_by, a fire's actor) is an administrator's act.
+  const another = request.userId !== undefined && request.userId.toLowerCase() !== caller.userId.toLowerCase();
+  if (another && !(caller.projectUid === null && caller.capabilities === '*')) {
+    throw new ApiError(403, 'only an unscoped token with every capability (*) may create a token for another user_id; leave user_id out to act as yourself');
+  }
   if (request.access === 'write' && caller.access !== 'write') throw forbidden('your token has read access only');
   let projectUid = request.projectUid === undefined ? caller.projectUid : request.projectUid;
   if (caller.projectUid !== null) {
@@ -118,7 +123,7 @@ export function narrowGrant(caller: Principal, request: TokenRequest): TokenGran
   }
   return {
     name: request.name,
-    userId: request.userId ?? caller.userId,
+    userId: another ? request.userId! : caller.userId,
     access: request.access,
     projectUid,
     capabilities: request.capabilities,

@@ -1,4 +1,4 @@
-// `svc sessions start|ls|show|stop|prompt|logs` over the REST API (docs/sessions.md). The project
+// `svc sessions start|ls|show|stop|abort|prompt|logs` over the REST API (docs/sessions.md). The project
 // comes from --project, else SVC_PROJECT_ID, else the `svc projects link`ed repository.
 // Formatting is pure.
 import type { Command } from 'commander';
@@ -71,7 +71,7 @@ function show(session: SessionView, json: boolean | undefined): void {
   else printLines(formatSession(session));
 }
 
-/** Follows GET .../engine/event (SSE) and prints each event until interrupted. */
+/** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted. */
 async function followEvents(url: string, token: string, json: boolean | undefined): Promise<void> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
   if (!res.ok || !res.body) {
@@ -105,6 +105,7 @@ export function registerSessionsCommands(program: Command): void {
     ['svc sessions start --prompt "add a README"', 'start a session on the default branch'],
     ['svc sessions ls --status running', 'the running sessions of the project'],
     ['svc sessions logs ID', "follow the engine's events"],
+    ['svc sessions abort ID', "stop the engine's current run (the session keeps running)"],
     ['svc sessions prompt ID "now add tests"', 'a follow-up prompt (wakes a stopped session)'],
   ]));
 
@@ -156,6 +157,18 @@ export function registerSessionsCommands(program: Command): void {
       show((await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/stop`)).session, opts.json);
     }));
 
+  sessions.command('abort')
+    .description("abort the engine's current run; the session keeps running and takes the next prompt")
+    .argument('<id>', 'session id')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print JSON')
+    .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const { session } = await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/abort`);
+      if (opts.json) printJson(session);
+      else printLines([`Aborted the current run of session ${session.id} (${session.status}).`]);
+    }));
+
   sessions.command('prompt')
     .description('send a follow-up prompt to the root engine session (wakes a stopped session first)')
     .argument('<id>', 'session id')
@@ -177,6 +190,6 @@ export function registerSessionsCommands(program: Command): void {
     .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
       const ctx = await context(opts.project);
       const config = (await import('../api-client.js')).apiConfigFromEnv();
-      await followEvents(`${config.baseUrl}${ctx.base}/${sessionId(id)}/engine/event`, config.token, opts.json);
+      await followEvents(`${config.baseUrl}${ctx.base}/${sessionId(id)}/events`, config.token, opts.json);
     }));
 }

@@ -1,5 +1,6 @@
 // Sessions: the list with a start form, and one session's page with its live engine event
-// stream, stop, a follow-up prompt and links to the change requests it opened.
+// stream (.../events, open to read tokens), stop, abort of the current run, a follow-up prompt
+// and links to the change requests it opened.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SerializedChangeRequest, SerializedSession } from '../../../src/lib/rest-shapes.js';
 import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
@@ -116,7 +117,7 @@ function useEngineEvents(path: string, live: boolean): { log: EventLog; connecti
 }
 
 function EventStream({ project, session }: { project: Project; session: Session }) {
-  const { log, connection } = useEngineEvents(`${sessionsPath(project, session.id)}/engine/event`, session.status === 'running');
+  const { log, connection } = useEngineEvents(`${sessionsPath(project, session.id)}/events`, session.status === 'running');
   const box = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   useEffect(() => {
@@ -189,6 +190,10 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
           <section class="actions" aria-label="Actions">
             {(session.status === 'running' || session.status === 'provisioning') && canWrite(me, CAP.sessionStop) ? (
               <button type="button" class="danger" disabled={action.busy} onClick={() => void action.run(async () => { await api('POST', `${sessionsPath(project, session.id)}/stop`, {}); reload(); })}>Stop</button>
+            ) : null}
+            {session.status === 'running' && canWrite(me, CAP.sessionStop) ? (
+              <button type="button" class="secondary" disabled={action.busy} title="Stop the engine's current run; the session keeps running"
+                onClick={() => void action.run(async () => { await api('POST', `${sessionsPath(project, session.id)}/abort`, {}); reload(); })}>Abort run</button>
             ) : null}
             <button type="button" class="secondary" onClick={reload}>Refresh</button>
           </section>

@@ -1,0 +1,89 @@
+// The user's way into a running session: requests relayed to its daemon with a signed
+// X-Svc-User-Context (the sandbox's token as key, the caller as subject), streaming both ways
+// (SSE included). Also the one control call the API makes on a user's behalf: abort.
+import http from 'node:http';
+import type { Request, Response } from 'express';
+import { signContextHeader, type ContextScope } from '../../lib/context-header.js';
+import type { Project } from '../../resources/index.js';
+import { ApiError } from '../errors.js';
+import type { SessionService } from './service.js';
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and what must not reach an untrusted sandbox: the
+// caller's API token and cookies.
+const DROPPED = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-svc-user-context']);
+
+function forwardHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const listed = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((h) => h.trim()).filter(Boolean));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !DROPPED.has(name) && !listed.has(name)));
+}
+
+/** `host:port` of a Sandbox's status.address. */
+function splitAddress(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at), port: Number(address.slice(at + 1)) };
+}
+
+export interface RelayRequest {
+  project: Project;
+  sessionId: string;
+  /** The caller's user id (the header's `sub`). */
+  userId: string;
+  scope: ContextScope;
+  /** The daemon's path and query. */
+  path: string;
+  /** A port inside the sandbox (the `/proxy/{port}` route): never the daemon's own. */
+  proxyPort?: number;
+  /** false: the request has no body to stream (a GET answered by a stream). Default true. */
+  body?: boolean;
+}
+
+/** Relays `req` to the session's daemon and streams the answer back; 409/503 before anything is sent when it is not running. */
+export async function relayToDaemon(service: SessionService, req: Request, res: Response, relay: RelayRequest): Promise<void> {
+  const target = await service.proxyTarget(relay.project, relay.sessionId);
+  const { host, port } = splitAddress(target.address);
+  if (relay.proxyPort !== undefined && relay.proxyPort === port) throw new ApiError(403, "the daemon's own port cannot be proxied");
+  const headers = {
+    ...forwardHeaders(req.headers),
+    'x-svc-user-context': signContextHeader(target.sandboxToken, { sub: relay.userId, sid: relay.sessionId, scope: relay.scope }),
+  };
+  await new Promise<void>((resolve) => {
+    const upstream = http.request({ host, port, method: req.method, path: relay.path, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, forwardHeaders(answer.headers));
+      res.flushHeaders();
+      answer.pipe(res);
+      answer.on('end', resolve);
+      answer.on('error', () => { res.destroy(); resolve(); });
+    });
+    upstream.on('error', () => {
+      if (!res.headersSent) res.status(502).json({ error: `the sandbox of session ${relay.sessionId} did not answer` });
+      else res.destroy();
+      resolve();
+    });
+    // A caller that goes away ends the upstream request too (SSE streams stay open otherwise).
+    res.on('close', () => { upstream.destroy(); resolve(); });
+    if (relay.body === false) upstream.end();
+    else req.pipe(upstream);
+  });
+}
+
+/**
+ * `POST /svc/abort` on the session's daemon (scope `engine`, the caller as subject): the engine's
+ * current run stops, the session keeps running. 409 when the daemon has nothing to abort.
+ */
+export async function abortRun(service: SessionService, project: Project, sessionId: string, userId: string): Promise<void> {
+  const target = await service.proxyTarget(project, sessionId);
+  const header = signContextHeader(target.sandboxToken, { sub: userId, sid: sessionId, scope: 'engine' });
+  let answer: globalThis.Response;
+  try {
+    answer = await fetch(`http://${target.address}/svc/abort`, {
+      method: 'POST', headers: { 'x-svc-user-context': header }, signal: AbortSignal.timeout(30_000),
+    });
+  } catch {
+    throw new ApiError(502, `the sandbox of session ${sessionId} did not answer`);
+  }
+  const body = await answer.json().catch(() => ({})) as { error?: unknown };
+  if (answer.ok) return;
+  const said = typeof body.error === 'string' ? `: ${body.error.slice(0, 300)}` : '';
+  if (answer.status === 409) throw new ApiError(409, `session ${sessionId} has no run to abort${said}`);
+  throw new ApiError(502, `the sandbox of session ${sessionId} could not abort the run (daemon answered ${answer.status}${said})`);
+}
