@@ -13,6 +13,9 @@ function keyMac(sandboxToken: string, projectUid: string, sessionId: string): st
   return createHmac('sha256', sandboxToken).update(`svc-llm-key:v1:${projectUid}:${sessionId}`).digest('base64url');
 }
 
+/** Sessions are named by a UUID (the branch name); only those get a key. */
+export const isSessionId = (name: string) => UUID.test(name);
+
 /** The gateway key of one session of one project. */
 export function llmKey(sandboxToken: string, projectUid: string, sessionId: string): string {
   if (!UUID.test(sessionId)) throw new Error('a model-gateway key needs a session id (UUID)');

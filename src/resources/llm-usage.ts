@@ -158,16 +158,25 @@ export function emptyLedger(): Ledger {
   return { budget: null, counters: { total: zeroTotals(), day: { key: '', tokens: 0 }, month: { key: '', tokens: 0 } }, recent: [], nextPage: 0 };
 }
 
+/** The budget a ledger holds, or null (reads only that key: the data path asks on every request). */
+export function ledgerBudget(cm: ConfigMapObject | undefined): LlmBudget | null {
+  const budget = parseBudget(parseJson(cm?.data?.budget));
+  return 'budget' in budget ? budget.budget : null;
+}
+
+/** The counters a ledger holds (reads only that key). */
+export function ledgerCounters(cm: ConfigMapObject | undefined): LedgerCounters {
+  const counters = (parseJson(cm?.data?.counters) ?? {}) as Record<string, unknown>;
+  return { total: parseTotals(counters.total), day: parsePeriodCount(counters.day), month: parsePeriodCount(counters.month) };
+}
+
 export function parseLedger(cm: ConfigMapObject | undefined): Ledger {
   if (!cm) return emptyLedger();
-  const data = cm.data ?? {};
-  const budget = parseBudget(parseJson(data.budget));
-  const counters = (parseJson(data.counters) ?? {}) as Record<string, unknown>;
-  const next = Number(data.next_page);
+  const next = Number(cm.data?.next_page);
   return {
-    budget: 'budget' in budget ? budget.budget : null,
-    counters: { total: parseTotals(counters.total), day: parsePeriodCount(counters.day), month: parsePeriodCount(counters.month) },
-    recent: parseRows(data.recent),
+    budget: ledgerBudget(cm),
+    counters: ledgerCounters(cm),
+    recent: parseRows(cm.data?.recent),
     nextPage: Number.isSafeInteger(next) && next >= 0 ? next : 0,
   };
 }
