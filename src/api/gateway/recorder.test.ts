@@ -65,8 +65,8 @@ describe('UsageRecorder', () => {
   it('two replicas writing at once lose nothing: every record is counted once, archived pages included', async () => {
     const { store, objects } = memoryStore({ conflictEvery: 7 });
     const now = () => new Date('2026-03-01T12:00:00Z');
-    const a = new UsageRecorder({ store, now, retryDelayMs: 1, log: () => undefined });
-    const b = new UsageRecorder({ store, now, retryDelayMs: 1, log: () => undefined });
+    const a = new UsageRecorder({ store, now, retryDelayMs: 1, flushDelayMs: 0, log: () => undefined });
+    const b = new UsageRecorder({ store, now, retryDelayMs: 1, flushDelayMs: 5, log: () => undefined });
     const n = 1300;
     for (let i = 0; i < n; i++) {
       (i % 2 ? a : b).record(project, session, record(i));

@@ -21,6 +21,12 @@ export interface RecorderOptions {
   log?: (message: string) => void;
   /** Pause before a failed write is tried again (default 1 s, doubled up to 30 s). */
   retryDelayMs?: number;
+  /**
+   * How long records gather before a write (default 200 ms): a busy replica then writes each
+   * object a few times a second instead of once per request, and a request does not wait behind
+   * the write of the one before it. Budgets count what this replica holds at once.
+   */
+  flushDelayMs?: number;
 }
 
 /** Records waiting to be written (queue) or being written (writing) to one object. */
@@ -83,14 +89,19 @@ export class UsageRecorder {
       const dropped = lane.queue.splice(0, lane.queue.length - MAX_QUEUED);
       this.log(`model gateway: ${dropped.length} usage records dropped: the cluster has not taken writes for a while`);
     }
-    if (!lane.running) lane.idle = this.drain(lanes, key, lane, write);
+    if (!lane.running) {
+      lane.running = true;
+      lane.idle = this.drain(lanes, key, lane, write);
+    }
   }
 
   private async drain<T>(lanes: Map<string, Lane<T>>, key: string, lane: Lane<T>, write: (target: T, batch: LlmUsageRecord[]) => Promise<void>): Promise<void> {
-    lane.running = true;
     let delay = this.options.retryDelayMs ?? 1000;
     let failures = 0;
+    const gather = this.options.flushDelayMs ?? 200;
     while (lane.queue.length > 0) {
+      // gather more, unless a full write's worth is already waiting
+      if (gather > 0 && lane.queue.length < PAGE_RECORDS) await sleep(gather);
       // at most a page per write: the archive page a write makes is then the same for every writer (llm-usage.ts)
       lane.writing = lane.queue.splice(0, PAGE_RECORDS);
       try {

@@ -190,15 +190,15 @@ export class LlmRelay {
     const apiKey = typeof headers['x-api-key'] === 'string' ? headers['x-api-key'].trim() : undefined;
     const key = [bearer, apiKey].find((k) => k !== undefined && llmKeySession(k) !== undefined);
     if (!bearer && !apiKey) throw new ApiError(401, 'missing model-gateway key: send Authorization: Bearer $SVC_LLM_API_KEY (or x-api-key)');
-    const refused = new ApiError(401, 'the model-gateway key is wrong, or its session is stopped or failed');
+    const refused = () => new ApiError(401, 'the model-gateway key is wrong, or its session is stopped or failed');
     const sessionId = key && llmKeySession(key);
-    if (!key || !sessionId) throw refused;
+    if (!key || !sessionId) throw refused();
     const session = store.cachedSession(namespace, sessionId);
     const token = store.cachedSandboxToken(namespace, sessionId);
     const project = session ? store.cachedProjectByName(namespace, session.spec.projectRef.name) : undefined;
     const owner = session && controllerOf(session);
-    if (!session || !token || !project || project.metadata.deletionTimestamp || (owner && owner.uid !== project.metadata.uid)) throw refused;
-    if (!verifyLlmKey(key, token, project.metadata.uid!, sessionId) || !sessionCredentialsLive(session)) throw refused;
+    if (!session || !token || !project || project.metadata.deletionTimestamp || (owner && owner.uid !== project.metadata.uid)) throw refused();
+    if (!verifyLlmKey(key, token, project.metadata.uid!, sessionId) || !sessionCredentialsLive(session)) throw refused();
     const triggerName = session.spec.triggerRef?.name;
     return { project, session, trigger: triggerName ? store.cachedTriggerSlug(namespace, triggerName) ?? triggerName : null };
   }

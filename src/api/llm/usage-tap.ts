@@ -88,6 +88,8 @@ function eventData(event: string): string | null {
 
 /** `json` (the text of `obj`) without its top-level `usage` member, changing nothing else where it can. */
 export function withoutUsage(json: string, obj: Record<string, unknown>): string {
+  // the common case (OpenAI puts it last): the text ends with the top-level member, nothing else can
+  if (obj.usage === null && json.endsWith(',"usage":null}')) return `${json.slice(0, -',"usage":null}'.length)}}`;
   const rest = { ...obj };
   delete rest.usage;
   const expected = JSON.stringify(rest);
