@@ -38,6 +38,7 @@ async function call(method: string, url: string, options: { body?: unknown; toke
   const token = options.token === undefined ? dev.token : options.token;
   const res = await fetch(url.startsWith('http') ? url : `${dev.apiUrl}${url}`, {
     method,
+    redirect: 'manual', // what the gateway answers, not where a client would go next
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -111,7 +112,7 @@ beforeAll(async () => {
   model = await startModelServer({ usage: 'when-asked' });
   anthropic = await startAnthropicServer({ apiKey: ANTHROPIC_KEY });
   devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--idle-timeout', '30m'];
-  dev = await startDev({ args: devArgs });
+  dev = await startDev({ args: devArgs, extraEnv: { SVC_LLM_MAX_REQUEST_BYTES: String(1024 * 1024) } });
   const repo = path.join(dev.dataDir, 'repo');
   makeRepo(repo, { 'README.md': '# gateway\n' });
   const create = async (name: string) => {
@@ -310,6 +311,37 @@ describe('the data path', () => {
     expect((await llm('claude/chat/completions', sessionKey, chat())).status).toBe(404);
   });
 
+  it('attacks: another project\'s provider, a body over the limit, a redirect to elsewhere', async () => {
+    // a provider of another project is unknown to this session's key
+    expect((await call('PUT', `${gw(bareProjectId)}/providers/elsewhere`, { body: { api_key: 'sk-bare', base_url: model.url } })).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await llm('elsewhere/chat/completions', sessionKey, chat())).status).toBe(404);
+    // over SVC_LLM_MAX_REQUEST_BYTES (1 MiB here): 413, nothing sent upstream
+    const before = model.requests.length;
+    const big = await llm('local/chat/completions', sessionKey, chat({ padding: 'x'.repeat(2 * 1024 * 1024) }));
+    expect(big.status).toBe(413);
+    expect(model.requests.length).toBe(before);
+    // an upstream's redirect is answered to the client, never followed with the key
+    const stolen: http.IncomingHttpHeaders[] = [];
+    const thief = http.createServer((req, res) => { stolen.push(req.headers); res.end('{}'); });
+    await new Promise<void>((r) => thief.listen(0, '127.0.0.1', r));
+    const redirector = http.createServer((_req, res) => { res.writeHead(307, { location: `http://127.0.0.1:${(thief.address() as { port: number }).port}/steal` }); res.end(); });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    try {
+      expect((await call('PUT', `${gw()}/providers/redirects`, { body: { api_key: 'sk-redirected', base_url: `http://127.0.0.1:${(redirector.address() as { port: number }).port}/v1` } })).status).toBe(204);
+      const answer = await waitFor('the provider cached', async () => {
+        const r = await llm('redirects/chat/completions', sessionKey, chat(), {});
+        return r.status === 404 ? undefined : r;
+      }, 10_000);
+      expect(answer.status).toBe(307);
+      expect(stolen).toEqual([]);
+    } finally {
+      thief.close();
+      redirector.close();
+      await call('DELETE', `${gw()}/providers/redirects`);
+    }
+  });
+
   it('an upstream that cannot be reached is 502', async () => {
     expect((await call('PUT', `${gw()}/providers/gone`, { body: { api_key: 'k', base_url: 'http://127.0.0.1:9/v1' } })).status).toBe(204);
     await waitFor('the provider cached', async () => (await llm('gone/chat/completions', sessionKey, chat())).status === 502, 10_000);
@@ -319,6 +351,15 @@ describe('the data path', () => {
 
 describe('usage and logs', () => {
   it('groups by session, trigger, model and day; since counts only later requests', async () => {
+    // what the last requests cost is written within a moment (the API gathers writes for 200 ms)
+    let last = '';
+    await waitFor('the usage settled', async () => {
+      const now = JSON.stringify((await call('GET', `${gw()}/usage?group_by=session`)).body.total);
+      const same = now === last;
+      last = now;
+      if (!same) await new Promise((r) => setTimeout(r, 500));
+      return same;
+    }, 15_000);
     const bySession = (await call('GET', `${gw()}/usage?group_by=session`)).body;
     expect(bySession.total.requests).toBeGreaterThanOrEqual(7);
     expect(bySession.groups.map((g: any) => g.key)).toContain(sessionId);
@@ -460,7 +501,7 @@ describe('lifecycle', () => {
     const usage = (await call('GET', `${gw()}/usage?group_by=session`)).body;
     await call('PUT', `${gw()}/budget`, { body: { period: 'total', max_tokens: 1_000_000, max_tokens_per_session: null } });
     await dev.stop();
-    dev = await startDev({ dataDir: dev.dataDir, args: devArgs });
+    dev = await startDev({ dataDir: dev.dataDir, args: devArgs, extraEnv: { SVC_LLM_MAX_REQUEST_BYTES: String(1024 * 1024) } });
     expect((await call('GET', `${gw()}/usage?group_by=session`)).body).toEqual(usage);
     expect((await call('GET', `${gw()}/budget`)).body.budget).toEqual({ period: 'total', max_tokens: 1_000_000, max_tokens_per_session: null });
     // the restarted operator adopted the sandbox (or started it again): its key works on the new API

@@ -149,7 +149,8 @@ export function prepareBody(protocol: LlmProtocol, path: string, body: Buffer, c
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { bytes: body, model: null, strip: false };
   const obj = parsed as Record<string, unknown>;
-  const model = typeof obj.model === 'string' ? obj.model : null;
+  // what the client names is stored and labelled: bounded
+  const model = typeof obj.model === 'string' ? obj.model.slice(0, MAX_MODEL_NAME) : null;
   const options = obj.stream_options;
   const asked = typeof options === 'object' && options !== null && (options as Record<string, unknown>).include_usage === true;
   if (protocol === 'openai' && (path === 'chat/completions' || path === 'completions') && obj.stream === true && !asked) {
@@ -158,6 +159,19 @@ export function prepareBody(protocol: LlmProtocol, path: string, body: Buffer, c
     return { bytes, model, strip: true };
   }
   return { bytes: body, model, strip: false };
+}
+
+const MAX_MODEL_NAME = 200;
+/** Distinct model labels per process: an agent naming random models must not grow /metrics without bound. */
+const MAX_MODEL_LABELS = 200;
+const modelLabels = new Set<string>();
+
+export function modelLabel(model: string | null): string {
+  const name = model ?? '';
+  if (modelLabels.has(name)) return name;
+  if (modelLabels.size >= MAX_MODEL_LABELS) return 'other';
+  modelLabels.add(name);
+  return name;
 }
 
 /** Seconds until the budget's period starts again (a Retry-After), or null for budgets that never reset. */
@@ -322,7 +336,7 @@ export class LlmRelay {
     const labels = { project: project.metadata.name!, provider: provider.name };
     m.requests.inc({ ...labels, status: String(done.status) });
     m.duration.observe(labels, durationMs / 1000);
-    const model = done.model ?? '';
+    const model = record.input_tokens > 0 || record.output_tokens > 0 ? modelLabel(done.model) : '';
     if (record.input_tokens > 0) m.tokens.inc({ ...labels, model, direction: 'input' }, record.input_tokens);
     if (record.output_tokens > 0) m.tokens.inc({ ...labels, model, direction: 'output' }, record.output_tokens);
     this.options.recorder.record(project, session, record);
