@@ -41,12 +41,14 @@ export function formatLogs(entries: GatewayLogEntry[]): string[] {
 export function formatBudget(view: GatewayBudgetView): string[] {
   const { budget, used } = view;
   const period = budget.period === 'total' ? 'all time' : `this ${budget.period} (UTC)`;
-  return [
-    `Period:             ${budget.period}`,
-    `Project limit:      ${budget.max_tokens === null ? 'none' : `${budget.max_tokens} tokens`}`,
-    `Per-session limit:  ${budget.max_tokens_per_session === null ? 'none' : `${budget.max_tokens_per_session} tokens`}`,
-    `Used ${period}:`.padEnd(20) + `${used.period_tokens} tokens`,
+  const rows: [string, string][] = [
+    ['Period:', budget.period],
+    ['Project limit:', budget.max_tokens === null ? 'none' : `${budget.max_tokens} tokens`],
+    ['Per-session limit:', budget.max_tokens_per_session === null ? 'none' : `${budget.max_tokens_per_session} tokens`],
+    [`Used ${period}:`, `${used.period_tokens} tokens`],
   ];
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return rows.map(([label, value]) => label.padEnd(width) + value);
 }
 
 /** `N` or `none` (null). */
