@@ -6,6 +6,7 @@
 // 401/404/405, usage and logs, budgets (project period and per session, 429 before the provider,
 // one Warning Event), metrics, capabilities (403 for each missing one), dead keys after stop, and
 // the counters surviving a restart of svc dev.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
@@ -493,6 +494,54 @@ describe('access', () => {
     const plainReader = await mint({ access: 'read', capabilities: [] });
     expect((await call('GET', `${gw()}/providers`, { token: plainReader })).status).toBe(200);
     expect((await call('PUT', `${gw()}/providers/x`, { body: { api_key: 'k', base_url: 'http://x' }, token: plainReader })).status).toBe(403);
+  }, 60_000);
+});
+
+describe('two API replicas', () => {
+  it('count every request once and share the budget', async () => {
+    // a second API process on the same cluster, as a Deployment with two replicas would run it
+    const second = spawn(process.execPath, [path.join(REPO_ROOT, 'dist/src/main/api.js')], {
+      env: {
+        PATH: process.env.PATH, KUBECONFIG: dev.kubeconfig, SVC_NAMESPACE: 'default', SVC_PROJECT_NAMESPACE: 'default',
+        SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0', SVC_ALLOW_LOCAL_REPOS: '1', SVC_MIRROR_DIR: path.join(dev.dataDir, 'second-api-mirrors'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      const port = await new Promise<string>((resolve, reject) => {
+        const onData = (c: Buffer) => { output += c.toString(); const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output); if (m) resolve(m[1]!); };
+        second.stdout!.on('data', onData);
+        second.stderr!.on('data', onData);
+        second.once('exit', (code) => reject(new Error(`the second API exited ${code}: ${output}`)));
+      });
+      const other = `http://127.0.0.1:${port}/v1`;
+      await waitFor('the second API ready', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+      const before = await sessionUsage(sessionId);
+      const at = (base: string) => call('POST', `${base}/llm/local/chat/completions`, { body: chat({ stream: true }), token: '', headers: { authorization: `Bearer ${sessionKey}` } });
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => at(i % 2 ? other : dev.apiUrl)));
+      expect(answers.map((a) => a.status)).toEqual(Array(30).fill(200));
+      const after = await waitFor('30 more requests recorded', async () => {
+        const now = await sessionUsage(sessionId);
+        return now.requests >= before.requests + 30 ? now : undefined;
+      }, 15_000);
+      expect(after).toEqual({ ...before, requests: before.requests + 30, input_tokens: before.input_tokens + 300, output_tokens: before.output_tokens + 150 });
+
+      // a budget set through one replica holds at the other
+      const used = (await call('GET', `${gw()}/budget`)).body.used.period_tokens as number;
+      expect((await call('PUT', `${gw()}/budget`, { body: { period: 'month', max_tokens: used, max_tokens_per_session: null } })).status).toBe(200);
+      const refused = await waitFor('the other replica refusing', async () => {
+        const r = await at(other);
+        return r.status === 429 ? r : undefined;
+      }, 10_000);
+      expect(refused.body.code).toBe('BUDGET_EXCEEDED');
+      expect((await at(dev.apiUrl)).status).toBe(429);
+      expect((await call('PUT', `${gw()}/budget`, { body: { period: 'month', max_tokens: null, max_tokens_per_session: null } })).status).toBe(200);
+    } finally {
+      const exited = new Promise((r) => second.once('exit', r));
+      second.kill('SIGTERM');
+      await exited;
+    }
   }, 60_000);
 });
 
