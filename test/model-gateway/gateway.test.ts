@@ -343,6 +343,42 @@ describe('the data path', () => {
     }
   });
 
+  it('streams without buffering: the first event arrives while the upstream still writes; a client that leaves ends the upstream request', async () => {
+    let release: () => void = () => undefined;
+    let upstreamClosed = false;
+    const slow = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ id: 'slow', choices: [{ index: 0, delta: { content: 'first' } }] })}\n\n`);
+      res.on('close', () => { upstreamClosed = true; });
+      release = () => res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      expect((await call('PUT', `${gw()}/providers/slow`, { body: { api_key: 'sk-slow', base_url: `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1` } })).status).toBe(204);
+      const abort = new AbortController();
+      const res = await waitFor('the provider cached', async () => {
+        const r = await fetch(`${dev.apiUrl}/llm/slow/chat/completions`, {
+          method: 'POST', signal: abort.signal,
+          headers: { authorization: `Bearer ${sessionKey}`, 'content-type': 'application/json' }, body: JSON.stringify(chat({ stream: true, stream_options: { include_usage: true } })),
+        });
+        if (r.status === 404) { await r.text(); return undefined; }
+        return r;
+      }, 10_000);
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const { value } = await reader.read();
+      expect(Buffer.from(value!).toString()).toContain('"content":"first"'); // the upstream has not ended its answer
+      abort.abort();
+      await waitFor('the upstream request ended', async () => upstreamClosed, 5_000);
+      await waitFor('the cut request recorded', async () => ((await call('GET', `${gw()}/logs?limit=5`)).body.entries as any[]).some((e) => e.provider === 'slow' && e.status === 200), 10_000);
+    } finally {
+      release();
+      slow.close();
+      await call('DELETE', `${gw()}/providers/slow`);
+    }
+  });
+
   it('an upstream that cannot be reached is 502', async () => {
     expect((await call('PUT', `${gw()}/providers/gone`, { body: { api_key: 'k', base_url: 'http://127.0.0.1:9/v1' } })).status).toBe(204);
     await waitFor('the provider cached', async () => (await llm('gone/chat/completions', sessionKey, chat())).status === 502, 10_000);

@@ -299,24 +299,29 @@ export class LlmRelay {
       }
       status = answer.statusCode;
       const isStream = /text\/event-stream/i.test(String(answer.headers['content-type'] ?? ''));
-      const strip = prepared.strip && isStream && answer.statusCode < 300;
-      const tap = isStream ? new SseTap(meter, strip) : new JsonTap(meter);
-      res.writeHead(answer.statusCode, clientHeaders(answer.headers, strip));
-      res.flushHeaders();
+      // an upstream that compressed anyway (identity was asked) passes untouched and uncounted
+      const encoding = String(answer.headers['content-encoding'] ?? 'identity').toLowerCase();
+      const readable = encoding === 'identity';
+      if (!readable) this.log(`model gateway: ${provider.name} answered with Content-Encoding ${encoding}: its usage cannot be read`);
+      const strip = prepared.strip && isStream && readable && answer.statusCode < 300;
+      const tap = !readable ? null : isStream ? new SseTap(meter, strip) : new JsonTap(meter);
       let first = true;
       try {
+        res.writeHead(answer.statusCode, clientHeaders(answer.headers, strip));
+        res.flushHeaders();
         for await (const chunk of answer.body) {
           if (first) {
             llmMetrics().firstByte.observe(labels, (Date.now() - started) / 1000);
             first = false;
           }
-          const out = tap.push(chunk as Buffer);
-          if (out.length > 0 && !res.write(out)) await once(res, 'drain');
+          const out = tap ? tap.push(chunk as Buffer) : (chunk as Buffer);
+          if (out.length > 0 && !res.write(out)) await once(res, 'drain', { signal: abort.signal }); // a client that left ends the wait
         }
-        const rest = tap.end();
-        res.end(rest);
+        res.end(tap ? tap.end() : undefined);
       } catch {
-        // the upstream failed after the answer started, or the client left: cut the connection
+        // the upstream failed after the answer started, the client left, or its headers could not
+        // be relayed: cut both connections
+        answer.body.destroy();
         res.destroy();
       }
     } finally {
