@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  PAGE_RECORDS, RECENT_MAX, appendRecords, emptyLedger, ledgerConfigMap, pageConfigMap, pageInfo, pagesToPrune, parseBudget,
+  PAGE_RECORDS, RECENT_MAX, appendRecords, emptyLedger, ledgerConfigMap, pageConfigMap, pagesToPrune, parseBudget,
   parseLedger, periodTokens, summarizeUsage, type LlmUsageRecord,
 } from './llm-usage.js';
 import type { Project } from './project.js';
@@ -68,7 +68,14 @@ describe('ledger', () => {
     expect(first.ledger.recent).toEqual(many.slice(PAGE_RECORDS));
     expect(first.ledger.nextPage).toBe(1);
     const page = pageConfigMap(project, first.pages[0]!);
-    expect(pageInfo(page)).toEqual({ name: 'web-llm-usage-0', number: 0, from: many[0]!.at, to: many[PAGE_RECORDS - 1]!.at });
+    expect(page.metadata.name).toBe('web-llm-usage-0');
+    expect(page.metadata.annotations).toEqual({ 'svc.dev/llm-usage-page': '0', 'svc.dev/llm-usage-from': many[0]!.at, 'svc.dev/llm-usage-to': many[PAGE_RECORDS - 1]!.at });
+    expect(first.ledger.pages).toEqual([{ number: 0, from: many[0]!.at, to: many[PAGE_RECORDS - 1]!.at }]);
+    expect(parseLedger(ledgerConfigMap(project, undefined, first.ledger)).pages).toEqual(first.ledger.pages);
+    // past the retention, pages leave the index and are named for deletion
+    const later = appendRecords(first.ledger, [], { now: new Date('2026-09-01T00:00:00Z'), retentionDays: 30, maxPages: 10 });
+    expect(later.prune).toEqual([0]);
+    expect(later.ledger.pages).toEqual([]);
   });
 
   it('prunes pages past the retention and beyond the count, oldest first', () => {

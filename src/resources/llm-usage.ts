@@ -4,7 +4,8 @@
 //   ledger   ConfigMap `<project>-llm-usage` (owned by the Project, label svc.dev/llm-usage=ledger):
 //            `budget` (JSON LlmBudget, absent: none), `counters` (all-time totals and the current
 //            UTC day's and month's tokens), `recent` (the newest records, oldest first, as rows),
-//            `next_page` (the number of the next archive page)
+//            `next_page` (the number of the next archive page), `pages` (the index of the archive
+//            pages kept: number, first and last record's time)
 //   page     ConfigMap `<project>-llm-usage-<n>` (owned by the Project, label svc.dev/llm-usage=page):
 //            `records` (rows), annotations with the first and last record's time. Written once.
 //   session  ConfigMap `svc-llm-usage-<session id>` (owned by the Session, label svc.dev/llm-usage=session):
@@ -53,12 +54,17 @@ export interface LedgerCounters {
   month: { key: string; tokens: number };
 }
 
+/** An archive page as the ledger's index lists it. */
+export interface PageIndexEntry { number: number; from: string; to: string }
+
 export interface Ledger {
   budget: LlmBudget | null;
   counters: LedgerCounters;
   /** newest last */
   recent: LlmUsageRecord[];
   nextPage: number;
+  /** the archive pages kept, oldest first: readers need no list of ConfigMaps */
+  pages: PageIndexEntry[];
 }
 
 export interface ConfigMapObject extends KubeObject {
@@ -155,7 +161,7 @@ export function parseBudget(value: unknown): { budget: LlmBudget } | { problem: 
 }
 
 export function emptyLedger(): Ledger {
-  return { budget: null, counters: { total: zeroTotals(), day: { key: '', tokens: 0 }, month: { key: '', tokens: 0 } }, recent: [], nextPage: 0 };
+  return { budget: null, counters: { total: zeroTotals(), day: { key: '', tokens: 0 }, month: { key: '', tokens: 0 } }, recent: [], nextPage: 0, pages: [] };
 }
 
 /** The budget a ledger holds, or null (reads only that key: the data path asks on every request). */
@@ -170,6 +176,15 @@ export function ledgerCounters(cm: ConfigMapObject | undefined): LedgerCounters 
   return { total: parseTotals(counters.total), day: parsePeriodCount(counters.day), month: parsePeriodCount(counters.month) };
 }
 
+function parsePageIndex(text: string | undefined): PageIndexEntry[] {
+  const list = parseJson(text);
+  if (!Array.isArray(list)) return [];
+  return list
+    .map((e) => e as Partial<PageIndexEntry> | null)
+    .filter((e): e is PageIndexEntry => !!e && Number.isSafeInteger(e.number) && typeof e.from === 'string' && typeof e.to === 'string')
+    .sort((a, b) => a.number - b.number);
+}
+
 export function parseLedger(cm: ConfigMapObject | undefined): Ledger {
   if (!cm) return emptyLedger();
   const next = Number(cm.data?.next_page);
@@ -178,6 +193,7 @@ export function parseLedger(cm: ConfigMapObject | undefined): Ledger {
     counters: ledgerCounters(cm),
     recent: parseRows(cm.data?.recent),
     nextPage: Number.isSafeInteger(next) && next >= 0 ? next : 0,
+    pages: parsePageIndex(cm.data?.pages),
   };
 }
 
@@ -209,12 +225,16 @@ export function addTotals(totals: UsageTotals, record: { input_tokens: number; o
 
 export interface ArchivePage { number: number; records: LlmUsageRecord[] }
 
+/** How long archive pages are kept: the newest `maxPages`, none whose last record is older than `retentionDays`. */
+export interface Retention { now: Date; retentionDays: number; maxPages: number }
+
 /**
  * The ledger with `records` counted and appended; when `recent` outgrows RECENT_MAX its oldest
  * PAGE_RECORDS go to archive pages. The pages are determined by the ledger alone (the oldest rows
- * at a given `nextPage`), so two writers racing on the same ledger write the same page.
+ * at a given `nextPage`), so two writers racing on the same ledger write the same page. Pages past
+ * the retention leave the index (`prune`: to be deleted once the ledger no longer names them).
  */
-export function appendRecords(ledger: Ledger, records: readonly LlmUsageRecord[]): { ledger: Ledger; pages: ArchivePage[] } {
+export function appendRecords(ledger: Ledger, records: readonly LlmUsageRecord[], retention?: Retention): { ledger: Ledger; pages: ArchivePage[]; prune: number[] } {
   let counters = ledger.counters;
   for (const r of records) counters = addToCounters(counters, r);
   let recent = [...ledger.recent, ...records];
@@ -224,7 +244,10 @@ export function appendRecords(ledger: Ledger, records: readonly LlmUsageRecord[]
     pages.push({ number: nextPage++, records: recent.slice(0, PAGE_RECORDS) });
     recent = recent.slice(PAGE_RECORDS);
   }
-  return { ledger: { ...ledger, counters, recent, nextPage }, pages };
+  let index = [...ledger.pages, ...pages.map((p) => ({ number: p.number, from: p.records[0]?.at ?? '', to: p.records[p.records.length - 1]?.at ?? '' }))];
+  const prune = retention ? pagesToPrune(index, retention.now, retention.retentionDays, retention.maxPages).map((p) => p.number) : [];
+  index = index.filter((p) => !prune.includes(p.number));
+  return { ledger: { ...ledger, counters, recent, nextPage, pages: index }, pages, prune };
 }
 
 function owned(owner: { apiVersion?: string; kind?: string; metadata: KubeObject['metadata'] }, name: string, labels: Record<string, string>): ConfigMapObject {
@@ -243,6 +266,7 @@ export function ledgerConfigMap(project: Project, existing: ConfigMapObject | un
     counters: JSON.stringify(ledger.counters),
     recent: JSON.stringify(ledger.recent.map(recordToRow)),
     next_page: String(ledger.nextPage),
+    pages: JSON.stringify(ledger.pages),
   };
   if (ledger.budget) data.budget = JSON.stringify(ledger.budget);
   return { ...base, data };
@@ -259,17 +283,8 @@ export function pageConfigMap(project: Project, page: ArchivePage): ConfigMapObj
   return cm;
 }
 
-export interface PageInfo { name: string; number: number; from: string; to: string }
-
-export function pageInfo(cm: ConfigMapObject): PageInfo | null {
-  const a = cm.metadata.annotations ?? {};
-  const number = Number(a[PAGE_NUMBER_ANNOTATION]);
-  if (!cm.metadata.name || !Number.isSafeInteger(number)) return null;
-  return { name: cm.metadata.name, number, from: a[PAGE_FROM_ANNOTATION] ?? '', to: a[PAGE_TO_ANNOTATION] ?? '' };
-}
-
 /** Pages to delete: those whose last record is older than the retention, and the oldest beyond `maxPages`. */
-export function pagesToPrune(pages: readonly PageInfo[], now: Date, retentionDays: number, maxPages: number): PageInfo[] {
+export function pagesToPrune<P extends PageIndexEntry>(pages: readonly P[], now: Date, retentionDays: number, maxPages: number): P[] {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
   const newestFirst = [...pages].sort((a, b) => b.number - a.number);
   return newestFirst.filter((p, i) => i >= maxPages || (p.to !== '' && p.to < cutoff));

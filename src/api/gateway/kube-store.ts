@@ -3,7 +3,7 @@
 // (Projects, Sessions, Triggers); writes and fresh reads through the client.
 import { Informer, isAlreadyExists, isConflict, isNotFound, type KubeCache, type KubeClient } from '../../kube/index.js';
 import {
-  CONFIG_MAP, LABEL_LLM_PROVIDERS, LABEL_LLM_USAGE, LABEL_PROJECT, LABEL_SESSION, PROJECT, SECRET, SESSION, TRIGGER,
+  CONFIG_MAP, LABEL_LLM_PROVIDERS, LABEL_LLM_USAGE, LABEL_SESSION, PROJECT, SECRET, SESSION, TRIGGER,
   llmLedgerName, llmProvidersSecretName, sessionSecretName, sessionTokens,
   type ConfigMapObject, type LlmProvidersSecret, type Project, type Session, type SessionSecret, type Trigger,
 } from '../../resources/index.js';
@@ -65,10 +65,6 @@ export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
       }
-    },
-    async listUsage(project, kind) {
-      const selector = `${LABEL_PROJECT}=${project.metadata.name},${LABEL_LLM_USAGE}=${kind}`;
-      return (await configMaps.list(project.metadata.namespace, { labelSelector: selector })).items;
     },
     async deleteConfigMap(ns, name) {
       try {

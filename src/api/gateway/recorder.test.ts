@@ -2,7 +2,7 @@
 // existing name, replace needs the current resourceVersion): two recorders play two API replicas.
 import { describe, expect, it } from 'vitest';
 import {
-  PAGE_RECORDS, RECENT_MAX, ledgerCounters, llmLedgerName, parseLedger, parseRows, parseSessionUsage, pageInfo,
+  PAGE_RECORDS, RECENT_MAX, ledgerCounters, llmLedgerName, parseLedger, parseRows, parseSessionUsage,
   type ConfigMapObject, type LlmUsageRecord, type Project, type Session,
 } from '../../resources/index.js';
 import { UsageRecorder } from './recorder.js';
@@ -47,9 +47,6 @@ function memoryStore(options: { conflictEvery?: number } = {}) {
       const k = key(cm.metadata.namespace!, cm.metadata.name!);
       if (!objects.has(k)) objects.set(k, { ...copy(cm), metadata: { ...copy(cm.metadata), resourceVersion: String(++version) } });
     },
-    async listUsage(_p, kind) {
-      return [...objects.values()].filter((o) => o.metadata.labels?.['svc.dev/llm-usage'] === kind).map(copy);
-    },
     async deleteConfigMap(ns, name) { objects.delete(key(ns, name)); },
     recordEvent: async () => undefined,
   };
@@ -82,6 +79,7 @@ describe('UsageRecorder', () => {
     const pages = [...objects.values()].filter((o) => o.metadata.labels?.['svc.dev/llm-usage'] === 'page');
     const archived = pages.flatMap((p) => parseRows(p.data?.records));
     expect(pages.length).toBe(ledger.nextPage);
+    expect(ledger.pages.map((p) => p.number)).toEqual(pages.map((_, i) => i)); // the index names every page
     expect(ledger.recent.length).toBeLessThanOrEqual(RECENT_MAX);
     expect(archived.length + ledger.recent.length).toBe(n);
     expect(new Set([...archived, ...ledger.recent].map((r) => r.at)).size).toBe(n); // each once
@@ -96,9 +94,11 @@ describe('UsageRecorder', () => {
     const recorder = new UsageRecorder({ store, maxRecords: 1000, retentionDays: 365, now: () => new Date('2026-03-02T00:00:00Z'), log: () => undefined });
     for (let i = 0; i < 3000; i++) recorder.record(project, undefined, record(i));
     await recorder.flush();
-    const pages = [...objects.values()].map((o) => pageInfo(o)).filter((p) => p !== null).sort((x, y) => x!.number - y!.number);
+    const pages = [...objects.values()].filter((o) => o.metadata.labels?.['svc.dev/llm-usage'] === 'page').map((o) => Number(o.metadata.annotations?.['svc.dev/llm-usage-page'])).sort((a, b) => a - b);
     // 1000 records at most: the ledger's up to 500 plus two pages of 250
-    expect(pages.map((p) => p!.number)).toEqual([8, 9]);
-    expect(ledgerCounters(objects.get(`default/${llmLedgerName(project)}`)).total.requests).toBe(3000); // the counters stay exact
+    expect(pages).toEqual([8, 9]);
+    const ledger = objects.get(`default/${llmLedgerName(project)}`);
+    expect(parseLedger(ledger).pages.map((p) => p.number)).toEqual([8, 9]);
+    expect(ledgerCounters(ledger).total.requests).toBe(3000); // the counters stay exact
   });
 });

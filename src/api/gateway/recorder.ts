@@ -5,9 +5,9 @@
 // one writes at once. Every write is read-modify-replace with the resourceVersion as
 // precondition, retried on a conflict: replicas never lose each other's counts.
 import {
-  PAGE_RECORDS, addTotals, appendRecords, ledgerConfigMap, llmLedgerName, llmSessionUsageName, pageConfigMap, pageInfo,
-  pagesToPrune, parseLedger, parseSessionUsage, sessionUsageConfigMap, tokensOf,
-  type LlmUsageRecord, type PageInfo, type Project, type Session,
+  PAGE_RECORDS, addTotals, appendRecords, ledgerConfigMap, llmLedgerName, llmPageName, llmSessionUsageName, pageConfigMap,
+  parseLedger, parseSessionUsage, sessionUsageConfigMap, tokensOf,
+  type LlmUsageRecord, type Project, type Session,
 } from '../../resources/index.js';
 import { GatewayWriteConflict, type GatewayStore } from './store.js';
 
@@ -132,12 +132,13 @@ export class UsageRecorder {
     const namespace = project.metadata.namespace!;
     for (let attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
       const existing = await store.readConfigMap(namespace, llmLedgerName(project));
-      const { ledger, pages } = appendRecords(parseLedger(existing), batch);
+      const { ledger, pages, prune } = appendRecords(parseLedger(existing), batch, this.retention());
       // pages first: a ledger that names a page whose create failed would lose its records
       for (const page of pages) await store.createOnce(pageConfigMap(project, page));
       try {
         await store.writeConfigMap(ledgerConfigMap(project, existing, ledger));
-        if (pages.length > 0) await this.prune(project);
+        // state is bounded: pages the ledger no longer names go (a failed delete leaves an orphan the Project's deletion takes)
+        for (const n of prune) await store.deleteConfigMap(namespace, llmPageName(project, n)).catch((error: Error) => this.log(`model gateway: pruning a usage page failed: ${error.message}`));
         return;
       } catch (error) {
         if (!(error instanceof GatewayWriteConflict)) throw error;
@@ -163,12 +164,12 @@ export class UsageRecorder {
     throw new Error(`the usage of session ${session.metadata.name} changed concurrently ${CONFLICT_ATTEMPTS} times`);
   }
 
-  /** State is bounded: archive pages beyond the retention or the record count go. */
-  private async prune(project: Project): Promise<void> {
-    const pages = (await this.options.store.listUsage(project, 'page')).map(pageInfo).filter((p): p is PageInfo => p !== null);
-    const maxPages = Math.max(1, Math.floor((this.options.maxRecords ?? 50_000) / PAGE_RECORDS) - 2);
-    for (const page of pagesToPrune(pages, this.now(), this.options.retentionDays ?? 90, maxPages)) {
-      await this.options.store.deleteConfigMap(project.metadata.namespace!, page.name);
-    }
+  /** Archive pages kept: within the retention, and at most maxRecords with the ledger's own (up to two pages' worth). */
+  private retention() {
+    return {
+      now: this.now(),
+      retentionDays: this.options.retentionDays ?? 90,
+      maxPages: Math.max(1, Math.floor((this.options.maxRecords ?? 50_000) / PAGE_RECORDS) - 2),
+    };
   }
 }

@@ -2,10 +2,10 @@
 // budget of a project. Keys go into the providers Secret and nowhere else: not into a response,
 // an Event, a log line or another resource.
 import {
-  NO_BUDGET, llmLedgerName, llmProviderInfos, parseLedger, parseRows, periodTokens, summarizeUsage, pageInfo, ledgerConfigMap,
+  NO_BUDGET, llmLedgerName, llmPageName, llmProviderInfos, parseLedger, parseRows, periodTokens, summarizeUsage, ledgerConfigMap,
   withLlmProvider, withoutLlmProvider,
-  type LlmBudget, type LlmProvider, type LlmProviderInfo, type LlmProvidersSecret, type LlmUsageRecord, type PageInfo, type Project,
-  type UsageGrouping, type UsageSummary, type ConfigMapObject,
+  type LlmBudget, type LlmProvider, type LlmProviderInfo, type LlmProvidersSecret, type LlmUsageRecord, type PageIndexEntry, type Project,
+  type UsageGrouping, type UsageSummary,
 } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 import type { UsageRecorder } from './recorder.js';
@@ -18,8 +18,12 @@ export interface BudgetAnswer {
 }
 
 const WRITE_ATTEMPTS = 10;
+/** Archive pages held parsed (a page is written once, so what is cached stays true). */
+const PAGE_CACHE = 64;
 
 export class GatewayService {
+  private readonly pageCache = new Map<string, LlmUsageRecord[]>();
+
   constructor(
     private readonly store: GatewayStore,
     private readonly recorder: UsageRecorder,
@@ -69,41 +73,45 @@ export class GatewayService {
     return { budget, used: { period_tokens: used } };
   }
 
-  /** Every record kept for the project (archive pages, oldest first, then the ledger's); pages wholly before `since` are not read. */
-  private async records(project: Project, since?: Date): Promise<{ ledger: LlmUsageRecord[]; pages: ConfigMapObject[] }> {
-    const [ledgerCm, pages] = await Promise.all([
-      this.store.readConfigMap(project.metadata.namespace!, llmLedgerName(project)),
-      this.store.listUsage(project, 'page'),
-    ]);
-    const sinceIso = since?.toISOString();
-    const wanted = pages
-      .map((cm) => ({ cm, info: pageInfo(cm) }))
-      .filter((p): p is { cm: ConfigMapObject; info: PageInfo } => p.info !== null && (!sinceIso || p.info.to === '' || p.info.to >= sinceIso))
-      .sort((a, b) => a.info.number - b.info.number)
-      .map((p) => p.cm);
-    return { ledger: parseLedger(ledgerCm).recent, pages: wanted };
+  /** The ledger's records and the index of the archive pages kept (oldest first). */
+  private async ledgerRecords(project: Project): Promise<{ recent: LlmUsageRecord[]; pages: PageIndexEntry[] }> {
+    const ledger = parseLedger(await this.store.readConfigMap(project.metadata.namespace!, llmLedgerName(project)));
+    return { recent: ledger.recent, pages: ledger.pages };
   }
 
+  /** One archive page's records ([] when it was pruned meanwhile). */
+  private async pageRecords(project: Project, page: PageIndexEntry): Promise<LlmUsageRecord[]> {
+    const key = `${project.metadata.uid}/${page.number}`;
+    const cached = this.pageCache.get(key);
+    if (cached) return cached;
+    const cm = await this.store.readConfigMap(project.metadata.namespace!, llmPageName(project, page.number));
+    if (!cm) return [];
+    const records = parseRows(cm.data?.records);
+    this.pageCache.set(key, records);
+    if (this.pageCache.size > PAGE_CACHE) this.pageCache.delete(this.pageCache.keys().next().value!);
+    return records;
+  }
+
+  /** Summed from the records kept; pages wholly before `since` are not read. */
   async usage(project: Project, by: UsageGrouping, since?: Date): Promise<UsageSummary> {
-    const { ledger, pages } = await this.records(project, since);
-    function* all(): Iterable<LlmUsageRecord> {
-      for (const page of pages) yield* parseRows(page.data?.records);
-      yield* ledger;
-    }
-    return summarizeUsage(all(), by, since);
+    const { recent, pages } = await this.ledgerRecords(project);
+    const sinceIso = since?.toISOString();
+    const wanted = pages.filter((p) => !sinceIso || p.to === '' || p.to >= sinceIso);
+    const archived = await Promise.all(wanted.map((p) => this.pageRecords(project, p)));
+    return summarizeUsage([...archived.flat(), ...recent], by, since);
   }
 
   /** Newest first, at most `limit`, only `sessionId`'s when given. Never prompt or completion text (records hold none). */
   async logs(project: Project, limit: number, sessionId?: string): Promise<{ entries: LlmUsageRecord[] }> {
-    const { ledger, pages } = await this.records(project);
+    const { recent, pages } = await this.ledgerRecords(project);
     const entries: LlmUsageRecord[] = [];
     const take = (records: LlmUsageRecord[]) => {
       for (let i = records.length - 1; i >= 0 && entries.length < limit; i--) {
         if (!sessionId || records[i]!.session_id === sessionId) entries.push(records[i]!);
       }
     };
-    take(ledger);
-    for (let i = pages.length - 1; i >= 0 && entries.length < limit; i--) take(parseRows(pages[i]!.data?.records));
+    take(recent);
+    for (let i = pages.length - 1; i >= 0 && entries.length < limit; i--) take(await this.pageRecords(project, pages[i]!));
     return { entries };
   }
 

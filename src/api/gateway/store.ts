@@ -31,8 +31,6 @@ export interface GatewayStore {
   writeConfigMap(cm: ConfigMapObject): Promise<void>;
   /** Creates a write-once object; one that already exists is fine. */
   createOnce(cm: ConfigMapObject): Promise<void>;
-  /** ConfigMaps of a project with label svc.dev/llm-usage=`kind`. */
-  listUsage(project: Project, kind: 'page'): Promise<ConfigMapObject[]>;
   deleteConfigMap(namespace: string, name: string): Promise<void>;
   recordEvent(obj: Project | Session, event: { type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;
 }
