@@ -9,6 +9,7 @@ import { CredentialBroker } from './credentials.js';
 import { Workspace, redactUrls } from './git.js';
 import { EngineSupervisor } from './engine.js';
 import { resolveEngineConfigDir } from './engine-config.js';
+import { agentFileModels, discoverModels, gatewayEngineConfig, repositoryEngineConfigs } from './llm-gateway.js';
 import { RootSession } from './root-session.js';
 import { RuntimeEnv } from './runtime-env.js';
 import { RequestAuth } from './auth.js';
@@ -38,6 +39,8 @@ export class Agent {
   private readonly stateDir: string;
   private server: http.Server | null = null;
   private events: AbortController | null = null;
+  /** Model ids the gateway's providers listed (asked once, before the first engine start). */
+  private discoveredModels: Record<string, string[]> = {};
 
   constructor(private readonly config: AgentConfig) {
     this.stateDir = path.join(config.engineHome, '.svc-agent');
@@ -80,7 +83,39 @@ export class Agent {
       OPENCODE_CONFIG_DIR: configDir,
       GIT_TERMINAL_PROMPT: '0',
     });
+    const gateway = this.gatewayConfig(configDir);
+    if (gateway) env.OPENCODE_CONFIG_CONTENT = JSON.stringify(gateway);
     return { command: this.config.engineCommand, cwd: this.config.workspace, env };
+  }
+
+  /** The model gateway's providers for the engine (docs/gateway.md), unless the repository declares its own. */
+  private gatewayConfig(configDir: string): Record<string, unknown> | null {
+    if (!this.config.llm) return null;
+    return gatewayEngineConfig({
+      gateway: this.config.llm,
+      configs: repositoryEngineConfigs(configDir, this.config.workspace),
+      engineModel: this.config.engineModel,
+      agentModels: agentFileModels(configDir),
+      discovered: this.discoveredModels,
+    });
+  }
+
+  /** Providers nothing names a model of: asked for their models through the gateway, once. */
+  private async discoverGatewayModels(): Promise<void> {
+    const llm = this.config.llm;
+    if (!llm) return;
+    let configDir: string;
+    try {
+      configDir = resolveEngineConfigDir(this.config.workspace);
+    } catch {
+      return; // the engine start reports it
+    }
+    const probe = gatewayEngineConfig({ gateway: llm, configs: repositoryEngineConfigs(configDir, this.config.workspace), engineModel: this.config.engineModel, agentModels: agentFileModels(configDir), discovered: {} });
+    if (!probe) return;
+    const providers = probe.provider as Record<string, { npm?: string; models?: unknown }>;
+    const unnamed = llm.providers.filter((p) => providers[p.name]?.npm !== undefined && providers[p.name]?.models === undefined);
+    const found = await Promise.all(unnamed.map(async (p) => [p.name, await discoverModels(llm, p, llm.apiKey)] as const));
+    this.discoveredModels = Object.fromEntries(found);
   }
 
   touch(): void {
@@ -122,6 +157,7 @@ export class Agent {
         this.state = 'cloning';
         await this.workspace.prepare();
       }
+      await this.discoverGatewayModels();
       this.state = 'ready';
       this.engine.start();
     } catch (err) {

@@ -1,6 +1,7 @@
 // svc-agent configuration: the injected sandbox environment (SPEC §2.6) plus the local knobs of
 // issue 5 (workspace, engine home/port/command) and supervision tunables. Validated once at start.
 import path from 'node:path';
+import { parseProviders, type GatewaySettings } from './llm-gateway.js';
 import { splitWords } from './words.js';
 
 export class ConfigError extends Error {}
@@ -36,6 +37,8 @@ export interface AgentConfig {
   initialPrompt: string | undefined;
   restart: RestartPolicy;
   engineBootTimeoutMs: number;
+  /** The model gateway (SVC_LLM_BASE_URL, SVC_LLM_PROVIDERS, SVC_LLM_API_KEY), when the sandbox has it. */
+  llm: (GatewaySettings & { apiKey: string }) | undefined;
 }
 
 export const DEFAULT_ENGINE_COMMAND = 'opencode serve --hostname 127.0.0.1 --port {port}';
@@ -109,6 +112,7 @@ export function loadConfig(env: Env): AgentConfig {
   if (engineCommand.length === 0) throw new ConfigError('SVC_ENGINE_COMMAND is empty');
   // SVC_DAEMON_PORT: where a host running several sandboxes (the process provider) makes the
   // daemon listen; SVC_SERVICE_PORT then stays the spec's 8000 for the agent to see.
+  const llm = llmSettings(env);
   const servicePort = value(env, 'SVC_DAEMON_PORT') !== undefined ? port(env, 'SVC_DAEMON_PORT', 0, true) : port(env, 'SVC_SERVICE_PORT', 8000, true);
   if (servicePort === enginePort) throw new ConfigError('SVC_SERVICE_PORT and SVC_ENGINE_PORT must differ');
   return {
@@ -138,5 +142,17 @@ export function loadConfig(env: Env): AgentConfig {
       maxBackoffMs: positiveInt(env, 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 30_000),
     },
     engineBootTimeoutMs: positiveInt(env, 'SVC_ENGINE_BOOT_TIMEOUT_MS', 60_000),
+    llm,
   };
+}
+
+/** All three SVC_LLM_* variables, or none: the sandbox of a project without providers has none of them. */
+function llmSettings(env: Env): AgentConfig['llm'] {
+  const baseUrl = value(env, 'SVC_LLM_BASE_URL')?.replace(/\/+$/, '');
+  const apiKey = value(env, 'SVC_LLM_API_KEY');
+  if (baseUrl === undefined || apiKey === undefined) return undefined;
+  if (!/^https?:\/\//.test(baseUrl)) throw new ConfigError(`SVC_LLM_BASE_URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  const { providers, ignored } = parseProviders(value(env, 'SVC_LLM_PROVIDERS') ?? '');
+  if (ignored.length > 0) process.stderr.write(`svc-agent: SVC_LLM_PROVIDERS entries ignored (want name:openai|anthropic): ${ignored.join(', ')}\n`);
+  return { baseUrl, apiKey, providers };
 }

@@ -1,4 +1,4 @@
-// The part of autocannon 8's API this benchmark uses (the package ships no types).
+// The part of autocannon 8's API the benchmarks use (the package ships no types).
 declare module 'autocannon' {
   interface Histogram { average: number; mean: number; p50: number; p99: number }
   interface Result { requests: Histogram & { total: number }; latency: Histogram; non2xx: number; errors: number; timeouts: number }
@@ -8,6 +8,9 @@ declare module 'autocannon' {
     connections?: number;
     pipelining?: number;
     duration?: number;
+    method?: string;
+    body?: string;
+    headers?: Record<string, string>;
     requests?: Array<{ method?: string; path?: string; setupRequest?: (req: RawRequest) => RawRequest }>;
   }
   function autocannon(options: Options): Promise<Result>;

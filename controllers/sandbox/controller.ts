@@ -8,9 +8,11 @@ import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition, type Predicate, type ReconcileContext,
 } from '../../src/runtime/index.js';
 import {
-  FINALIZER, PROJECT, SANDBOX, SECRET, SESSION, projectSecretsName, secretValues, secretsRevision, sessionSecretName, sessionTokens,
-  type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionSecret,
+  FINALIZER, PROJECT, SANDBOX, SECRET, SESSION, llmProviderInfos, llmProvidersEnv, llmProvidersSecretName, projectSecretsName, secretValues,
+  secretsRevision, sessionSecretName, sessionTokens,
+  type LlmProvidersSecret, type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionSecret,
 } from '../../src/resources/index.js';
+import { isSessionId, llmKey } from '../../src/lib/llm-key.js';
 import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest } from '../../src/sandbox/index.js';
 import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './desired.js';
 
@@ -32,10 +34,17 @@ async function launchRequest(client: KubeClient, sandbox: Sandbox, ref: SandboxR
   const project = session ? await client.resource<Project>(PROJECT).find(namespace, session.spec.projectRef.name) : undefined;
   if (!project) return { error: { reason: 'ProjectNotFound', message: `the project of session ${sessionName} does not exist` } };
   const projectSecrets = await client.resource<ProjectSecretsSecret>(SECRET).find(namespace, projectSecretsName(project));
+  // The model gateway (docs/gateway.md): the providers' names and protocols, never their keys; the
+  // session's own key is derived from its sandbox token, so a rotated token re-issues it.
+  const providers = llmProviderInfos(await client.resource<LlmProvidersSecret>(SECRET).find(namespace, llmProvidersSecretName(project)));
   const { env, secretEnv } = launchEnv(envMap(sandbox.spec.env), {
     ...tokens,
     projectSecrets: secretValues(projectSecrets),
     secretsRevision: secretsRevision(projectSecrets),
+    // (a Session not named by a UUID, e.g. made by hand with kubectl, gets no gateway key)
+    gateway: providers.length > 0 && isSessionId(sessionName)
+      ? { key: llmKey(tokens.sandboxToken, project.metadata.uid!, sessionName), providers: llmProvidersEnv(providers) }
+      : undefined,
   });
   return { request: { ...ref, sessionId: sessionName, projectId: project.metadata.uid!, template: sandbox.spec.template ?? {}, env, secretEnv } };
 }

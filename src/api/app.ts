@@ -4,7 +4,9 @@ import express, { type Express } from 'express';
 import { changeRequestsGroup, type ChangeRequestService } from './change-requests/index.js';
 import { dashboardGroup, type DashboardOptions } from './dashboard/index.js';
 import { errorHandler, unknownRoute } from './errors.js';
+import { gatewayGroup, type GatewayService, type GatewayStore } from './gateway/index.js';
 import { gitGroup, type GitGatewayService } from './git/index.js';
+import { llmGroup, type LlmRelay } from './llm/index.js';
 import { mountGroups, type RouteGroup } from './groups.js';
 import { httpMetrics } from './metrics.js';
 import { meGroup } from './me/index.js';
@@ -35,6 +37,8 @@ export interface ApiDependencies {
   gitGateway?: GitGatewayService;
   /** Session routes and the engine proxy (issue 10); absent: not served. */
   sessions?: SessionService;
+  /** The model gateway: REST routes and the data path under /v1/llm (DESIGN §8.2); absent: not served. */
+  gateway?: { service: GatewayService; store: GatewayStore; relay: LlmRelay };
   /** Trigger routes and the webhook receiver (SPEC §4.2, §4.3); absent: not served. */
   triggers?: TriggerService;
   verifyToken: TokenVerifier;
@@ -90,6 +94,7 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
+  if (deps.gateway) groups.push(gatewayGroup(deps.gateway.service, deps.gateway.store, scope), llmGroup(deps.gateway.relay));
   if (deps.triggers) {
     groups.push(triggersGroup(deps.triggers, scope));
     groups.push(webhooksGroup(deps.triggers, { ...scope, bodyLimit: deps.config.webhookBodyLimit }));

@@ -14,6 +14,7 @@ import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerSecretsCommands } from './commands/secrets.js';
 import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
+import { registerGatewayCommands } from './commands/gateway.js';
 
 // A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do.
 for (const stream of [process.stdout, process.stderr]) {
@@ -36,6 +37,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerSecretsCommands,
   registerSessionsCommands,
   registerTokensCommands,
+  registerGatewayCommands,
 ];
 
 export function buildProgram(): Command {

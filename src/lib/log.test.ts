@@ -21,10 +21,11 @@ describe('logger', () => {
   it('never writes a secret: secret-named fields, svc tokens, bearer headers, URL credentials', () => {
     const pat = `svc_${'a'.repeat(43)}`;
     const sbx = `svcsbx.11111111-2222-4333-8444-555555555555.${'b'.repeat(43)}`;
-    const line = logLine('warn', `token ${pat} and ${sbx} for https://user:pw@host/repo.git`, {
+    const llm = `svcllm.11111111-2222-4333-8444-555555555555.${'c'.repeat(43)}`;
+    const line = logLine('warn', `token ${pat} and ${sbx} and ${llm} for https://user:pw@host/repo.git`, {
       password: 'hunter2', sandboxToken: sbx, note: 'Authorization: Bearer abc.def',
     });
-    for (const secret of [pat, sbx, 'hunter2', 'user:pw', 'abc.def']) expect(line).not.toContain(secret);
+    for (const secret of [pat, sbx, llm, 'hunter2', 'user:pw', 'abc.def']) expect(line).not.toContain(secret);
     expect(parse(line)).toMatchObject({ password: '***', sandboxToken: '***', note: 'Authorization: Bearer ***' });
     expect(redactText('plain text')).toBe('plain text');
   });

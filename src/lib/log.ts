@@ -16,8 +16,8 @@ export interface Logger {
 }
 
 const SECRET_FIELD = /token|secret|password|passwd|authorization|credential|cookie|api[-_]?key/i;
-// svc's own token formats (personal access tokens, sandbox tokens) and bearer headers
-const TOKEN_TEXT = /\bsvc_[A-Za-z0-9_-]{20,}|\bsvcsbx\.[A-Za-z0-9-]+\.[A-Za-z0-9_-]{20,}|\bBearer\s+[A-Za-z0-9._~+/=-]+/g;
+// svc's own token formats (personal access tokens, sandbox tokens, model-gateway keys) and bearer headers
+const TOKEN_TEXT = /\bsvc_[A-Za-z0-9_-]{20,}|\bsvc(?:sbx|llm)\.[A-Za-z0-9-]+\.[A-Za-z0-9_-]{20,}|\bBearer\s+[A-Za-z0-9._~+/=-]+/g;
 
 /** `text` with URL credentials and svc tokens masked. */
 export function redactText(text: string): string {

@@ -93,6 +93,14 @@ export const apiMetrics = once(() => ({
   gitPushes: new Counter({ name: 'svc_git_pushes_total', help: 'Pushes through the git gateway by outcome (accepted, refused).', labelNames: ['outcome'], registers }),
 }));
 
+/** The model gateway (docs/gateway.md): what it relayed, per project (by name), provider and model. */
+export const llmMetrics = once(() => ({
+  tokens: new Counter({ name: 'svc_llm_tokens_total', help: 'Tokens counted by the model gateway from the upstream\'s usage, by direction (input, output).', labelNames: ['project', 'provider', 'model', 'direction'], registers }),
+  requests: new Counter({ name: 'svc_llm_requests_total', help: 'Requests to the model gateway by upstream status (429: refused by a budget, 502: upstream unreachable).', labelNames: ['project', 'provider', 'status'], registers }),
+  duration: new Histogram({ name: 'svc_llm_request_duration_seconds', help: 'Model gateway requests from arrival to the last byte relayed.', labelNames: ['project', 'provider'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers }),
+  firstByte: new Histogram({ name: 'svc_llm_time_to_first_byte_seconds', help: 'Model gateway requests from arrival to the first byte of the answer.', labelNames: ['project', 'provider'], buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
+}));
+
 /** The cron scheduler's own counts (this replica), read at scrape time. */
 export interface SchedulerCounts { timers: number; fired: number; duplicates: number; missed: number }
 

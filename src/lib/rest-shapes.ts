@@ -126,3 +126,37 @@ export interface SerializedSession {
   pending_prompts: number;
   sandbox_state: string | null;
 }
+
+/** The model gateway (DESIGN §8.2, docs/gateway.md). A provider as listed: never its key. */
+export interface GatewayProviderView {
+  name: string;
+  protocol: 'openai' | 'anthropic';
+  base_url: string;
+  updated_at: string | null;
+}
+
+export interface GatewayUsageTotals { requests: number; input_tokens: number; output_tokens: number }
+
+/** GET .../gateway/usage: `key` is a session id, a trigger slug, a model, or a UTC day (null: none, e.g. an interactive session's trigger). */
+export interface GatewayUsage {
+  total: GatewayUsageTotals;
+  groups: (GatewayUsageTotals & { key: string | null })[];
+}
+
+/** One relayed request (GET .../gateway/logs): never prompt or completion text. */
+export interface GatewayLogEntry {
+  at: string;
+  session_id: string | null;
+  trigger: string | null;
+  provider: string;
+  model: string | null;
+  status: number;
+  input_tokens: number;
+  output_tokens: number;
+  duration_ms: number;
+}
+
+export interface GatewayBudgetView {
+  budget: { period: 'day' | 'month' | 'total'; max_tokens: number | null; max_tokens_per_session: number | null };
+  used: { period_tokens: number };
+}

@@ -2,7 +2,9 @@
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
 // SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0), SVC_GIT_MAX_PUSH_BYTES
 // (the git gateway's largest push, default 512 MiB; docs/git-gateway.md). Triggers (docs/triggers.md):
-// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100).
+// SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100). Model gateway
+// (docs/gateway.md): SVC_LLM_MAX_REQUEST_BYTES (33554432), SVC_LLM_USAGE_RETENTION_DAYS (90),
+// SVC_LLM_USAGE_MAX_RECORDS (50000).
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +14,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChangeRequestService, kubeChangeRequestStore } from '../api/change-requests/index.js';
 import { createApp } from '../api/app.js';
+import { BudgetHints, GatewayService, UsageRecorder, kubeGatewayStore } from '../api/gateway/index.js';
 import { GitGatewayService, kubeGitGatewayStore, maxPushBytesFromEnv } from '../api/git/index.js';
+import { LlmRelay } from '../api/llm/index.js';
 import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/index.js';
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionCredentialReader, sessionTokenCheck } from '../api/session-credentials.js';
@@ -58,6 +62,21 @@ async function main(): Promise<void> {
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
   // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
   const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env) }) });
+  // The model gateway: its own label-selected caches (Session Secrets, provider Secrets, ledgers) beside the shared one.
+  const gatewayStore = kubeGatewayStore(client, store.cache, projectNamespace);
+  const recorder = new UsageRecorder({
+    store: gatewayStore,
+    retentionDays: envInt('SVC_LLM_USAGE_RETENTION_DAYS', 90, 1),
+    maxRecords: envInt('SVC_LLM_USAGE_MAX_RECORDS', 50_000, 1000),
+    log: (message) => logger.error(message),
+  });
+  const budgetHints = new BudgetHints();
+  const gatewayService = new GatewayService(gatewayStore, recorder, budgetHints);
+  const relay = new LlmRelay({
+    store: gatewayStore, recorder, budgetHints, namespace: projectNamespace,
+    maxRequestBytes: envInt('SVC_LLM_MAX_REQUEST_BYTES', 32 * 1024 * 1024, 1024),
+    log: (message) => logger.error(message),
+  });
   const app = createApp({
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
@@ -66,13 +85,14 @@ async function main(): Promise<void> {
     gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir, maxPushBytes: maxPushBytesFromEnv(process.env) }),
     sessions,
     triggers,
+    gateway: { service: gatewayService, store: gatewayStore, relay },
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), {
       touch: kubeTokenToucher(client, namespace),
       // a session's CLI token dies with its session (docs/tokens.md)
       sessionTokens: sessionTokenCheck(kubeSessionCredentialReader(client, projectNamespace)),
     }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
-    isReady: () => store.hasSynced(),
+    isReady: () => store.hasSynced() && gatewayStore.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
     metrics: metricsText,
     log: (message) => logger.error(message),
@@ -85,6 +105,7 @@ async function main(): Promise<void> {
   // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
   const pruner = mirrorPruner(mirrorDir);
   void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log: logger.with({ runnable: 'mirror-pruner' }) }));
+  void gatewayStore.start();
   // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
   const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
     logger.error("settling merge claims failed", { error: error.message });
@@ -96,6 +117,9 @@ async function main(): Promise<void> {
     clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
     pruner.stop();
+    // counted usage is written before the process goes (a cluster that does not answer gets 10 s)
+    await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
+    await gatewayStore.stop();
     await store.stop();
   });
 }

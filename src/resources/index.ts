@@ -14,6 +14,8 @@ export * from './common.js';
 export * from './conditions.js';
 export * from './constants.js';
 export * from './meta.js';
+export * from './llm-providers.js';
+export * from './llm-usage.js';
 export * from './names.js';
 export * from './project.js';
 export * from './project-secrets.js';

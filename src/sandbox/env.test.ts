@@ -72,6 +72,22 @@ describe('sandbox environment (SPEC §2.6)', () => {
     expect(launchEnv(sessionEnv(BASE), SECRETS).env.SVC_PROJECT_SECRET_NAMES).toBe('');
   });
 
+  it('the model gateway: base URL and providers plain, the session key secret; none without providers', () => {
+    const key = `svcllm.${SESSION}.${'k'.repeat(43)}`;
+    const { env, secretEnv } = launchEnv(sessionEnv(BASE), { ...SECRETS, gateway: { key, providers: 'local:openai,anthropic:anthropic' } });
+    expect(env.SVC_LLM_BASE_URL).toBe('http://127.0.0.1:8080/v1/llm');
+    expect(env.SVC_LLM_PROVIDERS).toBe('local:openai,anthropic:anthropic');
+    expect(env).not.toHaveProperty('SVC_LLM_API_KEY');
+    expect(secretEnv.SVC_LLM_API_KEY).toBe(key);
+    const none = launchEnv(sessionEnv(BASE), SECRETS);
+    for (const name of ['SVC_LLM_BASE_URL', 'SVC_LLM_PROVIDERS', 'SVC_LLM_API_KEY']) {
+      expect(none.env).not.toHaveProperty(name);
+      expect(none.secretEnv).not.toHaveProperty(name);
+    }
+    // a project secret cannot stand in for it either
+    expect(launchEnv(sessionEnv(BASE), { ...SECRETS, projectSecrets: { SVC_LLM_API_KEY: 'x' } }).secretEnv).not.toHaveProperty('SVC_LLM_API_KEY');
+  });
+
   it('spec.env round-trips, sorted by name', () => {
     const env = sessionEnv(BASE);
     const list = envList(env);

@@ -9,7 +9,7 @@
 export const SERVICE_PORT = '8000';
 
 /** Variables carrying secret values: kept out of resources, argv and logs. */
-export const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SVC_EXECUTOR_TOKEN'] as const;
+export const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SVC_EXECUTOR_TOKEN', 'SVC_LLM_API_KEY'] as const;
 
 /** Platform variables reserved for svc: a project secret never overrides one. */
 const RESERVED_PREFIX = 'SVC_';
@@ -67,6 +67,11 @@ export interface LaunchSecrets {
   /** The project's secrets by name, and the revision of that set. */
   projectSecrets: Record<string, string>;
   secretsRevision: string;
+  /**
+   * The model gateway (DESIGN §8.2), only when the project has at least one provider: the
+   * session's own key and `name:protocol,...`. SVC_LLM_BASE_URL is SVC_API_URL + `/llm`.
+   */
+  gateway?: { key: string; providers: string };
 }
 
 /**
@@ -76,11 +81,15 @@ export interface LaunchSecrets {
  */
 export function launchEnv(plain: Record<string, string>, secrets: LaunchSecrets): { env: Record<string, string>; secretEnv: Record<string, string> } {
   const names = Object.keys(secrets.projectSecrets).filter((name) => !name.startsWith(RESERVED_PREFIX) && !(name in plain)).sort();
-  const env = {
+  const env: Record<string, string> = {
     ...plain,
     SVC_PROJECT_SECRET_NAMES: names.join(','),
     SVC_PROJECT_SECRETS_REVISION: secrets.secretsRevision,
   };
+  if (secrets.gateway && plain.SVC_API_URL) {
+    env.SVC_LLM_BASE_URL = `${apiBaseUrl(plain.SVC_API_URL)}/llm`;
+    env.SVC_LLM_PROVIDERS = secrets.gateway.providers;
+  }
   const secretEnv: Record<string, string> = Object.fromEntries(names.map((name) => [name, secrets.projectSecrets[name]!]));
   Object.assign(secretEnv, {
     SVC_SANDBOX_TOKEN: secrets.sandboxToken,
@@ -88,6 +97,7 @@ export function launchEnv(plain: Record<string, string>, secrets: LaunchSecrets)
     SVC_CLI_TOKEN: secrets.cliToken,
     SVC_EXECUTOR_TOKEN: secrets.cliToken,
   });
+  if (env.SVC_LLM_BASE_URL) secretEnv.SVC_LLM_API_KEY = secrets.gateway!.key;
   return { env, secretEnv };
 }
 

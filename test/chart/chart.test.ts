@@ -109,7 +109,9 @@ describe('charts/svc', () => {
     expect(verbs(rules('Role', 'rel-svc-api-tokens'), 'secrets')).toEqual(['create', 'delete', 'get', 'list', 'patch']);
     const projectSecrets = find(manifests, 'Role', 'rel-svc-api-project-secrets') as unknown as { metadata: { namespace: string }; rules: Rule[] };
     expect(projectSecrets.metadata.namespace).toBe('default');
-    expect(verbs(projectSecrets.rules, 'secrets')).toEqual(['create', 'get', 'update']);
+    // list/watch: the model gateway's label-selected caches (Session Secrets, providers Secrets); its usage ConfigMaps
+    expect(verbs(projectSecrets.rules, 'secrets')).toEqual(['create', 'get', 'list', 'update', 'watch']);
+    expect(verbs(projectSecrets.rules, 'configmaps')).toEqual(['create', 'delete', 'get', 'list', 'update', 'watch']);
     for (const m of manifests.filter((x) => x.kind.endsWith('Role'))) {
       for (const rule of (m as unknown as { rules: Rule[] }).rules) expect(rule.verbs).not.toContain('*');
     }

@@ -2,7 +2,8 @@
 // Issue 14 §3: the chart's RBAC, rendered and installed by the real helm into the local cluster
 // with authorization on, is enough for the real operator and API running as their
 // ServiceAccounts (tokens from `kubectl create token`) through a whole journey: project,
-// trigger sync, project secrets, a session (its sandbox run by the process provider with the
+// trigger sync, project secrets, the model gateway (a provider, a budget; the session's key relayed
+// to a scripted model, usage and logs), a session (its sandbox run by the process provider with the
 // fixture engine, cloning through the API's git gateway, prompted, stopped), change request open/edit/request-changes/close/reopen/merge from that
 // session, API tokens. Any
 // call the chart forgot is a 403 and fails the test; removing one verb from the chart shows it.
@@ -16,6 +17,7 @@ import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { run, waitFor } from '../dev/util.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
 import { buildArtifacts } from '../daemon/harness.js';
+import { startModelServer, type ModelServer } from '../fixtures/model-server.js';
 
 const RELEASE_NS = 'svc-system';
 const PROJECT_NS = 'default';
@@ -29,6 +31,7 @@ let host: HostRepo;
 let work: WorkClone;
 let apiUrl: string;
 let token: string;
+let model: ModelServer;
 const processes: { name: string; child: ChildProcess; output: string }[] = [];
 
 const kubectl = (kubeconfig: string, ...args: string[]) => run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(tmp, 'kcache'), ...args], { ...process.env, HOME: tmp });
@@ -85,6 +88,7 @@ beforeAll(async () => {
     sa[role] = path.join(tmp, `${role}.kubeconfig`);
     writeFileSync(sa[role], kubeconfigYaml(cluster.url, { token: saToken, namespace: RELEASE_NS, user: `svc-${role}` }), { mode: 0o600 });
   }
+  model = await startModelServer();
   ({ host, work } = seededHost());
   work.write('svc.yaml', 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\ntriggers:\n  - slug: nightly\n    type: cron\n    cron: "0 0 3 * * *"\n    prompt: check\n').commit('manifest');
   work.push('main');
@@ -115,6 +119,7 @@ afterAll(async () => {
     }
   }
   await cluster?.close();
+  await model?.close();
   host?.cleanup();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -157,6 +162,12 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
     expect((await api('DELETE', `/projects/${projectId}/secrets/OTHER`)).status).toBe(204);
   });
 
+  it('model gateway: a provider and a budget set', async () => {
+    expect((await api('PUT', `/projects/${projectId}/gateway/providers/scripted`, { api_key: 'sk-journey', base_url: model.url })).status).toBe(204);
+    expect((await api('GET', `/projects/${projectId}/gateway/providers`)).body.providers).toHaveLength(1);
+    expect((await api('PUT', `/projects/${projectId}/gateway/budget`, { period: 'day', max_tokens: 1_000_000, max_tokens_per_session: 100_000 })).status).toBe(200);
+  });
+
   let sessionId: string;
   it('sessions: started through the API, run by the operator (Session Secret, CLI token, Sandbox), prompted, stopped', async () => {
     const started = await api('POST', `/projects/${projectId}/sessions`, { prompt: 'hello' });
@@ -165,6 +176,18 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     const statusOf = async () => (await api('GET', `/projects/${projectId}/sessions/${sessionId}`)).body.session?.status;
     await waitFor('session running', async () => (await statusOf()) === 'running', 60_000);
+    // the model gateway as the API's ServiceAccount: the session's key checked from its caches, the budget read, usage written
+    const env = (await api('GET', `/projects/${projectId}/sessions/${sessionId}/engine/fixture/env`)).body;
+    expect(env.SVC_LLM_PROVIDERS).toBe('scripted:openai');
+    const relayed = await fetch(`${env.SVC_LLM_BASE_URL}/scripted/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${env.SVC_LLM_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm1', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(relayed.status).toBe(200);
+    await relayed.text();
+    await waitFor('usage recorded', async () => ((await api('GET', `/projects/${projectId}/gateway/usage?group_by=session`)).body.total?.input_tokens ?? 0) >= 10);
+    expect((await api('GET', `/projects/${projectId}/gateway/logs`)).status).toBe(200);
+    expect((await api('GET', `/projects/${projectId}/gateway/budget`)).body.used.period_tokens).toBeGreaterThanOrEqual(15);
     expect((await api('GET', `/projects/${projectId}/sessions`)).body.sessions).toHaveLength(1);
     expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/prompt`, { text: 'more' })).status).toBe(202);
     expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`)).status).toBe(200);

@@ -2,8 +2,9 @@
 // sandboxes with the fixture engine: set a secret and never see its value again (the reserved
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
-// prompt, abort the run, stop it; fire a trigger now and follow the link to its session. One browser and one
-// page for the file; screenshots go to docs/dashboard/.
+// prompt, abort the run, stop it; fire a trigger now and follow the link to its session; the model
+// usage page (totals, per day, session, trigger, model; the budget; providers without keys) and a
+// session's tokens on its page. One browser and one page for the file; screenshots go to docs/dashboard/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -11,6 +12,7 @@ import { buildArtifacts } from '../daemon/harness.js';
 import { launchBrowser, type Browser } from '../helpers/browser.js';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, waitFor } from '../dev/util.js';
+import { startModelServer } from '../fixtures/model-server.js';
 
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
 const SECRET_VALUE = 'hunter2-never-shown';
@@ -189,5 +191,54 @@ describe('dashboard journeys in Chromium', () => {
     await nightly.locator('.fires li', { hasText: 'manual' }).waitFor();
     expect(await nightly.locator('.fires li').first().textContent()).toContain(`session ${sessionId.slice(0, 8)}`);
     await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
+  });
+
+  it('the model usage page: totals, per day, session, trigger and model, the budget, providers without keys; the session shows its tokens', async () => {
+    const model = await startModelServer();
+    try {
+      const KEY = 'sk-dashboard-never-shown';
+      expect((await api('PUT', `/projects/${projectId}/gateway/providers/scripted`, { api_key: KEY, base_url: model.url })).status).toBe(204);
+      expect((await api('PUT', `/projects/${projectId}/gateway/budget`, { period: 'day', max_tokens: 1000, max_tokens_per_session: null })).status).toBe(200);
+      // a session the trigger starts spends 2 × 15 tokens through the gateway
+      type Listed = { sessions: { id: string; trigger: string | null; status: string }[] };
+      const before = new Set((await api<Listed>('GET', `/projects/${projectId}/sessions`)).body.sessions.map((s) => s.id));
+      expect((await api('POST', `/projects/${projectId}/triggers/nightly/fire`, { message: { text: 'spend' } })).status).toBeLessThan(300);
+      const sessionId = await waitFor('the fired session running', async () => {
+        const { body } = await api<Listed>('GET', `/projects/${projectId}/sessions`);
+        return body.sessions.find((s) => !before.has(s.id) && s.trigger === 'nightly' && s.status === 'running')?.id;
+      }, 45_000);
+      const env = (await api<Record<string, string>>('GET', `/projects/${projectId}/sessions/${sessionId}/engine/fixture/env`)).body;
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${env.SVC_LLM_BASE_URL}/scripted/chat/completions`, {
+          method: 'POST', headers: { authorization: `Bearer ${env.SVC_LLM_API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm1', stream: i === 1, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+      }
+      await waitFor('the usage recorded', async () => (await api<{ total: { input_tokens: number } }>('GET', `/projects/${projectId}/gateway/usage?group_by=day`)).body.total.input_tokens >= 20);
+
+      await page.goto(projectUrl('usage'));
+      await page.getByRole('heading', { name: 'Model usage' }).waitFor();
+      const totals = page.getByLabel('Totals');
+      await totals.waitFor();
+      expect(await totals.textContent()).toContain('30'); // 20 in + 10 out
+      expect(await page.getByRole('region', { name: 'Per session' }).textContent()).toContain(sessionId.slice(0, 8));
+      expect(await page.getByRole('region', { name: 'Per trigger' }).textContent()).toContain('nightly');
+      expect(await page.getByRole('region', { name: 'Per model' }).textContent()).toContain('m1');
+      expect(await page.getByRole('region', { name: 'Per day (UTC)' }).textContent()).toContain(new Date().toISOString().slice(0, 10));
+      await page.getByRole('region', { name: 'Budget' }).getByText('1,000 tokens per day (UTC)').waitFor();
+      await page.getByRole('region', { name: 'Providers' }).getByText('scripted').waitFor();
+      await page.getByRole('region', { name: 'Latest requests' }).locator('tbody tr').nth(1).waitFor();
+      expect(await page.content()).not.toContain(KEY);
+      await shot('usage');
+
+      await page.getByRole('region', { name: 'Per session' }).getByRole('link', { name: sessionId.slice(0, 8) }).click();
+      await page.waitForURL(new RegExp(`/sessions/${sessionId}$`));
+      await expect.poll(() => page.locator('.facts').textContent(), { timeout: 15_000 }).toMatch(/Model tokens\s*30 \(20 in, 10 out, 3 requests/); // and svc-agent's model listing
+      await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
+    } finally {
+      await model.close();
+    }
   });
 });

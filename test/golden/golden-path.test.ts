@@ -1,20 +1,52 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies */
 // The golden path of issue 10 §7, offline: `svc dev` with the real opencode as the engine, driven
-// by the scripted model (test/fixtures/model-server.ts) that the project's `.svc/engine`
-// selects. The agent commits, pushes its session branch through the git gateway and opens a CR
-// with `svc cr open`; a person merges it over REST; the file is on main. A second scripted push
-// to main is refused by the gateway and main does not move.
+// by the scripted model (test/fixtures/model-server.ts), registered as the project's model
+// provider with `svc gateway providers set` (issue 21): the repository's engine config names no
+// provider, the agent reaches the model only through the model gateway with its session key, the
+// model sees the real key, the sandbox never does, and the usage routes show the run's tokens.
+// The agent commits, pushes its session branch through the git gateway and opens a CR with
+// `svc cr open`; a person merges it over REST; the file is on main. A second scripted push to
+// main is refused by the git gateway and main does not move.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
-import { makeRepo, runOk, waitFor } from '../dev/util.js';
-import { opencodeConfig, startModelServer, toolResults, type ModelServer } from '../fixtures/model-server.js';
+import { makeRepo, run, runOk, waitFor } from '../dev/util.js';
+import { startModelServer, toolResults, type ModelServer } from '../fixtures/model-server.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
 const OPENCODE_BIN = path.join(REPO_ROOT, 'node_modules', '.bin');
+/** The model provider's real key: the model must see it, the sandbox never. */
+const MODEL_KEY = `sk-scripted-${randomUUID()}`;
+
+/** Files under `dir` whose bytes contain `needle`. */
+function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      let st;
+      try { st = statSync(p); } catch { continue; }
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile() && st.size < 50 * 1024 * 1024 && readFileSync(p).includes(needle)) found.push(p);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return found;
+}
+
+/** The environment of every process of one session's sandbox (svc-agent, opencode, their children). */
+function sandboxEnvironments(sessionId: string): string[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((pid) => {
+    try {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+      return environ.includes(`SVC_SESSION_ID=${sessionId}\0`) ? [environ] : [];
+    } catch { return []; }
+  });
+}
 
 describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: the real opencode, a scripted model, svc dev', () => {
   let tmp: string;
@@ -55,10 +87,11 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     const work = path.join(tmp, 'work');
     mkdirSync(work);
     makeRepo(work, { 'README.md': '# golden\n', 'svc.yaml': 'svc_version: 2\ndefault_agent: build\nagents:\n  build:\n    workspace: branch\n' });
+    // the engine config names no provider and no model: the model comes from the gateway
     mkdirSync(path.join(work, '.svc', 'engine'), { recursive: true });
-    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify(opencodeConfig(model.url), null, 2));
+    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify({ $schema: 'https://opencode.ai/config.json', autoupdate: false, share: 'disabled' }, null, 2));
     execFileSync('git', ['add', '-A'], { cwd: work });
-    execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'engine config: the scripted model'], { cwd: work });
+    execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'engine config without a provider'], { cwd: work });
     repo = path.join(tmp, 'host.git');
     execFileSync('git', ['clone', '-q', '--bare', work, repo]);
     initialMain = tipOf('main')!;
@@ -66,6 +99,9 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     const created = JSON.parse(await svc('projects', 'create', 'golden', '--repo', repo, '--json')) as any;
     projectId = (created.project ?? created).id;
     await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'golden', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], dev.env)) === 'True', 60_000);
+    // one key, set once: every session of the project reaches the model through the gateway
+    const set = await run(process.execPath, [SVC, 'gateway', 'providers', 'set', 'scripted', '--base-url', model.url, '--project', 'golden'], dev.env, MODEL_KEY);
+    expect(set.code, set.stderr).toBe(0);
   }, 150_000);
 
   afterAll(async () => {
@@ -108,5 +144,28 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     expect(merged.body.change_request.status).toBe('merged');
     expect(tipOf('main')).not.toBe(initialMain);
     expect(hostGit('show', 'main:agent.txt')).toBe('hello from the agent');
+
+    // the model gateway: every model request came through it (only it holds the real key), never with the session's key
+    const chats = model.requests.filter((r) => r.path.endsWith('/chat/completions'));
+    expect(chats.length).toBeGreaterThanOrEqual(3); // the three turns (and the title)
+    for (const r of model.requests) {
+      expect(r.headers.authorization).toBe(`Bearer ${MODEL_KEY}`);
+      expect(JSON.stringify(r.headers)).not.toMatch(/svcllm\./);
+    }
+    // the sandbox never sees the real key: not in any of its processes' environments, not in its files
+    const environments = sandboxEnvironments(sessionId);
+    expect(environments.length).toBeGreaterThanOrEqual(2); // svc-agent and opencode
+    expect(environments.every((e) => e.includes(`SVC_LLM_BASE_URL=${dev.apiUrl}/llm\0`) && /SVC_LLM_API_KEY=svcllm\./.test(e))).toBe(true);
+    expect(environments.filter((e) => e.includes(MODEL_KEY))).toEqual([]);
+    expect(filesContaining(path.join(dev.dataDir, 'sandboxes'), MODEL_KEY)).toEqual([]);
+    // the usage routes show the run's tokens (10 in, 5 out per completion)
+    const usage = await waitFor('the run\'s usage recorded', async () => {
+      const { body } = await api('GET', `/projects/${projectId}/gateway/usage?group_by=session`);
+      const mine = (body.groups as any[]).find((g) => g.key === sessionId);
+      return mine && mine.input_tokens >= chats.length * 10 ? mine : undefined;
+    }, 15_000);
+    expect(usage.input_tokens).toBe(usage.output_tokens * 2);
+    const logs = (await api('GET', `/projects/${projectId}/gateway/logs?session=${sessionId}`)).body.entries as any[];
+    expect(logs.filter((e) => e.model === 'm1' && e.provider === 'scripted' && e.status === 200)).toHaveLength(chats.length);
   }, 420_000);
 });

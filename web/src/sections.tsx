@@ -1,10 +1,11 @@
-// The project sections beyond its overview and change requests (sessions, triggers, secrets).
+// The project sections beyond its overview and change requests (sessions, triggers, secrets, model usage).
 import type { JSX } from 'preact';
 import type { Me } from './api.js';
 import type { Project } from './pages/projects.js';
 import { SecretsPage } from './pages/secrets.js';
 import { SessionPage, SessionsPage } from './pages/sessions.js';
 import { TriggersPage } from './pages/triggers.js';
+import { UsagePage } from './pages/usage.js';
 import type { Route } from './router.js';
 
 export const PROJECT_SECTIONS: [string, string][] = [
@@ -12,6 +13,7 @@ export const PROJECT_SECTIONS: [string, string][] = [
   ['sessions', 'Sessions'],
   ['triggers', 'Triggers'],
   ['secrets', 'Secrets'],
+  ['usage', 'Model usage'],
 ];
 
 export function projectSection(section: string, project: Project, route: Route, me: Me): JSX.Element | null {
@@ -22,5 +24,6 @@ export function projectSection(section: string, project: Project, route: Route, 
   }
   if (section === 'triggers') return <TriggersPage project={project} me={me} />;
   if (section === 'secrets') return <SecretsPage project={project} me={me} />;
+  if (section === 'usage') return <UsagePage project={project} range={route.query.get('range') ?? '7d'} />;
   return null;
 }

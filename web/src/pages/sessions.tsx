@@ -8,6 +8,7 @@ import { applyEvent, emptyLog, roleOf, takeSseData, type EventLog } from '../eve
 import { href, navigate } from '../router.js';
 import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
 import type { Project } from './projects.js';
+import { sessionTokens } from './usage.js';
 
 /** A session as GET /v1/projects/:id/sessions serializes it (issue 10). */
 export type Session = SerializedSession;
@@ -149,11 +150,12 @@ function EventStream({ project, session }: { project: Project; session: Session 
 
 export function SessionPage({ project, sessionId, me }: { project: Project; sessionId: string; me: Me }) {
   const loaded = useLoad(async () => {
-    const [{ session }, crs] = await Promise.all([
+    const [{ session }, crs, usage] = await Promise.all([
       api<{ session: Session }>('GET', sessionsPath(project, sessionId)),
       api<{ change_requests: SerializedChangeRequest[] }>('GET', `/projects/${enc(project.id)}/change-requests?status=all`).then((b) => b.change_requests, () => []),
+      sessionTokens(project, sessionId),
     ]);
-    return { session, crs: crs.filter((cr) => cr.origin_session_id === sessionId) };
+    return { session, crs: crs.filter((cr) => cr.origin_session_id === sessionId), usage };
   }, `${project.id}:${sessionId}`);
   const [prompt, setPrompt] = useState('');
   const [sent, setSent] = useState(false);
@@ -172,7 +174,7 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
   return (
     <main>
       <p><a href={href(['projects', project.id, 'sessions'])}>← Sessions</a></p>
-      <Show loaded={loaded} what="the session">{({ session, crs }) => (
+      <Show loaded={loaded} what="the session">{({ session, crs, usage }) => (
         <>
           <h1>Session <code>{session.id}</code></h1>
           <dl class="facts">
@@ -182,6 +184,9 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
             <dt>Trigger</dt><dd>{session.trigger ?? '—'}</dd>
             <dt>Started</dt><dd><Age at={session.created_at} /></dd>
             <dt>Last activity</dt><dd><Age at={session.last_activity_at} /></dd>
+            <dt>Model tokens</dt><dd>{usage.visible
+              ? <>{(usage.input_tokens + usage.output_tokens).toLocaleString('en')} <span class="muted">({usage.input_tokens.toLocaleString('en')} in, {usage.output_tokens.toLocaleString('en')} out, {usage.requests} requests; <a href={href(['projects', project.id, 'usage'])}>usage</a>)</span></>
+              : <span class="muted">not shown to this token (needs project.gateway.spend.read)</span>}</dd>
             <dt>Change requests</dt><dd>{crs.length === 0 ? 'none yet' : crs.map((cr, i) => (
               <span key={cr.cr_id}>{i ? ', ' : ''}<a href={href(['projects', project.id, 'change-requests', cr.cr_id])}>#{cr.number} {cr.title}</a></span>
             ))}</dd>

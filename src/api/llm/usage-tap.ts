@@ -1,0 +1,175 @@
+// Token counts from what an upstream answers (docs/gateway.md "Counting"), read from a copy of
+// the bytes as they pass: a JSON body at its end, a server-sent event stream event by event.
+// When the gateway asked an OpenAI-style stream for its usage on the client's behalf
+// (stream_options.include_usage), `strip` takes out what that added (the usage-only chunk and the
+// `usage: null` of the other chunks), so the client sees what it would have seen without it.
+
+export interface TokenCounts { input_tokens: number; output_tokens: number }
+
+const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+/**
+ * The usage an upstream object carries: OpenAI chat/completions (`usage.prompt_tokens`,
+ * `completion_tokens`), OpenAI responses (`usage` or a `response.completed` event's
+ * `response.usage`: `input_tokens`, `output_tokens`), Anthropic messages (`usage`, or
+ * `message_start`'s `message.usage`; cache reads and writes count as input).
+ */
+export function usageOf(value: unknown): { input?: number; output?: number } | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const v = value as { usage?: unknown; response?: { usage?: unknown }; message?: { usage?: unknown } };
+  const usage = [v.usage, v.response?.usage, v.message?.usage].find((u) => typeof u === 'object' && u !== null) as Record<string, unknown> | undefined;
+  if (!usage) return null;
+  let input = count(usage.prompt_tokens);
+  if (input === undefined) {
+    const parts = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens].map(count).filter((n): n is number => n !== undefined);
+    input = parts.length > 0 ? parts.reduce((a, b) => a + b, 0) : undefined;
+  }
+  const output = count(usage.completion_tokens) ?? count(usage.output_tokens);
+  return input === undefined && output === undefined ? null : { input, output };
+}
+
+/** The largest counts seen: stream events carry running totals (Anthropic's message_delta), never less. */
+export class UsageMeter {
+  input_tokens = 0;
+  output_tokens = 0;
+  seen = false;
+
+  add(value: unknown): void {
+    const usage = usageOf(value);
+    if (!usage) return;
+    this.seen = true;
+    if (usage.input !== undefined) this.input_tokens = Math.max(this.input_tokens, usage.input);
+    if (usage.output !== undefined) this.output_tokens = Math.max(this.output_tokens, usage.output);
+  }
+
+  counts(): TokenCounts {
+    return { input_tokens: this.input_tokens, output_tokens: this.output_tokens };
+  }
+}
+
+/** Largest JSON answer read for its usage (the bytes still all reach the client). */
+const MAX_JSON_TAP = 16 * 1024 * 1024;
+
+/** A non-streaming answer: a copy kept (up to a bound) and read at the end. */
+export class JsonTap {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(readonly meter: UsageMeter) {}
+
+  push(chunk: Buffer): Buffer {
+    if (this.size <= MAX_JSON_TAP) {
+      this.chunks.push(chunk);
+      this.size += chunk.length;
+    }
+    return chunk;
+  }
+
+  end(): Buffer {
+    if (this.size <= MAX_JSON_TAP) {
+      try {
+        this.meter.add(JSON.parse(Buffer.concat(this.chunks).toString('utf8')));
+      } catch { /* not JSON: no usage */ }
+    }
+    this.chunks = [];
+    return Buffer.alloc(0);
+  }
+}
+
+const EVENT_END = /\r\n\r\n|\n\n|\r\r/;
+
+function eventData(event: string): string | null {
+  const data: string[] = [];
+  for (const line of event.split(/\r\n|\n|\r/)) {
+    if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+  }
+  return data.length > 0 ? data.join('\n') : null;
+}
+
+/** `json` (the text of `obj`) without its top-level `usage` member, changing nothing else where it can. */
+export function withoutUsage(json: string, obj: Record<string, unknown>): string {
+  // the common case (OpenAI puts it last): the text ends with the top-level member, nothing else can
+  if (obj.usage === null && json.endsWith(',"usage":null}')) return `${json.slice(0, -',"usage":null}'.length)}}`;
+  const rest = { ...obj };
+  delete rest.usage;
+  const expected = JSON.stringify(rest);
+  if (obj.usage === null) {
+    for (const pattern of [/,\s*"usage"\s*:\s*null/g, /"usage"\s*:\s*null\s*,?/g]) {
+      for (const m of json.matchAll(pattern)) {
+        const candidate = json.slice(0, m.index) + json.slice(m.index + m[0].length);
+        try {
+          // one data line carries it: a candidate spread over lines is not used
+          if (!/[\r\n]/.test(candidate) && JSON.stringify(JSON.parse(candidate)) === expected) return candidate;
+        } catch { /* not this occurrence */ }
+      }
+    }
+  }
+  return expected;
+}
+
+/**
+ * A server-sent event stream. Without `strip` every chunk passes at once, unchanged, and a copy
+ * is parsed; with it, each complete event passes as soon as it is complete, the usage the
+ * gateway asked for taken out.
+ */
+export class SseTap {
+  private readonly decoder = new TextDecoder();
+  private text = '';
+
+  constructor(readonly meter: UsageMeter, private readonly strip: boolean) {}
+
+  push(chunk: Buffer): Buffer {
+    this.text += this.decoder.decode(chunk, { stream: true });
+    let out = '';
+    for (;;) {
+      const m = EVENT_END.exec(this.text);
+      if (!m) break;
+      const event = this.text.slice(0, m.index + m[0].length);
+      this.text = this.text.slice(m.index + m[0].length);
+      out += this.event(event);
+    }
+    return this.strip ? Buffer.from(out, 'utf8') : chunk;
+  }
+
+  end(): Buffer {
+    const rest = this.text + this.decoder.decode();
+    this.text = '';
+    if (!this.strip) {
+      this.event(rest);
+      return Buffer.alloc(0);
+    }
+    return Buffer.from(rest ? this.event(rest) : '', 'utf8');
+  }
+
+  /** Counts the event; answers what to send for it (when stripping). */
+  private event(event: string): string {
+    const data = eventData(event);
+    if (data === null || data === '[DONE]') return event;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(data);
+    } catch {
+      return event;
+    }
+    this.meter.add(obj);
+    if (!this.strip || typeof obj !== 'object' || obj === null || Array.isArray(obj) || !('usage' in obj)) return event;
+    const record = obj as Record<string, unknown>;
+    // the chunk that only carries the usage we asked for: the client would not have had it
+    if (Array.isArray(record.choices) && record.choices.length === 0) return '';
+    const replaced = withoutUsage(data, record);
+    const lines = event.split(/(\r\n|\n|\r)/);
+    let wrote = false;
+    let out = '';
+    for (let i = 0; i < lines.length; i += 2) {
+      const line = lines[i]!;
+      const eol = lines[i + 1] ?? '';
+      if (line.startsWith('data:')) {
+        if (!wrote) out += `data: ${replaced}${eol}`;
+        wrote = true;
+      } else {
+        out += line + eol;
+      }
+    }
+    return out;
+  }
+}
