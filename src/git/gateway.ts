@@ -14,8 +14,18 @@ import type { Mirror } from './mirror.js';
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
 export const GIT_SERVICES: readonly GitService[] = ['git-upload-pack', 'git-receive-pack'];
 
-/** Service refs of the mirror (refs/svc/keep/*) are never shown to or written by a client. */
-const HIDE_REFS = ['-c', 'transfer.hideRefs=refs/svc'];
+/**
+ * Service refs of the mirror (refs/svc/keep/*) are never shown to or written by a client; a
+ * session sees and writes only its own checkpoint ref (`exposed`) among them.
+ */
+function hideRefs(exposed: readonly string[] = []): string[] {
+  return ['-c', 'transfer.hideRefs=refs/svc', ...exposed.flatMap((ref) => ['-c', `transfer.hideRefs=!${ref}`])];
+}
+/** A session's checkpoint ref (DESIGN §8.3): the one ref besides its branch it may write, rewriting included. */
+export function checkpointRef(sessionId: string): string {
+  return `refs/svc/checkpoints/${sessionId}`;
+}
+const CHECKPOINT_REF = /^refs\/svc\/checkpoints\/[A-Za-z0-9._-]+$/;
 const SERVICE_TIMEOUT_MS = 10 * 60_000;
 const ZERO_SHA = '0'.repeat(40);
 
@@ -35,10 +45,10 @@ export function errorPacket(message: string): Buffer {
 }
 
 /** The body of `GET info/refs?service=...` (the `# service=` preamble is not sent for protocol v2). */
-export async function advertiseRefs(mirror: Mirror, service: GitService, gitProtocol: string | undefined): Promise<Buffer> {
+export async function advertiseRefs(mirror: Mirror, service: GitService, gitProtocol: string | undefined, exposedRefs: readonly string[] = []): Promise<Buffer> {
   const env = gitProtocolEnv(gitProtocol);
   const command = service.slice('git-'.length);
-  const { stdout } = await runGit([...HIDE_REFS, command, '--stateless-rpc', '--advertise-refs', mirror.dir], { env, timeoutMs: 60_000 });
+  const { stdout } = await runGit([...hideRefs(exposedRefs), command, '--stateless-rpc', '--advertise-refs', mirror.dir], { env, timeoutMs: 60_000 });
   if (service === 'git-upload-pack' && env.GIT_PROTOCOL?.includes('version=2')) return stdout;
   return Buffer.concat([pktLine(`# service=${service}\n`), FLUSH, stdout]);
 }
@@ -56,8 +66,8 @@ function exited(child: ReturnType<typeof spawnGit>, secrets: readonly string[] =
 }
 
 /** `git upload-pack --stateless-rpc`: the request body in, the response out. */
-export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined): Promise<void> {
-  const child = spawnGit([...HIDE_REFS, 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
+export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined, exposedRefs: readonly string[] = []): Promise<void> {
+  const child = spawnGit([...hideRefs(exposedRefs), 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
   const done = exited(child);
   input.pipe(child.stdin);
   child.stdout.pipe(output);
@@ -73,27 +83,38 @@ const PRE_RECEIVE = `#!/bin/sh
 zero=${ZERO_SHA}
 branch=\${SVC_GATEWAY_REF#refs/heads/}
 refused=0
-new_sha=
+lease=
+specs=
 while read -r old new ref; do
-  if [ "$ref" != "$SVC_GATEWAY_REF" ]; then
+  if [ "$ref" = "$SVC_GATEWAY_REF" ]; then
+    if [ "$new" = "$zero" ]; then
+      echo "svc: refusing to delete the session branch $branch." >&2
+      refused=1
+    else
+      expect=$old
+      [ "$expect" = "$zero" ] && expect=
+      lease="--force-with-lease=$ref:$expect"
+      specs="$specs $new:$ref"
+    fi
+  elif [ -n "$SVC_GATEWAY_CHECKPOINT_REF" ] && [ "$ref" = "$SVC_GATEWAY_CHECKPOINT_REF" ]; then
+    if [ "$new" = "$zero" ]; then
+      echo "svc: refusing to delete the checkpoint ref $ref (it goes with its session)." >&2
+      refused=1
+    else
+      specs="$specs +$new:$ref"
+    fi
+  else
     echo "svc: refusing to update $ref: this session may push only its own branch $branch (git push origin HEAD)." >&2
     refused=1
-  elif [ "$new" = "$zero" ]; then
-    echo "svc: refusing to delete the session branch $branch." >&2
-    refused=1
-  else
-    old_sha=$old
-    new_sha=$new
   fi
 done
 if [ "$refused" = 1 ]; then
   echo "svc: work reaches other branches only through a change request: push your branch, then run svc cr open --title <text>." >&2
   exit 1
 fi
-[ -n "$new_sha" ] || exit 0
-expect=$old_sha
-[ "$expect" = "$zero" ] && expect=
-out=$(env -u GIT_QUARANTINE_PATH git push --porcelain --no-verify "--force-with-lease=$SVC_GATEWAY_REF:$expect" "$SVC_GATEWAY_REMOTE" "$new_sha:$SVC_GATEWAY_REF" 2>&1)
+[ -n "$specs" ] || exit 0
+# $specs holds only <sha>:<ref> words of the two refs checked above
+out=$(env -u GIT_QUARANTINE_PATH git push --porcelain --no-verify \${lease:+"$lease"} "$SVC_GATEWAY_REMOTE" $specs 2>&1)
 status=$?
 if [ $status -ne 0 ]; then
   if printf '%s\\n' "$out" | grep -q 'stale info'; then
@@ -122,6 +143,8 @@ export interface ReceivePackOptions {
   allowedRef: string;
   /** From ensureGatewayHooks. */
   hooksDir: string;
+  /** The session's checkpoint ref (`refs/svc/checkpoints/<session id>`): also writable, rewriting allowed. */
+  checkpointRef?: string;
 }
 
 /**
@@ -130,16 +153,18 @@ export interface ReceivePackOptions {
  */
 export async function serveReceivePack(mirror: Mirror, input: Readable, output: Writable, options: ReceivePackOptions): Promise<void> {
   if (!/^refs\/heads\/[A-Za-z0-9._/-]+$/.test(options.allowedRef)) throw new Error(`not a branch ref: ${options.allowedRef}`);
+  if (options.checkpointRef !== undefined && !CHECKPOINT_REF.test(options.checkpointRef)) throw new Error(`not a checkpoint ref: ${options.checkpointRef}`);
+  const exposed = options.checkpointRef === undefined ? [] : [options.checkpointRef];
   const host = mirror.hostInvocation();
   await mirror.exclusive(async () => {
     const child = spawnGit([
-      ...host.configArgs, ...HIDE_REFS,
+      ...host.configArgs, ...hideRefs(exposed),
       '-c', `core.hooksPath=${options.hooksDir}`,
       '-c', 'receive.denyDeletes=false',
       '-c', 'receive.fsckObjects=true',
       'receive-pack', '--stateless-rpc', mirror.dir,
     ], {
-      env: { ...host.env, SVC_GATEWAY_REF: options.allowedRef, SVC_GATEWAY_REMOTE: host.url },
+      env: { ...host.env, SVC_GATEWAY_REF: options.allowedRef, SVC_GATEWAY_CHECKPOINT_REF: options.checkpointRef ?? '', SVC_GATEWAY_REMOTE: host.url },
       timeoutMs: SERVICE_TIMEOUT_MS,
     });
     const done = exited(child, host.secrets);

@@ -14,6 +14,6 @@ export {
 } from './errors.js';
 export type { GitErrorCode } from './errors.js';
 export {
-  advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
+  advertiseRefs, checkpointRef, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
 } from './gateway.js';
 export type { GitService, ReceivePackOptions } from './gateway.js';

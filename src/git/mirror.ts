@@ -71,6 +71,8 @@ const lastFetch = new Map<string, number>();
 /** Mirror dir -> a forced fetch waiting for the lock (not started yet). */
 const queuedForcedFetch = new Map<string, Promise<void>>();
 
+/** Every session's checkpoint ref (written through the git gateway, src/git/gateway.ts). */
+const CHECKPOINT_REFS = 'refs/svc/checkpoints/*';
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 // Applied to every call: auto-gc runs inside the (locked, timed) fetch rather than detached.
 const BASE_CONFIG = ['-c', 'gc.autoDetach=false', '-c', 'core.quotePath=false'];
@@ -192,8 +194,8 @@ export class Mirror {
   }
 
   private fetchInto(gitDir: string): Promise<RunResult> {
-    // Only refs/heads/* is fetched and pruned: refs/svc/keep/* stays.
-    return this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*'], { gitDir });
+    // Branches and the sessions' checkpoint refs (DESIGN §8.3) are fetched and pruned: refs/svc/keep/* stays.
+    return this.remoteGit(['fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--quiet', this.remote.url, '+refs/heads/*:refs/heads/*', `+${CHECKPOINT_REFS}:${CHECKPOINT_REFS}`], { gitDir });
   }
 
   /**

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import {
-  advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, serveReceivePack, serveUploadPack, setMirrorHead,
+  advertiseRefs, checkpointRef, ensureGatewayHooks, errorPacket, GitEngineError, serveReceivePack, serveUploadPack, setMirrorHead,
   GIT_SERVICES, type GitCredentials, type GitService,
 } from '../../git/index.js';
 import { ApiError } from '../errors.js';
@@ -79,14 +79,14 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
       throw new ApiError(400, 'only git smart HTTP is served: GET info/refs?service=git-upload-pack or git-receive-pack');
     }
     const gitService = name as GitService;
-    const { project } = await caller(req, res);
+    const { project, sessionId } = await caller(req, res);
     let body: Buffer;
     try {
       // what a client sees (and pushes against) is the host's state now
       const mirror = await service.mirror(project);
       await mirror.fetch({ force: true });
       await setMirrorHead(mirror, project.spec.defaultBranch ?? 'main');
-      body = await advertiseRefs(mirror, gitService, req.get('git-protocol'));
+      body = await advertiseRefs(mirror, gitService, req.get('git-protocol'), [checkpointRef(sessionId)]);
     } catch (error) {
       const problem = hostProblem(error);
       if (!problem) throw error;
@@ -97,11 +97,11 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   });
 
   router.post('/git-upload-pack', async (req, res) => {
-    const { project } = await caller(req, res);
+    const { project, sessionId } = await caller(req, res);
     const mirror = await service.mirror(project);
     const input = requestBody(req);
     startGitResponse(res, 'application/x-git-upload-pack-result');
-    await serveUploadPack(mirror, input, res, req.get('git-protocol')).catch(() => res.destroy());
+    await serveUploadPack(mirror, input, res, req.get('git-protocol'), [checkpointRef(sessionId)]).catch(() => res.destroy());
   });
 
   router.post('/git-receive-pack', async (req, res) => {
@@ -110,7 +110,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
     const input = requestBody(req);
     const hooksDir = await hooks;
     startGitResponse(res, 'application/x-git-receive-pack-result');
-    await serveReceivePack(mirror, input, res, { allowedRef: `refs/heads/${sessionId}`, hooksDir }).catch(() => res.destroy());
+    await serveReceivePack(mirror, input, res, { allowedRef: `refs/heads/${sessionId}`, checkpointRef: checkpointRef(sessionId), hooksDir }).catch(() => res.destroy());
   });
 
   return router;
