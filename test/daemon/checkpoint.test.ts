@@ -219,7 +219,7 @@ describe('a stuck engine', () => {
     const { d } = await sandbox(bare, { SVC_ENGINE_HEALTH_INTERVAL_MS: '200', SVC_ENGINE_HEALTH_TIMEOUT_MS: '300', SVC_ENGINE_HEALTH_FAILURES: '2' });
     const root = (await d.health()).engine.root_session_id;
     await prompt(d, directive({ hangHealth: true }));
-    const h = await d.waitFor((x) => (x as Full).progress?.stalls === 1 && x.engine.state === 'ready', 'the stall recovered', 30_000) as Full;
+    const h = await d.waitFor((x) => (x as Full).progress?.stalls === 1 && (x as Full).progress.state === 'ok' && x.engine.state === 'ready', 'the stall recovered', 30_000) as Full;
     expect(h.progress.last_stall?.reason).toMatch(/health check did not answer within 300 ms, 2 times in a row/);
     expect(h.progress.state).toBe('ok');
     expect(h.engine.restarts).toBe(1);
@@ -239,7 +239,7 @@ describe('a stuck engine', () => {
     const { d, dirs } = await sandbox(bare, env);
     const root = (await d.health()).engine.root_session_id!;
     await prompt(d, directive({ silent: true }));
-    const h = await d.waitFor((x) => (x as Full).progress?.stalls === 1 && x.engine.state === 'ready', 'the stall recovered', 30_000) as Full;
+    const h = await d.waitFor((x) => (x as Full).progress?.stalls === 1 && (x as Full).progress.state === 'ok' && x.engine.state === 'ready', 'the stall recovered', 30_000) as Full;
     expect(h.progress.last_stall?.reason).toMatch(/the turn showed no engine event for \d+ s/);
     expect(readCalls(dirs.home).some((c) => c.method === 'POST' && c.path === `/session/${root}/abort`)).toBe(true);
     expect(h.engine.restarts).toBe(1);
