@@ -102,8 +102,7 @@ export class Agent {
 
   private secretValues(): string[] {
     const names = [...SECRET_VARIABLES, ...(process.env.SVC_PROJECT_SECRET_NAMES ?? '').split(',')];
-    const values = names.map((name) => (name ? process.env[name] : undefined));
-    return [...values, ...Object.values(this.env.entries())].filter((v): v is string => typeof v === 'string' && v !== '');
+    return names.map((name) => (name ? process.env[name] : undefined)).filter((v): v is string => typeof v === 'string' && v !== '');
   }
 
   private engineLaunch() {

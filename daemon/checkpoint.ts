@@ -248,6 +248,13 @@ export class Checkpointer {
    */
   async restore(freshCheckout: boolean): Promise<void> {
     if (!this.enabled || !this.workspace.isRepository()) return;
+    const started = Date.now();
+    await this.restoreNow(freshCheckout);
+    const what = this.restored ? `restored ${this.restored.sha}` : this.skipped ? `skipped ${this.skipped.sha ?? ''}` : 'none';
+    process.stderr.write(`svc-agent: checkpoint on boot: ${what} (${Date.now() - started} ms)\n`);
+  }
+
+  private async restoreNow(freshCheckout: boolean): Promise<void> {
     const fetched = await this.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+${this.ref}:${this.ref}`], true, undefined, 120_000);
     if (fetched.code !== 0) {
       if (/couldn't find remote ref|no such ref|not our ref/i.test(fetched.stderr)) return; // no checkpoint yet
@@ -297,7 +304,9 @@ export class Checkpointer {
     const store = this.options.conversation;
     if (!store || !checkpoint.conversationCommit || !store.needsRestore()) return;
     try {
+      const started = Date.now();
       const done = await store.restore(await this.readFiles(checkpoint.conversationCommit));
+      process.stderr.write(`svc-agent: conversation ${done.sessionId} restored, ${done.messages} messages (${Date.now() - started} ms)\n`);
       this.conversationRestored = { sha: checkpoint.conversationCommit, session_id: done.sessionId, messages: done.messages };
     } catch (err) {
       this.conversationError = `the conversation could not be restored: ${(err as Error).message}`;

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
-  DaemonPool, PROJECT_ID, SESSION_ID, buildArtifacts, git, makeUpstream, readCalls, signed, tempDir, type DaemonDirs, type DaemonProcess,
+  DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, git, makeUpstream, readCalls, signed, tempDir, type DaemonDirs, type DaemonProcess,
 } from './harness.js';
 
 const pool = new DaemonPool();
@@ -157,6 +157,19 @@ describe('checkpoints across stop and a new sandbox', () => {
     expect(git(bare, 'log', '-1', '--format=%B', next)).toContain(`svc-preserves: ${sha}`);
     expect(git(bare, 'merge-base', '--is-ancestor', sha, next)).toBe('');
   }, 90_000);
+
+  it('no secret of the sandbox leaves it in the saved conversation', async () => {
+    const up = tempDir('up');
+    const { bare } = makeUpstream(up);
+    const secret = 'sekrit-value-8d1e';
+    const { d } = await sandbox(bare, { SVC_PROJECT_SECRET_NAMES: 'API_KEY', API_KEY: secret, SVC_CLI_TOKEN: 'svc_cli_token_value_1234' });
+    await prompt(d, directive({ write: { 'note.txt': 'n\n' }, end: true, echo: `${secret} ${TOKEN} svc_cli_token_value_1234` }));
+    const sha = (await d.waitFor((h) => ((h as Full).checkpoint?.writes ?? 0) >= 1, 'a checkpoint') as Full).checkpoint.sha!;
+    const conversation = git(bare, 'log', '-1', '--format=%(trailers:key=svc-conversation,valueonly)', sha);
+    const saved = git(bare, 'ls-tree', '--name-only', conversation).split('\n').map((f) => git(bare, 'show', `${conversation}:${f}`)).join('\n');
+    expect(saved).toContain('[secret removed by svc]');
+    for (const value of [secret, TOKEN, 'svc_cli_token_value_1234']) expect(saved).not.toContain(value);
+  }, 60_000);
 
   it('SVC_CHECKPOINTS=0: nothing is written, nothing restored', async () => {
     const up = tempDir('up');
