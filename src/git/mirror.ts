@@ -422,6 +422,28 @@ export class Mirror {
     });
   }
 
+  /**
+   * Deletes a session's checkpoint ref (`refs/svc/checkpoints/<session id>`, written by its
+   * sandbox through the git gateway) on the host and in the mirror: the cleanup when a session
+   * goes. Idempotent: a ref that is not there is no error. True when the host had one.
+   */
+  async deleteCheckpoint(sessionId: string): Promise<boolean> {
+    assertBranchName(sessionId);
+    const ref = `refs/svc/checkpoints/${sessionId}`;
+    return this.locked(async () => {
+      await this.ensureCreatedLocked();
+      const existed = (await this.remoteTip(ref)) !== null;
+      if (existed) {
+        const result = await this.remoteGit(['push', '--porcelain', '--no-verify', this.remote.url, `:${ref}`], { okExitCodes: [0, 1] });
+        if (result.exitCode !== 0 && (await this.remoteTip(ref)) !== null) {
+          throw new PushRejectedError(ref, hostMessage(result.stderr) || 'the host refused to delete it');
+        }
+      }
+      await this.git(['update-ref', '-d', ref]);
+      return existed;
+    });
+  }
+
   /** Keeps commits reachable in the mirror (`refs/svc/keep/<sha>`, never pushed or pruned). */
   async keepAround(shas: string[]): Promise<void> {
     await this.locked(async () => {
