@@ -265,10 +265,15 @@ nothing) and ${added(a.wakeRestore, a.wakePlain)} to a wake.
 **Through \`svc dev\`** (the git gateway relays the checkpoint to the host; ${DEV_RUNS} sessions each): POST .../stop ->
 the sandbox process gone; POST .../prompt on the stopped session -> \`running\`.
 
-| measure | checkpoints on | checkpoints off (\`spec.checkpoints: false\`) | added |
+| measure | checkpoints on: median, p95 | checkpoints off (\`spec.checkpoints: false\`): median, p95 | added (medians) |
 |---|---|---|---|
-| stop (median) | ${fmt(median(b.on!.stop))} | ${fmt(median(b.off!.stop))} | ${added(b.on!.stop, b.off!.stop)} |
-| wake (median) | ${fmt(median(b.on!.wake))} | ${fmt(median(b.off!.wake))} | ${added(b.on!.wake, b.off!.wake)} |`);
+| stop | ${fmt(median(b.on!.stop))}, ${fmt(percentile(b.on!.stop, 95))} | ${fmt(median(b.off!.stop))}, ${fmt(percentile(b.off!.stop, 95))} | ${added(b.on!.stop, b.off!.stop)} |
+| wake | ${fmt(median(b.on!.wake))}, ${fmt(percentile(b.on!.wake, 95))} | ${fmt(median(b.off!.wake))}, ${fmt(percentile(b.off!.wake, 95))} | ${added(b.on!.wake, b.off!.wake)} |
+
+Through \`svc dev\` the stop pays the gateway's relay (a fresh fetch of the mirror for the push's
+advertisement, receive-pack, the hook's push to the host) besides the checkpoint itself; a wake is
+dominated by the controllers (branch, Secrets, Sandbox, health polling) and varies by seconds on a
+shared machine, more than what the restore adds (compare the svc-agent rows above).`);
     process.stdout.write(readFileSync(path.join(ROOT, 'docs/benchmarks.md'), 'utf8').split('<!-- bench:sessions-checkpoint:start -->')[1]!.split('<!-- bench:sessions-checkpoint:end -->')[0]!);
   } finally {
     rmSync(work, { recursive: true, force: true });
