@@ -273,7 +273,8 @@ the sandbox process gone; POST .../prompt on the stopped session -> \`running\`.
 Through \`svc dev\` the stop pays the gateway's relay (a fresh fetch of the mirror for the push's
 advertisement, receive-pack, the hook's push to the host) besides the checkpoint itself; a wake is
 dominated by the controllers (branch, Secrets, Sandbox, health polling) and varies by seconds on a
-shared machine, more than what the restore adds (compare the svc-agent rows above).`);
+shared machine: the svc-agent rows above isolate what the restore adds (a fetch, \`git restore\` and
+the engine's import of the conversation, a process start of its own).`);
     process.stdout.write(readFileSync(path.join(ROOT, 'docs/benchmarks.md'), 'utf8').split('<!-- bench:sessions-checkpoint:start -->')[1]!.split('<!-- bench:sessions-checkpoint:end -->')[0]!);
   } finally {
     rmSync(work, { recursive: true, force: true });
