@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
-  DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, git, makeUpstream, readCalls, signed, tempDir, type DaemonDirs, type DaemonProcess,
+  DaemonPool, SESSION_ID, TOKEN, buildArtifacts, git, makeUpstream, readCalls, signed, tempDir, type DaemonDirs, type DaemonProcess,
 } from './harness.js';
 
 const pool = new DaemonPool();
@@ -275,4 +275,3 @@ describe('a stuck engine', () => {
   }, 60_000);
 });
 
-void PROJECT_ID;
