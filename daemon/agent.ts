@@ -14,8 +14,16 @@ import { RootSession } from './root-session.js';
 import { RuntimeEnv } from './runtime-env.js';
 import { RequestAuth } from './auth.js';
 import { createDaemonServer, type ControlResult } from './server.js';
+import { EngineEvents } from './events.js';
+import { ProgressWatcher } from './progress.js';
+import { Checkpointer } from './checkpoint.js';
+import { Conversation } from './conversation.js';
+import { endProcessesWithHome } from './processes.js';
 
-export type DaemonState = 'starting' | 'cloning' | 'ready' | 'failed';
+export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
+
+/** Variables whose values never leave the sandbox in a checkpoint (plus the project's secrets, named in SVC_PROJECT_SECRET_NAMES). */
+const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SVC_EXECUTOR_TOKEN', 'SVC_LLM_API_KEY'];
 
 /**
  * Variables the engine (and so the agent's tools) never sees: the daemon's own key, and the
@@ -37,10 +45,14 @@ export class Agent {
   private readonly env = new RuntimeEnv();
   private readonly broker: CredentialBroker | null;
   private readonly stateDir: string;
+  readonly events: EngineEvents;
+  readonly progress: ProgressWatcher;
+  readonly checkpoints: Checkpointer;
   private server: http.Server | null = null;
-  private events: AbortController | null = null;
   /** Model ids the gateway's providers listed (asked once, before the first engine start). */
   private discoveredModels: Record<string, string[]> = {};
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
 
   constructor(private readonly config: AgentConfig) {
     this.stateDir = path.join(config.engineHome, '.svc-agent');
@@ -70,7 +82,30 @@ export class Agent {
       engineModel: config.engineModel,
       initialPrompt: config.initialPrompt,
     });
+    this.events = new EngineEvents(this.engine);
+    this.events.onChunk(() => this.touch());
+    this.progress = new ProgressWatcher(this.engine, this.events, config.progress, {
+      onTurnEnd: () => void this.checkpoints.save('turn'),
+      onStall: (reason) => this.recoverStalledEngine(reason),
+    });
+    const conversation = new Conversation(this.engine, this.rootSession, {
+      stateDir: this.stateDir,
+      importCommand: config.engineImportCommand,
+      launch: () => this.engineLaunch(),
+      secrets: () => this.secretValues(),
+    });
+    this.checkpoints = new Checkpointer(this.workspace, {
+      sessionId: config.sessionId,
+      stateDir: this.stateDir,
+      policy: config.checkpoint,
+      conversation,
+    });
     this.engine.onReady(() => this.onEngineReady());
+  }
+
+  private secretValues(): string[] {
+    const names = [...SECRET_VARIABLES, ...(process.env.SVC_PROJECT_SECRET_NAMES ?? '').split(',')];
+    return names.map((name) => (name ? process.env[name] : undefined)).filter((v): v is string => typeof v === 'string' && v !== '');
   }
 
   private engineLaunch() {
@@ -155,11 +190,22 @@ export class Agent {
     try {
       if (this.config.autoClone) {
         this.state = 'cloning';
-        await this.workspace.prepare();
+        const fresh = await this.workspace.prepare();
+        // uncommitted work and the conversation of the session's last sandbox, before the engine starts
+        this.state = 'restoring';
+        await this.checkpoints.restore(fresh);
       }
       await this.discoverGatewayModels();
+      if (this.stopping) return;
       this.state = 'ready';
       this.engine.start();
+      if (this.checkpoints.enabled) {
+        // during a turn: at most one checkpoint per interval, written only when the tree changed
+        this.checkpointTimer = setInterval(() => {
+          if (this.progress.busy && this.engine.state === 'ready') void this.checkpoints.save('interval');
+        }, this.config.checkpoint.intervalMs);
+        this.checkpointTimer.unref();
+      }
     } catch (err) {
       this.state = 'failed';
       this.error = redactUrls((err as Error).message);
@@ -168,7 +214,9 @@ export class Agent {
   }
 
   private onEngineReady(): void {
-    this.subscribeEvents();
+    this.events.subscribe();
+    this.progress.engineReady();
+    this.progress.start();
     if (this.config.bootstrapSession && this.rootSession.id === null) {
       this.rootSession.bootstrap().catch((err: Error) => {
         process.stderr.write(`svc-agent: root session: ${err.message}\n`);
@@ -176,23 +224,21 @@ export class Agent {
     }
   }
 
-  /** Every engine event counts as activity (for the idle sweep). */
-  private subscribeEvents(): void {
-    this.events?.abort();
-    const controller = new AbortController();
-    this.events = controller;
-    void (async () => {
-      try {
-        const res = await fetch(`${this.engine.baseUrl}/event`, { headers: { authorization: this.engine.authorization }, signal: controller.signal });
-        for await (const _chunk of res.body ?? []) this.touch();
-      } catch { /* engine went away; the next ready subscribes again */ }
-    })();
+  /** A stuck engine: abort its turn (it may still listen), then restart it; its conversation stays in the engine home. */
+  private async recoverStalledEngine(reason: string): Promise<void> {
+    if (this.stopping) return;
+    const root = this.rootSession.id;
+    if (root) await this.engine.call('POST', `/session/${encodeURIComponent(root)}/abort`, undefined, 2_000).catch(() => undefined);
+    if (this.stopping) return;
+    this.events.close();
+    this.engine.recover(reason);
   }
 
   async health(): Promise<unknown> {
     const repo = await this.workspace.status().catch(() => ({ branch: null, commit: null }));
     let run: unknown = null;
-    if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus().catch(() => null);
+    // a short timeout: a stuck engine must not hold up the health answer
+    if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus(2_000).catch(() => null);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
       daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString() },
@@ -211,6 +257,8 @@ export class Agent {
         branch: repo.branch ?? this.config.branch,
         commit: repo.commit,
       },
+      checkpoint: this.checkpoints.report(),
+      progress: this.progress.report(),
       runtime_env_names: this.env.names(),
       last_activity_at: this.lastActivity === null ? null : new Date(this.lastActivity).toISOString(),
     };
@@ -241,9 +289,27 @@ export class Agent {
     return r.status === 200 ? { status: 200, body: { aborted: r.body === true, session_id: this.rootSession.id } } : { status: 502, body: { error: `engine answered ${r.status}` } };
   }
 
+  /**
+   * SIGTERM: a checkpoint (at most the checkpoint stop timeout), then the engine and every process
+   * of the sandbox (SIGTERM, SIGKILL after the stop grace), then the server.
+   */
   async stop(): Promise<void> {
-    this.events?.abort();
-    await this.engine.stop();
+    this.stopping = true;
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    this.progress.stop();
+    if (this.state === 'ready' && this.checkpoints.enabled) {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        this.checkpoints.save('stop'),
+        new Promise<'timed out'>((resolve) => { timer = setTimeout(() => resolve('timed out'), this.config.checkpoint.stopTimeoutMs); }),
+      ]);
+      clearTimeout(timer);
+      process.stderr.write(`svc-agent: checkpoint on stop: ${outcome}\n`);
+    }
+    this.events.close();
+    const grace = this.config.stopGraceMs;
+    const [, others] = await Promise.all([this.engine.stop(grace), endProcessesWithHome(this.config.engineHome, grace)]);
+    if (others.length > 0) process.stderr.write(`svc-agent: ended ${others.length} other process(es) of the sandbox\n`);
     await this.broker?.close();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

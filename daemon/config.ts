@@ -3,6 +3,8 @@
 import path from 'node:path';
 import { parseProviders, type GatewaySettings } from './llm-gateway.js';
 import { splitWords } from './words.js';
+// defaults of the stop sequence; a provider's grace period covers both
+import { STOP_CHECKPOINT_TIMEOUT_MS, STOP_GRACE_MS } from '../src/lib/sandbox-stop.js';
 
 export class ConfigError extends Error {}
 
@@ -39,6 +41,32 @@ export interface AgentConfig {
   engineBootTimeoutMs: number;
   /** The model gateway (SVC_LLM_BASE_URL, SVC_LLM_PROVIDERS, SVC_LLM_API_KEY), when the sandbox has it. */
   llm: (GatewaySettings & { apiKey: string }) | undefined;
+  /** how the engine imports a saved conversation (`{file}` replaced); null: it cannot */
+  engineImportCommand: string[] | null;
+  checkpoint: CheckpointPolicy;
+  progress: ProgressPolicy;
+  /** on SIGTERM, after the checkpoint: how long the engine and the sandbox's processes get before SIGKILL */
+  stopGraceMs: number;
+}
+
+export interface CheckpointPolicy {
+  /** SVC_CHECKPOINTS=0 turns checkpoints (and the conversation they carry) off */
+  enabled: boolean;
+  /** during a turn, at most one checkpoint this often (only when the tree changed) */
+  intervalMs: number;
+  /** on SIGTERM, how long the checkpoint may take before the sandbox stops without it */
+  stopTimeoutMs: number;
+}
+
+export interface ProgressPolicy {
+  /** a turn with no engine event (and no tool reported running) this long is stalled */
+  timeoutMs: number;
+  /** how often the engine's health is probed while it is ready */
+  healthIntervalMs: number;
+  /** a probe that takes longer failed */
+  healthTimeoutMs: number;
+  /** this many failed probes in a row: stalled */
+  healthFailures: number;
 }
 
 export const DEFAULT_ENGINE_COMMAND = 'opencode serve --hostname 127.0.0.1 --port {port}';
@@ -70,15 +98,33 @@ function positiveInt(env: Env, name: string, fallback: number): number {
   return Number(raw);
 }
 
+function engineImportCommand(env: Env, engineCommand: string[]): string[] | null {
+  const raw = value(env, 'SVC_ENGINE_IMPORT_COMMAND');
+  if (raw !== undefined) {
+    let words: string[];
+    try {
+      words = splitWords(raw);
+    } catch (err) {
+      throw new ConfigError(`SVC_ENGINE_IMPORT_COMMAND: ${(err as Error).message}`);
+    }
+    if (words.length === 0 || !words.includes('{file}')) throw new ConfigError('SVC_ENGINE_IMPORT_COMMAND must name the file as {file}');
+    return words;
+  }
+  // opencode: `<engine> serve ...` imports with `<engine> import <file>` (docs/sessions.md)
+  const serve = engineCommand.indexOf('serve');
+  return serve > 0 ? [...engineCommand.slice(0, serve), 'import', '{file}'] : null;
+}
+
 function absolutePath(env: Env, name: string, fallback: string): string {
   const p = value(env, name) ?? fallback;
   if (!path.isAbsolute(p)) throw new ConfigError(`${name} must be an absolute path, got ${JSON.stringify(p)}`);
   return path.resolve(p);
 }
 
-function flag(env: Env, name: string): boolean {
+function flag(env: Env, name: string, fallback = false): boolean {
   const raw = value(env, name);
-  if (raw === undefined || raw === '0') return false;
+  if (raw === undefined) return fallback;
+  if (raw === '0') return false;
   if (raw === '1') return true;
   throw new ConfigError(`${name} must be 1 or 0, got ${JSON.stringify(raw)}`);
 }
@@ -143,6 +189,19 @@ export function loadConfig(env: Env): AgentConfig {
     },
     engineBootTimeoutMs: positiveInt(env, 'SVC_ENGINE_BOOT_TIMEOUT_MS', 60_000),
     llm,
+    engineImportCommand: engineImportCommand(env, engineCommand),
+    checkpoint: {
+      enabled: flag(env, 'SVC_CHECKPOINTS', true),
+      intervalMs: positiveInt(env, 'SVC_CHECKPOINT_INTERVAL_MS', 60_000),
+      stopTimeoutMs: positiveInt(env, 'SVC_CHECKPOINT_STOP_TIMEOUT_MS', STOP_CHECKPOINT_TIMEOUT_MS),
+    },
+    progress: {
+      timeoutMs: positiveInt(env, 'SVC_ENGINE_PROGRESS_TIMEOUT_MS', 600_000),
+      healthIntervalMs: positiveInt(env, 'SVC_ENGINE_HEALTH_INTERVAL_MS', 10_000),
+      healthTimeoutMs: positiveInt(env, 'SVC_ENGINE_HEALTH_TIMEOUT_MS', 10_000),
+      healthFailures: Math.max(1, positiveInt(env, 'SVC_ENGINE_HEALTH_FAILURES', 3)),
+    },
+    stopGraceMs: positiveInt(env, 'SVC_STOP_GRACE_MS', STOP_GRACE_MS),
   };
 }
 

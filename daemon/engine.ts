@@ -71,7 +71,8 @@ export class EngineSupervisor {
     this.spawnEngine();
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM to the engine's process group, SIGKILL after `graceMs`; resolves once the engine exited. */
+  async stop(graceMs = 5_000): Promise<void> {
     this.clearTimer();
     this.generation++;
     const child = this.child;
@@ -80,10 +81,24 @@ export class EngineSupervisor {
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       killGroup(child, 'SIGTERM');
-      const forced = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      const forced = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
       await exited;
       clearTimeout(forced);
     }
+  }
+
+  /**
+   * A stuck engine (daemon/progress.ts): ends its process group (SIGTERM, SIGKILL after 2 s); its
+   * exit then counts like a crash (backoff, the restart limit), with `reason` as the last error.
+   */
+  recover(reason: string): void {
+    const child = this.child;
+    if (!child || this.state !== 'ready') return;
+    this.lastError = reason;
+    this.state = 'restarting';
+    killGroup(child, 'SIGTERM');
+    const forced = setTimeout(() => killGroup(child, 'SIGKILL'), 2_000);
+    child.once('exit', () => clearTimeout(forced));
   }
 
   /** Last resort when the daemon itself exits: never leave an orphaned engine behind. */
@@ -172,7 +187,8 @@ export class EngineSupervisor {
     this.crashes = this.crashes.filter((t) => now - t < windowMs);
     this.crashes.push(now);
     if (this.crashes.length > maxRestarts) {
-      this.fail(`engine exited ${this.crashes.length} times within ${windowMs} ms; giving up`);
+      const last = this.lastError ? ` (last: ${this.lastError})` : '';
+      this.fail(`engine exited ${this.crashes.length} times within ${windowMs} ms; giving up${last}`);
       return;
     }
     this.state = 'restarting';
@@ -189,12 +205,12 @@ export class EngineSupervisor {
   }
 
   /** A call to the engine with its password. */
-  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  async call(method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<{ status: number; body: unknown }> {
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
     let parsed: unknown = text;

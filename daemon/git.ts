@@ -8,6 +8,15 @@ export interface GitResult { code: number; stdout: string; stderr: string }
 
 export class GitError extends Error {}
 
+export interface GitOptions {
+  /** added to the environment of this call (e.g. GIT_INDEX_FILE) */
+  env?: Record<string, string>;
+  /** the call is killed after this long */
+  timeoutMs?: number;
+  /** written to git's stdin */
+  input?: string;
+}
+
 /** Redacts URL credentials (userinfo, ?token=...) so nothing secret reaches a log or a response. */
 export { redactUrls };
 
@@ -31,36 +40,49 @@ export type RefreshOutcome =
 export class Workspace {
   constructor(private readonly options: WorkspaceOptions) {}
 
-  git(args: string[], allowFailure = false): Promise<GitResult> {
+  git(args: string[], allowFailure = false, options: GitOptions = {}): Promise<GitResult> {
     const helperConfig = this.options.credentialHelper === undefined
       ? []
       : ['-c', 'credential.helper=', '-c', `credential.helper=${this.options.credentialHelper}`];
     return new Promise((resolve, reject) => {
       const child = spawn('git', [...helperConfig, ...args], {
         cwd: existsSync(this.options.workspace) ? this.options.workspace : '/',
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', ...options.env },
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      const timer = options.timeoutMs === undefined ? null : setTimeout(() => {
+        stderr += `\n(timed out after ${options.timeoutMs} ms)`;
+        child.kill('SIGKILL');
+      }, options.timeoutMs);
+      if (options.input !== undefined) child.stdin!.end(options.input);
+      child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+      child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
       child.on('error', reject);
       child.on('close', (code) => {
+        if (timer) clearTimeout(timer);
         const result = { code: code ?? 1, stdout, stderr: redactUrls(stderr) };
         if (result.code !== 0 && !allowFailure) {
-          reject(new GitError(`git ${args[0]} failed (exit ${result.code}): ${result.stderr.trim()}`));
+          reject(new GitError(`git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? args[0]} failed (exit ${result.code}): ${result.stderr.trim()}`));
         } else resolve(result);
       });
     });
+  }
+
+  get directory(): string {
+    return this.options.workspace;
   }
 
   isRepository(): boolean {
     return existsSync(path.join(this.options.workspace, '.git'));
   }
 
-  /** Clones into an empty workspace (or reuses an earlier clone), configures it and checks out the session branch. */
-  async prepare(): Promise<void> {
+  /**
+   * Clones into an empty workspace (or reuses an earlier clone), configures it and checks out the
+   * session branch. True when the working tree is a fresh checkout (nothing of an earlier boot in it).
+   */
+  async prepare(): Promise<boolean> {
     const { workspace, repoUrl, branch } = this.options;
     const fresh = !this.isRepository();
     if (fresh) {
@@ -72,20 +94,21 @@ export class Workspace {
     await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
     const hasLocal = (await this.git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], true)).code === 0;
-    if (!fresh && current === branch && hasLocal) return; // an earlier boot set it up: keep local work
+    if (!fresh && current === branch && hasLocal) return false; // an earlier boot set it up: keep local work
     if (hasLocal) {
       // -f after a --no-checkout clone: populate the still-empty working tree
       await this.git(['checkout', '--quiet', ...(fresh ? ['-f'] : []), branch]);
-      return;
+      return fresh;
     }
     const upstream = (await this.git(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}`], true)).code === 0;
     if (upstream) {
       await this.git(['checkout', '--quiet', '-b', branch, '--track', `origin/${branch}`]);
-      return;
+      return fresh;
     }
     const base = await this.resolveBase();
     await this.git(['checkout', '--quiet', '-b', branch, base]);
     await this.git(['push', '--quiet', '--set-upstream', 'origin', `refs/heads/${branch}:refs/heads/${branch}`]);
+    return fresh;
   }
 
   private async resolveBase(): Promise<string> {

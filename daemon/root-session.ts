@@ -50,6 +50,18 @@ export class RootSession {
     renameSync(tmp, this.markerPath);
   }
 
+  hasMarker(): boolean {
+    return this.readMarker() !== null;
+  }
+
+  /**
+   * Makes `id` the root session before the engine starts (a conversation restored from a
+   * checkpoint): bootstrap then opens it; the initial prompt counts as sent when it has a user message.
+   */
+  adopt(id: string): void {
+    this.writeMarker({ svc_session_id: this.options.sessionId, root_session_id: id, initial_prompt_sent_at: null });
+  }
+
   /** Creates or opens the root session and sends the initial prompt once. Throws on engine errors. */
   async bootstrap(): Promise<void> {
     let marker = this.readMarker();
@@ -118,9 +130,9 @@ export class RootSession {
   }
 
   /** The root session's run status from the engine: idle, busy or retry (offline retries forever). */
-  async runStatus(): Promise<Record<string, unknown>> {
+  async runStatus(timeoutMs = 10_000): Promise<Record<string, unknown>> {
     if (!this.id) return { type: 'none' };
-    const r = await this.engine.call('GET', '/session/status');
+    const r = await this.engine.call('GET', '/session/status', undefined, timeoutMs);
     const status = r.status === 200 && r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>)[this.id] : undefined;
     return status && typeof status === 'object' ? status as Record<string, unknown> : { type: 'idle' };
   }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { median, percentile, writeSection } from '../lib/report.js';
+import { runCheckpointBench } from './checkpoint.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RUNS = 20;
@@ -182,7 +183,7 @@ second \`svc dev\` with its default engine, offline; their × column is against 
   }
 }
 
-main().catch((error: unknown) => {
+main().then(() => runCheckpointBench()).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

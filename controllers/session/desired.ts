@@ -58,6 +58,7 @@ export function sandboxEnv(session: Session, project: Project, settings: Sandbox
     agent: session.spec.agent || 'default',
     model: session.spec.model,
     initialPrompt: session.status?.startedAt ? undefined : session.spec.initialPrompt,
+    checkpoints: project.spec.checkpoints,
   });
 }
 

@@ -13,6 +13,7 @@ import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.j
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
+import { checkpointRef } from '../lib/session-refs.js';
 
 export interface GitIdentity {
   name: string;
@@ -420,6 +421,28 @@ export class Mirror {
       if (pushed === 'unchanged') return { created: false };
       await this.git(['update-ref', ref, sha]);
       return { created: true };
+    });
+  }
+
+  /**
+   * Deletes a session's checkpoint ref (`refs/svc/checkpoints/<session id>`, written by its
+   * sandbox through the git gateway) on the host and in the mirror: the cleanup when a session
+   * goes. Idempotent: a ref that is not there is no error. True when the host had one.
+   */
+  async deleteCheckpoint(sessionId: string): Promise<boolean> {
+    assertBranchName(sessionId);
+    const ref = checkpointRef(sessionId);
+    return this.locked(async () => {
+      await this.ensureCreatedLocked();
+      const existed = (await this.remoteTip(ref)) !== null;
+      if (existed) {
+        const result = await this.remoteGit(['push', '--porcelain', '--no-verify', this.remote.url, `:${ref}`], { okExitCodes: [0, 1] });
+        if (result.exitCode !== 0 && (await this.remoteTip(ref)) !== null) {
+          throw new PushRejectedError(ref, hostMessage(result.stderr) || 'the host refused to delete it');
+        }
+      }
+      await this.git(['update-ref', '-d', ref]);
+      return existed;
     });
   }
 

@@ -15,6 +15,7 @@ import type { NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -138,7 +139,7 @@ async function ensureAdminToken(base: string, namespace: string, previous: strin
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
 /** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
-const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS',
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
   // the model gateway's limits (docs/gateway.md), read by the API
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
@@ -212,7 +213,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   let node: NodeSimulator | undefined;
   const stop = async () => {
     stopping = true;
-    for (const child of [...children].reverse()) await stopChild(child);
+    // the operator first (its sandboxes checkpoint through the API on their way out), with room for that
+    for (const child of [...children].reverse()) await stopChild(child, child.name === 'operator' ? SANDBOX_STOP_GRACE_MS + 5_000 : undefined);
     await node?.close();
     await cluster.close();
   };
@@ -277,7 +279,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_SANDBOX_API_URL: apiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
-    children.unshift(watch(operator));
+    children.push(watch(operator));
     // "running" only once the operator is up too (its health line), never before a child dies
     while (!operatorUp) {
       if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');

@@ -28,6 +28,7 @@ export const ProjectSpecSchema = z
     ).optional(),
     sandbox: SandboxTemplateSchema.optional().describe('Sandbox defaults for this project.'),
     idleTimeoutSeconds: z.number().int().min(1).optional().describe('A running session whose sandbox shows no activity this long (while its engine is idle) is stopped; default: the operator setting SVC_IDLE_TIMEOUT (30 min).'),
+    checkpoints: z.boolean().optional().describe('Whether sessions save their uncommitted work and the conversation as checkpoints (refs/svc/checkpoints/<session id>) and restore them when woken; default true.'),
   })
   .describe('Desired state of a Project.');
 export type ProjectSpec = z.infer<typeof ProjectSpecSchema>;

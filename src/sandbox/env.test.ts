@@ -54,6 +54,12 @@ describe('sandbox environment (SPEC §2.6)', () => {
     for (const name of absent) expect(env).not.toHaveProperty(name);
   });
 
+  it('SVC_CHECKPOINTS=0 only when the project turns checkpoints off (spec.checkpoints: false)', () => {
+    expect(sessionEnv({ ...BASE, checkpoints: false }).SVC_CHECKPOINTS).toBe('0');
+    expect(sessionEnv({ ...BASE, checkpoints: true })).not.toHaveProperty('SVC_CHECKPOINTS');
+    expect(sessionEnv(BASE)).not.toHaveProperty('SVC_CHECKPOINTS');
+  });
+
   it.each([
     ['http://api/v1', 'http://api/v1'],
     ['http://api/v1/', 'http://api/v1'],

@@ -30,6 +30,8 @@ export interface SessionEnvInput {
   model?: string;
   /** Only for the first sandbox of a session: a wake never sends it again. */
   initialPrompt?: string;
+  /** The Project's spec.checkpoints: false turns the daemon's checkpoints off (SVC_CHECKPOINTS=0). */
+  checkpoints?: boolean;
 }
 
 /** The API base ending in `/v1` (SPEC §2.6). */
@@ -56,6 +58,7 @@ export function sessionEnv(input: SessionEnvInput): Record<string, string> {
   };
   if (input.model) env.SVC_ENGINE_MODEL = input.model;
   if (input.initialPrompt) env.SVC_INITIAL_PROMPT = input.initialPrompt;
+  if (input.checkpoints === false) env.SVC_CHECKPOINTS = '0';
   return env;
 }
 

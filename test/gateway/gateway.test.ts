@@ -222,6 +222,56 @@ describe('git gateway', () => {
       expect(existsSync(path.join(host.hostDir, 'refs', 'heads', other.id))).toBe(false);
     });
   });
+
+  describe('checkpoint refs (DESIGN §8.3)', () => {
+    let dir: string;
+    const hostRef = async (ref: string) => (await git(host.hostDir, ['rev-parse', '--verify', '-q', ref])).stdout.trim() || null;
+    const mineRef = () => `refs/svc/checkpoints/${mine.id}`;
+
+    beforeAll(async () => {
+      dir = await clone();
+      await gitOk(dir, ['checkout', '-q', '-B', mine.id, `origin/${mine.id}`]);
+    });
+
+    it('a session writes its own checkpoint ref, rewriting included, and reads it back; its branch and checkpoint go in one push', async () => {
+      const base = await gitOk(dir, ['rev-parse', 'HEAD']);
+      const first = await gitOk(dir, ['commit-tree', `${base}^{tree}`, '-p', base, '-m', 'checkpoint 1']);
+      await gitOk(dir, ['push', '-q', 'origin', `+${first}:${mineRef()}`], credential);
+      expect(await hostRef(mineRef())).toBe(first);
+      // a rewrite (not a descendant of the first) is accepted
+      const second = await gitOk(dir, ['commit-tree', `${base}^{tree}`, '-p', base, '-m', 'checkpoint 2']);
+      await gitOk(dir, ['push', '-q', 'origin', `+${second}:${mineRef()}`], credential);
+      expect(await hostRef(mineRef())).toBe(second);
+      // a fresh sandbox of the session fetches it through the gateway
+      const fresh = await clone();
+      await gitOk(fresh, ['fetch', '-q', 'origin', `+${mineRef()}:${mineRef()}`], credential);
+      expect(await gitOk(fresh, ['rev-parse', mineRef()])).toBe(second);
+      // the branch and the checkpoint in one push
+      const tip = await commit(dir, 'ck.txt', 'ck\n');
+      const third = await gitOk(dir, ['commit-tree', `${tip}^{tree}`, '-p', tip, '-m', 'checkpoint 3']);
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD', `+${third}:${mineRef()}`], credential);
+      expect(host.tip(mine.id)).toBe(tip);
+      expect(await hostRef(mineRef())).toBe(third);
+    });
+
+    it('another session neither sees nor writes it; deleting it and other refs under refs/svc are refused', async () => {
+      const before = await hostRef(mineRef());
+      const otherCredential = await (await credentialOf(other.sandboxToken)).json() as typeof credential;
+      expect(await gitOk(dir, ['ls-remote', 'origin'], otherCredential)).not.toContain('refs/svc');
+      expect(await gitOk(dir, ['ls-remote', 'origin'], credential)).toContain(mineRef());
+      const stolen = await git(dir, ['push', 'origin', `+HEAD:${mineRef()}`], otherCredential);
+      expect(stolen.code).not.toBe(0);
+      for (const ref of [`refs/svc/checkpoints/${other.id}-x`, 'refs/svc/keep/x', `refs/svc/checkpoints/${mine.id}/deeper`]) {
+        const ran = await git(dir, ['push', 'origin', `+HEAD:${ref}`], credential);
+        expect(ran.code, ref).not.toBe(0);
+        expect(await hostRef(ref)).toBeNull();
+      }
+      const deleted = await git(dir, ['push', 'origin', `:${mineRef()}`], credential);
+      expect(deleted.code).not.toBe(0);
+      expect(deleted.stderr).toContain('refusing to delete the checkpoint ref');
+      expect(await hostRef(mineRef())).toBe(before);
+    });
+  });
   describe('a private host over HTTPS-like smart HTTP', () => {
     const HOST_PASSWORD = 'host-password-never-in-a-sandbox';
     let server: GitHttpServer;

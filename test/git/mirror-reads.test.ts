@@ -221,3 +221,26 @@ describe('pruneMirrors', () => {
     expect(await pruneMirrors(path.join(host.cacheDir, 'missing'), () => new Set())).toEqual([]);
   });
 });
+
+describe('checkpoint refs in the mirror (DESIGN §8.3)', () => {
+  it('fetches sessions\' checkpoint refs, prunes deleted ones, and deletes one on the host and in the mirror', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const tip = work.sha();
+    const ref = (id: string) => `refs/svc/checkpoints/${id}`;
+    git(host.hostDir, 'update-ref', ref('s1'), tip);
+    git(host.hostDir, 'update-ref', ref('s2'), tip);
+    const mirror = host.mirror();
+    await mirror.fetch();
+    expect(git(mirror.dir, 'for-each-ref', '--format=%(refname)', 'refs/svc/checkpoints/')).toBe(`${ref('s1')}\n${ref('s2')}`);
+    git(host.hostDir, 'update-ref', '-d', ref('s2'));
+    await mirror.fetch({ force: true });
+    expect(git(mirror.dir, 'for-each-ref', '--format=%(refname)', 'refs/svc/checkpoints/')).toBe(ref('s1'));
+
+    expect(await mirror.deleteCheckpoint('s1')).toBe(true);
+    expect(git(host.hostDir, 'for-each-ref', 'refs/svc/')).toBe('');
+    expect(git(mirror.dir, 'for-each-ref', 'refs/svc/checkpoints/')).toBe('');
+    expect(await mirror.deleteCheckpoint('s1')).toBe(false); // idempotent
+    await expect(mirror.deleteCheckpoint('../x')).rejects.toThrow();
+  });
+});

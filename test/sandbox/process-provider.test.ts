@@ -2,7 +2,7 @@
 // engine sees, nothing secret in argv, a second provider (a restarted operator) finds the
 // sandbox again, a dead sandbox is restarted, never two processes per sandbox, delete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProcessSandboxProvider } from '../../src/sandbox/process/index.js';
@@ -100,4 +100,34 @@ describe('process provider', () => {
     expect(await again.observe(request)).toEqual({ state: 'absent' });
     await waitFor('the daemon gone', async () => { try { process.kill(restarted.detail!.pid!, 0); return false; } catch { return true; } });
   }, 90_000);
+
+  it('delete resolves only when nothing of the sandbox runs: the daemon, its engine, and what the agent started with setsid', async () => {
+    const provider = new ProcessSandboxProvider(providerOptions);
+    const started = await provider.ensure(request);
+    const address = started.address!;
+    const h = await waitFor('the root session', async () => {
+      const x = await readDaemonHealth(address);
+      return x?.engine.state === 'ready' && x.engine.root_session_id ? x : undefined;
+    }, 30_000);
+    const marker = `700.${process.pid}${Date.now() % 100000}`;
+    const res = await fetch(`http://${address}/session/${h.engine.root_session_id}/prompt_async`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-user-context': signContextHeader(token, { sub: '00000000-0000-4000-8000-000000000001', sid: SESSION, scope: '*' }) },
+      body: JSON.stringify({ parts: [{ type: 'text', text: `#fixture ${JSON.stringify({ spawn: `sleep ${marker}` })}` }] }),
+    });
+    expect(res.status).toBe(204);
+    const running = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return !/^\d+ \(.*\) Z/.test(stat) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      } catch { return false; }
+    });
+    await waitFor('the background process', async () => running().length === 1 || undefined, 10_000);
+    const engine = (await (await signed(address, '/global/health')).json() as { pid: number }).pid;
+    await provider.delete(request);
+    // at once, no waiting: delete's promise is the report
+    expect(running()).toEqual([]);
+    expect(() => process.kill(engine, 0)).toThrow();
+    expect(() => process.kill(started.detail!.pid!, 0)).toThrow();
+  }, 60_000);
 });

@@ -4,6 +4,7 @@
 import type { KubeObject, OwnerReference } from '../../resources/index.js';
 import type { SandboxRef, SandboxRequest } from '../provider.js';
 import type { KubernetesSandboxSettings } from './settings.js';
+import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 
 /** Every sandbox pod carries it (the node simulator and the chart's NetworkPolicy select on it). */
 export const LABEL_SANDBOX = 'svc.dev/sandbox';
@@ -17,6 +18,8 @@ export const SANDBOX_UID = 1000;
 /** Health that answers 503 until the engine is ready (the daemon's readiness form of /svc/health). */
 export const READINESS_PATH = '/svc/health?ready=1';
 export const LIVENESS_PATH = '/svc/health';
+/** Room for svc-agent's stop: the checkpoint, then the engine and the sandbox's processes (src/lib/sandbox-stop.ts). */
+export const TERMINATION_GRACE_SECONDS = Math.ceil(SANDBOX_STOP_GRACE_MS / 1000);
 
 /** Pod and Secret share the name: `svc-sandbox-<sandbox name>` (63 characters at most for a session UUID). */
 export function sandboxObjectName(sandboxName: string): string {
@@ -87,7 +90,7 @@ export function sandboxPod(request: SandboxRequest, settings: KubernetesSandboxS
       hostNetwork: false,
       hostPID: false,
       hostIPC: false,
-      terminationGracePeriodSeconds: 30,
+      terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
       ...(settings.runtimeClassName ? { runtimeClassName: settings.runtimeClassName } : {}),
       ...(settings.nodeSelector ? { nodeSelector: settings.nodeSelector } : {}),
       ...(settings.tolerations ? { tolerations: settings.tolerations } : {}),

@@ -15,6 +15,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 
 export interface ProcessProviderOptions {
@@ -30,7 +31,10 @@ export interface ProcessProviderOptions {
   pathPrepend?: readonly string[];
   /** Loopback address the daemons listen on (default 127.0.0.1). */
   host?: string;
-  /** How long delete() waits after SIGTERM before SIGKILL (default 5 s). */
+  /**
+   * How long delete() waits after SIGTERM for svc-agent to exit (it checkpoints, then ends its
+   * engine and the sandbox's processes) before SIGKILL (default SANDBOX_STOP_GRACE_MS, 35 s).
+   */
   stopGraceMs?: number;
 }
 
@@ -42,12 +46,22 @@ interface SandboxState {
   startedAt: string;
 }
 
-function alive(pid: number): boolean {
+function running(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {
     return false;
   }
+  // a zombie waiting for its reaper runs nothing
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!running(pid)) return false;
   // A recycled pid belongs to another program: only our daemon counts.
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -176,15 +190,31 @@ export class ProcessSandboxProvider implements SandboxProvider {
     });
   }
 
+  /**
+   * Stops the sandbox and removes its folder; resolves only when nothing of it runs (the daemon,
+   * its engine, what the agent's tools started), else rejects naming what is left.
+   */
   delete(ref: SandboxRef): Promise<void> {
     const dir = this.dir(ref);
     return this.locks.run(dir, async () => {
       const state = await this.readState(ref);
       if (state) await this.kill(state.pid);
-      for (const pid of strays(path.join(dir, 'home'))) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      await this.endStrays(path.join(dir, 'home'));
       await rm(dir, { recursive: true, force: true });
       this.known.delete(dir);
     });
+  }
+
+  /** SIGKILL to what a sandbox left (found by its engine home), waiting until it is gone. */
+  private async endStrays(home: string): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const left = strays(home).filter(running);
+      if (left.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`processes of the sandbox still run after SIGKILL: ${left.join(', ')}`);
+      for (const pid of left) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
@@ -197,13 +227,20 @@ export class ProcessSandboxProvider implements SandboxProvider {
     }));
   }
 
-  /** SIGTERM to the daemon's process group (the daemon stops its engine), SIGKILL after the grace period. */
+  /**
+   * SIGTERM to the daemon (it checkpoints, then ends its engine and the sandbox's processes; its
+   * own git children keep running for the checkpoint), SIGKILL to its process group after the
+   * grace period; resolves when the daemon is gone.
+   */
   private async kill(pid: number): Promise<void> {
     if (!alive(pid)) return;
-    const signal = (sig: NodeJS.Signals) => { try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } } };
-    signal('SIGTERM');
-    const deadline = Date.now() + (this.options.stopGraceMs ?? 5000);
+    try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
+    const deadline = Date.now() + (this.options.stopGraceMs ?? SANDBOX_STOP_GRACE_MS);
     while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (alive(pid)) signal('SIGKILL');
+    if (!alive(pid)) return;
+    try { process.kill(-pid, 'SIGKILL'); } catch { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    const killed = Date.now() + 5_000;
+    while (alive(pid) && Date.now() < killed) await new Promise((r) => setTimeout(r, 20));
+    if (alive(pid)) throw new Error(`the sandbox process ${pid} still runs after SIGKILL`);
   }
 }

@@ -1,0 +1,87 @@
+// The engine's event stream (`GET /event`, SSE): parsed into `{ type, properties }` events for
+// the daemon's watchers (activity, progress, turn ends). One subscription per engine start;
+// reconnected while the engine stays ready.
+import type { EngineSupervisor } from './engine.js';
+
+export interface EngineEvent {
+  type: string;
+  properties: Record<string, unknown>;
+}
+
+export type EngineEventListener = (event: EngineEvent) => void;
+
+/** Splits an SSE byte stream into the JSON payloads of its `data:` lines, one per event. */
+export class SseParser {
+  private buffer = '';
+
+  push(chunk: string): EngineEvent[] {
+    this.buffer += chunk.replace(/\r\n?/g, '\n');
+    const events: EngineEvent[] = [];
+    let end: number;
+    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+      const block = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 2);
+      const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, '')).join('\n');
+      if (!data) continue;
+      try {
+        const parsed = JSON.parse(data) as { type?: unknown; properties?: unknown };
+        if (typeof parsed?.type === 'string') {
+          events.push({ type: parsed.type, properties: parsed.properties && typeof parsed.properties === 'object' ? parsed.properties as Record<string, unknown> : {} });
+        }
+      } catch { /* not JSON: not an engine event */ }
+    }
+    // an event larger than 16 MiB without an end is no event stream
+    if (this.buffer.length > 16 * 1024 * 1024) this.buffer = '';
+    return events;
+  }
+}
+
+export class EngineEvents {
+  private controller: AbortController | null = null;
+  private readonly listeners: EngineEventListener[] = [];
+  /** any bytes at all arrived (counts as activity even when not a parsable event) */
+  private readonly chunkListeners: Array<() => void> = [];
+
+  constructor(private readonly engine: EngineSupervisor) {}
+
+  on(listener: EngineEventListener): void {
+    this.listeners.push(listener);
+  }
+
+  onChunk(listener: () => void): void {
+    this.chunkListeners.push(listener);
+  }
+
+  /** Subscribes (again); called when the engine becomes ready. */
+  subscribe(): void {
+    this.close();
+    const controller = new AbortController();
+    this.controller = controller;
+    void this.run(controller);
+  }
+
+  close(): void {
+    this.controller?.abort();
+    this.controller = null;
+  }
+
+  private async run(controller: AbortController): Promise<void> {
+    while (!controller.signal.aborted && this.engine.state === 'ready') {
+      try {
+        const res = await fetch(`${this.engine.baseUrl}/event`, { headers: { authorization: this.engine.authorization }, signal: controller.signal });
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body ?? []) {
+          for (const listener of this.chunkListeners) listener();
+          for (const event of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+            for (const listener of this.listeners) {
+              try { listener(event); } catch (err) { process.stderr.write(`svc-agent: event listener: ${(err as Error).message}\n`); }
+            }
+          }
+        }
+      } catch { /* the engine went away or we closed */ }
+      if (controller.signal.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+}
