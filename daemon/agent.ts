@@ -13,6 +13,7 @@ import { RootSession } from './root-session.js';
 import { RuntimeEnv } from './runtime-env.js';
 import { RequestAuth } from './auth.js';
 import { createDaemonServer, type ControlResult } from './server.js';
+import type { DaemonHealth } from '../src/lib/daemon-health.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'ready' | 'failed';
 
@@ -153,9 +154,10 @@ export class Agent {
     })();
   }
 
-  async health(): Promise<unknown> {
+  /** GET /svc/health: the shape of src/lib/daemon-health.ts, which the operator parses. */
+  async health(): Promise<DaemonHealth> {
     const repo = await this.workspace.status().catch(() => ({ branch: null, commit: null }));
-    let run: unknown = null;
+    let run: DaemonHealth['engine']['run'] = null;
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus().catch(() => null);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
