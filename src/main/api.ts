@@ -39,9 +39,11 @@ async function main(): Promise<void> {
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
   // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
-  const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
+  // Every route group finds a Project by uid through the same lookup (src/api/project-lookup.ts), over this cache.
+  const findProject = store.findProject;
+  const sessions = new SessionService({ store: kubeSessionStore(client, { findProject }), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
+    store: kubeChangeRequestStore(client, { findProject }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
@@ -55,13 +57,13 @@ async function main(): Promise<void> {
   // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
   // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
-  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env) }) });
+  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env), findProject }) });
   const app = createApp({
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
-    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
-    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir }),
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client, { findProject })),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client, { findProject }), mirrorDir }),
     sessions,
     triggers,
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), { touch: kubeTokenToucher(client, namespace) }),

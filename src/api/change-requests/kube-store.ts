@@ -8,13 +8,14 @@ import {
   type ChangeRequest, type Project,
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
+import { projectLookup, type FindProject } from '../project-lookup.js';
 import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
 const COUNTER_ATTEMPTS = 100;
 
 export interface KubeChangeRequestStoreOptions {
-  /** Project by uid from a cache (the API's project store); a miss asks the API server, so a Project created a moment ago is found. */
-  cachedProject?: (namespace: string, uid: string) => Promise<Project | undefined>;
+  /** The API's one Project lookup (project-lookup.ts); default: the same rule over live reads. */
+  findProject?: FindProject;
 }
 
 export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRequestStoreOptions = {}): ChangeRequestStore {
@@ -31,10 +32,7 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
   };
 
   return {
-    async findProject(namespace, uid) {
-      const project = (await options.cachedProject?.(namespace, uid)) ?? (await projects.list(namespace)).items.find((p) => p.metadata.uid === uid);
-      return project && !project.metadata.deletionTimestamp ? project : undefined;
-    },
+    findProject: options.findProject ?? projectLookup(client),
 
     async listProjects(namespace) {
       return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
