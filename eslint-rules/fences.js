@@ -12,6 +12,8 @@ export const AREA_RULES = {
   'src/resources': { allow: ['src/lib'] },
   'src/manifest': { allow: ['src/lib'] },
   'src/triggers': { allow: ['src/lib', 'src/manifest', 'src/resources'] },
+  // Session admission and the one builder of a new Session: pure decisions over resources, no I/O.
+  'src/sessions': { allow: ['src/lib', 'src/resources', 'src/manifest'] },
   'src/git': { allow: ['src/lib'] },
   'src/kube': { allow: ['src/lib', 'src/resources'] },
   'src/runtime': { allow: ['src/lib', 'src/resources', 'src/kube'] },
