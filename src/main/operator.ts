@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   manager.add(sandboxController({ provider: sandboxes.provider }));
   const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
   manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1) }));
-  manager.add(triggerFireController({ log }));
+  manager.add(triggerFireController());
   const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
   manager.addRunnable(scheduler);
   schedulerMetrics().setSource(() => scheduler.stats());

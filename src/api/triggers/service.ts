@@ -8,6 +8,7 @@ import {
   FIRE_ANSWER_ANNOTATION, LABEL_TRIGGER, childName, compareFires, deliveryFireName, fireQueueDepth, newTriggerFire,
   type FireSource, type Project, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
+import { RecentWrites } from '../../kube/index.js';
 import { admit } from '../../sessions/index.js';
 import { authenticateWebhook, manualVariables, webhookVariables } from '../../triggers/index.js';
 import { ApiError, notFound } from '../errors.js';
@@ -46,7 +47,7 @@ export class TriggerService {
   private readonly queueDepth: number;
   private readonly now: () => Date;
   /** Fires this process created a moment ago, until its cache has them (answers must count them). */
-  private readonly recent = new Map<string, { fire: TriggerFire; until: number }>();
+  private readonly recent = new RecentWrites<TriggerFire>(RECENT_MS);
 
   constructor(options: TriggerServiceOptions) {
     this.store = options.store;
@@ -148,11 +149,7 @@ export class TriggerService {
   }
 
   private firesWithRecent(namespace: string): TriggerFire[] {
-    const cached = this.store.fires(namespace);
-    const now = Date.now();
-    const names = new Set(cached.map((f) => f.metadata.name));
-    for (const [name, entry] of this.recent) if (entry.until < now || names.has(name)) this.recent.delete(name);
-    return [...cached, ...[...this.recent.values()].filter((e) => e.fire.metadata.namespace === namespace).map((e) => e.fire)];
+    return this.recent.overlay(this.store.fires(namespace), namespace);
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
@@ -183,7 +180,7 @@ export class TriggerService {
     }
     // A redelivery racing on this or another replica gets the answer the first delivery got.
     if ('existing' in result) return readAnswer(result.existing);
-    if (!this.store.fires(namespace).some((f) => f.metadata.name === name)) this.recent.set(name, { fire: result.created, until: Date.now() + RECENT_MS });
+    if (!this.store.fires(namespace).some((f) => f.metadata.name === name)) this.recent.record(result.created, undefined);
     return answer;
   }
 }
