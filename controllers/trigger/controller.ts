@@ -7,7 +7,7 @@ import {
   LABEL_TRIGGER, SESSION, TRIGGER, TRIGGER_FIRE, withDefaults,
   type KubeObject, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
-import { nextTriggerStatus } from './desired.js';
+import { nextTriggerStatus } from './status.js';
 
 export interface TriggerControllerOptions {
   catchUpMs?: number;
