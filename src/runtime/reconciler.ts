@@ -74,8 +74,8 @@ export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   observe(obj: T, ctx: ReconcileContext): Promise<O>;
   /** Pure: no I/O, no clock but `now`. */
   compute(obj: T, observed: O, now: Date): Outcome<StatusOf<T>, A>;
-  /** Carries out one step of an outcome. Throw to retry with backoff; TerminalError as in observe. */
-  perform?(obj: T, step: A, ctx: ReconcileContext): Promise<StepResult<T, O>>;
+  /** Carries out one step of an outcome (`observed`: the facts it was decided from). Throw to retry with backoff; TerminalError as in observe. */
+  perform?(obj: T, step: A, ctx: ReconcileContext, observed: O): Promise<StepResult<T, O>>;
   /** The outcome of a TerminalError (default: Ready=False with its reason, a Warning Event once). */
   terminal?(obj: T, error: TerminalError, now: Date): Outcome<StatusOf<T>>;
   now?: () => Date;
@@ -190,7 +190,7 @@ export async function decide<T extends WithStatus, O, A>(
       if (pass > MAX_STEP_PASSES) throw new Error(`${kind.name}: steps did not settle after ${MAX_STEP_PASSES} passes: ${JSON.stringify(outcome.steps)}`);
       for (const step of outcome.steps) {
         if (ctx.signal.aborted) return { obj, outcome: { ...outcome, steps: [] } };
-        const result = await kind.perform(obj, step, ctx);
+        const result = await kind.perform(obj, step, ctx, observed);
         if (result.object) obj = result.object;
         if (result.observed) observed = { ...observed, ...result.observed };
       }
