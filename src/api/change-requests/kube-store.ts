@@ -34,10 +34,6 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
   return {
     findProject: options.findProject ?? projectLookup(client),
 
-    async listProjects(namespace) {
-      return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
-    },
-
     async accountId(namespace) {
       const known = accounts.get(namespace);
       if (known) return known;

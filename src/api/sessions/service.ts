@@ -23,8 +23,6 @@ export interface SessionServiceOptions {
   mirrorDir: string;
   /** The process-wide concurrent-session cap (SVC_MAX_CONCURRENT_SESSIONS). */
   defaultCap: number;
-  /** How long request-changes feedback waits to be delivered before it is reported undelivered (default 5 min). */
-  feedbackTimeoutMs?: number;
   now?: () => Date;
 }
 
@@ -149,32 +147,5 @@ export class SessionService {
     const sandboxToken = await this.store.sandboxToken(project.metadata.namespace!, id);
     if (!address || !sandboxToken) throw new ApiError(503, `session ${id} is ${status}: its sandbox is not ready yet; try again shortly`);
     return { session, address, sandboxToken };
-  }
-
-  /**
-   * request-changes feedback (SPEC §4.1): queued for the originating session's root engine
-   * session (waking it), then watched until the Session controller delivered it.
-   */
-  async deliverFeedback(project: Project, sessionId: string | null | undefined, text: string): Promise<{ delivered: boolean; message: string }> {
-    if (!sessionId) return { delivered: false, message: 'the change request has no originating session' };
-    let queued: Session;
-    try {
-      queued = await this.prompt(project, sessionId, text, 'feedback');
-    } catch (error) {
-      return { delivered: false, message: `session ${sessionId}: ${(error as Error).message}` };
-    }
-    const ids = new Set(pendingPrompts(queued).map((p) => p.id));
-    const mine = pendingPrompts(queued).at(-1)?.id;
-    const deadline = Date.now() + (this.options.feedbackTimeoutMs ?? 300_000);
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 1000));
-      const current = await this.store.getSession(project.metadata.namespace!, sessionId);
-      if (!current || current.metadata.deletionTimestamp) return { delivered: false, message: `session ${sessionId} was deleted` };
-      if (current.status?.status === 'failed') return { delivered: false, message: `session ${sessionId} failed (${current.status.reason ?? 'unknown'})` };
-      if (mine && ids.has(mine) && !pendingPrompts(current).some((p) => p.id === mine)) {
-        return { delivered: true, message: `delivered to session ${sessionId}'s root engine session` };
-      }
-    }
-    return { delivered: false, message: `session ${sessionId} did not take the feedback within ${Math.round((this.options.feedbackTimeoutMs ?? 300_000) / 1000)} s; it stays queued on the session` };
   }
 }
