@@ -97,8 +97,10 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   // Counted in the order the fires were made, newest first, whatever order their sessions end in.
   let failures = 0;
   let lastFailure = '';
+  // compared as instants: failuresSince may have second precision (a creation time), firedAt has milliseconds
+  const since = Date.parse(next.failuresSince!);
   for (const fire of [...fires].reverse()) {
-    if (fire.spec.firedAt <= next.failuresSince!) break;
+    if (Date.parse(fire.spec.firedAt) <= since) break;
     const outcome = fireOutcome(fire, obs.sessions);
     if (outcome === undefined) continue;
     if (outcome === 'succeeded') break;
