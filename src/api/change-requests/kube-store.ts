@@ -1,7 +1,7 @@
 // ChangeRequestStore over the Kubernetes API. Reads go to the API server (not an informer
 // cache), so a client sees its own writes at once. Numbers: Project status
 // lastChangeRequestNumber, raised by compare-and-swap (docs/change-requests.md).
-import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
+import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, retryOnConflict, withConflictError, type KubeClient } from '../../kube/index.js';
 import type { GitCredentials } from '../../git/index.js';
 import {
   CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SESSION, isValidName,
@@ -64,17 +64,17 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
     },
 
     async reserveNumber(project) {
-      for (let attempt = 0; attempt < COUNTER_ATTEMPTS; attempt++) {
-        const current = await projects.get(project.metadata.namespace!, project.metadata.name!);
-        const next = (current.status?.lastChangeRequestNumber ?? 0) + 1;
-        try {
+      try {
+        return await retryOnConflict(async () => {
+          const current = await projects.get(project.metadata.namespace!, project.metadata.name!);
+          const next = (current.status?.lastChangeRequestNumber ?? 0) + 1;
           await projects.replaceStatus({ ...current, status: { ...current.status, lastChangeRequestNumber: next } });
           return next;
-        } catch (error) {
-          if (!isConflict(error)) throw error;
-        }
+        }, { attempts: COUNTER_ATTEMPTS });
+      } catch (error) {
+        if (isConflict(error)) throw new Error(`could not take a change-request number for project ${project.metadata.name}: too many concurrent writers`);
+        throw error;
       }
-      throw new Error(`could not take a change-request number for project ${project.metadata.name}: too many concurrent writers`);
     },
 
     async create(_project, cr, status) {
