@@ -19,6 +19,7 @@ import { ProgressWatcher } from './progress.js';
 import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
+import type { DaemonHealth } from '../src/lib/daemon-health.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -234,9 +235,10 @@ export class Agent {
     this.engine.recover(reason);
   }
 
-  async health(): Promise<unknown> {
+  /** GET /svc/health: the shape of src/lib/daemon-health.ts, which the operator parses. */
+  async health(): Promise<DaemonHealth> {
     const repo = await this.workspace.status().catch(() => ({ branch: null, commit: null }));
-    let run: unknown = null;
+    let run: DaemonHealth['engine']['run'] = null;
     // a short timeout: a stuck engine must not hold up the health answer
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus(2_000).catch(() => null);
     return {

@@ -8,6 +8,7 @@
 // branch tip, as uncommitted changes; else it leaves it and says why.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DaemonCheckpoint } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 import type { CheckpointPolicy } from './config.js';
 import type { Workspace } from './git.js';
@@ -26,21 +27,8 @@ export interface ConversationStore {
   restore(files: ConversationFile[]): Promise<{ sessionId: string; messages: number }>;
 }
 
-export interface CheckpointReport {
-  enabled: boolean;
-  ref: string;
-  /** the session's latest checkpoint as this sandbox knows it (written or found on boot) */
-  sha: string | null;
-  at: string | null;
-  /** the checkpoint this sandbox restored on boot */
-  restored: { sha: string; at: string } | null;
-  /** a checkpoint found on boot and left alone, and why */
-  skipped: { sha: string | null; reason: string } | null;
-  conversation: { restored: { sha: string; session_id: string; messages: number } | null; error: string | null };
-  /** checkpoints this sandbox pushed */
-  writes: number;
-  last_error: { at: string; message: string } | null;
-}
+/** What GET /svc/health says of checkpoints (the shared schema, src/lib/daemon-health.ts). */
+export type CheckpointReport = DaemonCheckpoint;
 
 interface Known {
   sha: string;

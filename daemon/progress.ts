@@ -5,6 +5,7 @@
 import type { ProgressPolicy } from './config.js';
 import type { EngineSupervisor } from './engine.js';
 import type { EngineEvent, EngineEvents } from './events.js';
+import type { DaemonProgress } from '../src/lib/daemon-health.js';
 
 export interface ProgressHooks {
   /** every busy session of the engine went idle */
@@ -13,20 +14,8 @@ export interface ProgressHooks {
   onStall(reason: string): Promise<void>;
 }
 
-export interface ProgressReport {
-  state: 'ok' | 'stalled';
-  /** why it is stalled (null while ok) */
-  reason: string | null;
-  /** since when the state holds */
-  since: string;
-  /** a turn is running (some session of the engine is busy or retrying) */
-  busy: boolean;
-  /** the last engine event (heartbeats aside) */
-  last_event_at: string | null;
-  /** stalls found since the daemon started */
-  stalls: number;
-  last_stall: { at: string; reason: string } | null;
-}
+/** What GET /svc/health says of progress (the shared schema, src/lib/daemon-health.ts). */
+export type ProgressReport = DaemonProgress;
 
 const TOOL_ACTIVE = new Set(['pending', 'running']);
 

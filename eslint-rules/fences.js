@@ -12,6 +12,10 @@ export const AREA_RULES = {
   'src/resources': { allow: ['src/lib'] },
   'src/manifest': { allow: ['src/lib'] },
   'src/triggers': { allow: ['src/lib', 'src/manifest', 'src/resources'] },
+  // Session admission and the one builder of a new Session: pure decisions over resources, no I/O.
+  'src/sessions': { allow: ['src/lib', 'src/resources', 'src/manifest'] },
+  // The merge claim of a change request, pure: shared by the API (its merges) and the ChangeRequest controller (settling them).
+  'src/changerequests': { allow: ['src/lib', 'src/resources'] },
   'src/git': { allow: ['src/lib'] },
   'src/kube': { allow: ['src/lib', 'src/resources'] },
   'src/runtime': { allow: ['src/lib', 'src/resources', 'src/kube'] },

@@ -1,14 +1,15 @@
 // The Project controller: the Project kind on the runtime's object reconciler. Reconciles on
 // create, spec (generation), label and annotation changes (`svc.dev/refresh` asks for a re-read),
 // changes of the Triggers it owns, and every resync interval; its own status writes do not wake it.
+// observe (observe.ts: credentials, one read of the repository, the owned Triggers) ->
+// projectOutcome (desired.ts, pure: the desired Triggers as children, status, Events).
 import {
-  annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition,
+  annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition, type ObjectReconciler, type ReconcileContext,
 } from '../../src/runtime/index.js';
 import { PROJECT, TRIGGER, type Project } from '../../src/resources/index.js';
 import { projectOutcome, type ProjectObservation } from './desired.js';
-import { kubeProjectWorld } from './kube-cluster.js';
-import { observeProject } from './reconciler.js';
-import { repositoryReader } from './repository.js';
+import { kubeProjectWorld, observeProject, type ProjectWorld } from './observe.js';
+import { repositoryReader, type ReadRepository } from './repository.js';
 
 export interface ProjectControllerOptions {
   /** Directory of the bare mirrors. */
@@ -17,18 +18,30 @@ export interface ProjectControllerOptions {
   resyncMs?: number;
   /** Projects reconciled at once (default 4: fetches wait on the network). */
   concurrency?: number;
+  /** Where observe reads (default: the manager's caches and client). */
+  world?: (ctx: ReconcileContext) => ProjectWorld;
+  /** How the repository is read (default: a bare mirror in mirrorDir). */
+  readRepository?: ReadRepository;
+  now?: () => Date;
 }
 
-export function projectController(options: ProjectControllerOptions): ControllerDefinition {
-  const readRepository = repositoryReader({ mirrorDir: options.mirrorDir });
+/** The Project kind: what objectController runs, and what a test runs over memory (reconcileObject). */
+export function projectKind(options: ProjectControllerOptions): ObjectReconciler<Project, ProjectObservation> {
+  const readRepository = options.readRepository ?? repositoryReader({ mirrorDir: options.mirrorDir });
   const resyncMs = options.resyncMs ?? 30_000;
-  return objectController<Project, ProjectObservation>({
+  const world = options.world ?? kubeProjectWorld;
+  return {
     name: 'project',
     for: PROJECT,
     owns: [TRIGGER],
     concurrency: options.concurrency ?? 4,
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged)],
-    observe: (project, ctx) => observeProject(project, kubeProjectWorld(ctx), readRepository),
+    now: options.now,
+    observe: (project, ctx) => observeProject(project, world(ctx), readRepository),
     compute: (project, observed, now) => projectOutcome(project, observed, now, resyncMs),
-  });
+  };
+}
+
+export function projectController(options: ProjectControllerOptions): ControllerDefinition {
+  return objectController(projectKind(options));
 }

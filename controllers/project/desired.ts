@@ -1,7 +1,7 @@
 // Pure desired-state code of the Project controller: what the Triggers should be, what the
 // status and conditions say, and which Events a change deserves. No I/O here.
 import {
-  API_VERSION, LABEL_PROJECT, TRIGGER, controllerReference, getCondition, kubeTime, setCondition, triggerName,
+  API_VERSION, LABEL_PROJECT, REFRESH_ANNOTATION, TRIGGER, controllerReference, getCondition, kubeTime, setCondition, triggerName,
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
@@ -102,7 +102,7 @@ export function nextStatus(project: Project, observation: Observation, now: Date
   const previous: ProjectStatus = project.status ?? {};
   const generation = project.metadata.generation;
   const branch = project.spec.defaultBranch ?? 'main';
-  const refresh = project.metadata.annotations?.['svc.dev/refresh'];
+  const refresh = project.metadata.annotations?.[REFRESH_ANNOTATION];
   let conditions = previous.conditions ?? [];
   const set = (input: ConditionInput) => { conditions = setCondition(conditions, input, now); };
   const next: ProjectStatus = { ...previous };

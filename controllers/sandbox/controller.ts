@@ -14,7 +14,7 @@ import {
 } from '../../src/resources/index.js';
 import { isSessionId, llmKey } from '../../src/lib/llm-key.js';
 import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest } from '../../src/sandbox/index.js';
-import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './desired.js';
+import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './status.js';
 
 export interface SandboxControllerOptions {
   provider: SandboxProvider;
@@ -52,8 +52,12 @@ async function launchRequest(client: KubeClient, sandbox: Sandbox, ref: SandboxR
 /** The deletion started (the finalizer's clean-up must run). */
 const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestamp !== !!old.metadata.deletionTimestamp;
 
-/** I/O of one reconcile: make the provider match the spec, then look at the daemon. */
-async function observeSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
+/**
+ * I/O of one reconcile, and it acts: makes the provider match the spec (starts, restarts or
+ * deletes the process or Pod), then looks at the daemon. Hence ensure, not observe: the
+ * provider's own ensure is the side effect, done here where its outcome is seen.
+ */
+async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
   const ref: SandboxRef = { namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! };
   if (sandbox.spec.desiredState === 'stopped') {
     const before = await provider.observe(ref);
@@ -100,7 +104,7 @@ export function sandboxController(options: SandboxControllerOptions): Controller
         }
       },
     },
-    observe: (sandbox, ctx) => observeSandbox(provider, sandbox, ctx),
+    observe: (sandbox, ctx) => ensureSandbox(provider, sandbox, ctx),
     compute(sandbox, observed, now) {
       const { status, events } = nextSandboxStatus(sandbox, observed, now);
       return { status, events, requeueAfter: requeueAfterMs(status.state) };

@@ -4,10 +4,10 @@
 // or when a session it started changes; its own status writes do not wake it.
 import { annotationsChanged, anyOf, generationChanged, objectController, type ControllerDefinition } from '../../src/runtime/index.js';
 import {
-  LABEL_TRIGGER, SESSION, TRIGGER, TRIGGER_FIRE, withDefaults,
+  LABEL_TRIGGER, SESSION, TRIGGER, TRIGGER_FIRE,
   type KubeObject, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
-import { nextTriggerStatus } from './desired.js';
+import { nextTriggerStatus } from './status.js';
 
 export interface TriggerControllerOptions {
   catchUpMs?: number;
@@ -38,7 +38,8 @@ export function triggerController(options: TriggerControllerOptions = {}): Contr
       return { fires, sessions: new Map(sessions.map((s) => [s.metadata.name!, s])) };
     },
     compute(trigger, observed, now) {
-      const outcome = nextTriggerStatus({ trigger: withDefaults(trigger), ...observed, now, catchUpMs: options.catchUpMs, maxFailures: options.maxFailures });
+      // the informer decodes what it stores (defaults applied): no second decode here
+      const outcome = nextTriggerStatus({ trigger, ...observed, now, catchUpMs: options.catchUpMs, maxFailures: options.maxFailures });
       return { status: outcome.status, events: outcome.events, requeueAfter: outcome.requeueAfterMs };
     },
   });

@@ -115,9 +115,9 @@ export function cronScheduler(options: SchedulerOptions = {}): CronScheduler {
     if (!ctx) return;
     const mine = epoch;
     const [namespace, name] = id.split('/') as [string, string];
-    const cached = ctx.informer<Trigger>(TRIGGER).get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp) { clear(id); return; }
-    const trigger = ctx.client.resource<Trigger>(TRIGGER).decode(cached);
+    // the informer decodes what it stores (defaults applied)
+    const trigger = ctx.informer<Trigger>(TRIGGER).get(namespace, name);
+    if (!trigger || trigger.metadata.deletionTimestamp) { clear(id); return; }
     const at = now();
     const key = scheduleKey(trigger.spec);
     let entry = entries.get(id);

@@ -8,8 +8,10 @@ export class ApiError extends Error {
     message: string,
     readonly code?: string,
     readonly extra?: Record<string, unknown>,
+    /** `{ cause }`: what went wrong underneath (logged with a 5xx, never sent to the client). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ApiError';
   }
 }
@@ -35,6 +37,16 @@ function toApiError(error: unknown): ApiError {
   return new ApiError(500, 'internal error');
 }
 
+/** The error's stack and, below it, the stacks of its causes (what a 5xx is logged with). */
+export function describeError(error: unknown): string {
+  const lines: string[] = [];
+  for (let e: unknown = error, depth = 0; e !== undefined && depth < 5; depth++) {
+    lines.push(`${depth ? 'caused by: ' : ''}${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return lines.join('\n');
+}
+
 export interface ErrorHandlerOptions {
   /** Where unexpected (5xx) errors are reported; never sent to the client. */
   log?: (message: string) => void;
@@ -45,7 +57,7 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
     const apiError = toApiError(error);
-    if (apiError.status >= 500) log(`${req.method} ${req.path}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    if (apiError.status >= 500) log(`${req.method} ${req.path}: ${describeError(error)}`);
     res.status(apiError.status).json(errorBody(apiError));
   };
 }

@@ -3,12 +3,15 @@
 import { isAlreadyExists, isInvalid, KubeCache, type KubeClient } from '../kube/index.js';
 import { PROJECT, SECRET, TRIGGER, type Project, type Trigger } from '../resources/index.js';
 import { ApiError } from './errors.js';
+import { projectLookup, projectShown, type FindProject } from './project-lookup.js';
 import type { ProjectStore } from './projects/index.js';
 import type { StoredSecret, TokenSecretReader } from './tokens.js';
 
 export interface KubeProjectStore extends ProjectStore {
   /** The API's cache (Projects and Triggers of its namespace); other readers may add kinds. */
   readonly cache: KubeCache;
+  /** The one Project-by-uid lookup (project-lookup.ts) over this cache, for the other route groups' stores. */
+  readonly findProject: FindProject;
   start(): Promise<void>;
   stop(): Promise<void>;
   hasSynced(): boolean;
@@ -18,16 +21,15 @@ export function kubeProjectStore(client: KubeClient, namespace: string): KubePro
   const cache = new KubeCache(client, { namespace });
   const projects = cache.resource<Project>(PROJECT);
   const triggers = cache.resource<Trigger>(TRIGGER);
+  const findProject = projectLookup(client, cache);
   return {
     cache,
+    findProject,
     start: () => cache.start(),
     stop: () => cache.stop(),
     hasSynced: () => cache.hasSynced(),
-    listProjects: async (ns) => projects.list(ns),
-    async getProject(ns, uid) {
-      const project = projects.byUid(uid);
-      return project?.metadata.namespace === ns ? project : undefined;
-    },
+    listProjects: async (ns) => projects.list(ns).filter(projectShown),
+    getProject: findProject,
     async createProject(project) {
       try {
         return await projects.create(project);

@@ -46,8 +46,8 @@ export class InvalidInputError extends GitEngineError {
   }
 }
 
-/** A three-way merge that cannot be done without resolving conflicts. */
-export class ConflictError extends GitEngineError {
+/** A three-way merge that cannot be done without resolving conflicts (not a Kubernetes write conflict: that is src/kube's ConflictError). */
+export class MergeConflictError extends GitEngineError {
   constructor(readonly paths: string[]) {
     super('CONFLICT', `merge has conflicts in ${paths.length} file(s): ${paths.join(', ')}; resolve the conflicts first`);
   }

@@ -8,7 +8,7 @@ export { branchNameProblem, isFullSha } from './refs.js';
 export { isLocalRepoUrl, localReposAllowed, localRepoRefusal } from './remote.js';
 export { redact } from './redact.js';
 export {
-  GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, ConflictError, BaseMovedError, HeadMovedError,
+  GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, MergeConflictError, BaseMovedError, HeadMovedError,
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError, LocalRepoNotAllowedError,
   TimeoutError, GitError,
 } from './errors.js';

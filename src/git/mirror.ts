@@ -3,7 +3,7 @@
 import { access, mkdir, mkdtemp, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  BaseMovedError, BranchExistsError, ConflictError, GitEngineError, GitError, HeadMovedError, InvalidInputError, InvalidRefError,
+  BaseMovedError, BranchExistsError, MergeConflictError, GitEngineError, GitError, HeadMovedError, InvalidInputError, InvalidRefError,
   NothingToMergeError, PushRejectedError, RefNotFoundError,
 } from './errors.js';
 import { runGit, streamGit, type RunOptions, type RunResult } from './exec.js';
@@ -368,7 +368,7 @@ export class Mirror {
    * Merges `head` into `base` on the host: fast-forward when head is strictly ahead, else
    * a merge commit (parents base, head). Pushed with a lease on the base tip; the mirror
    * ref moves only after the host accepted. Throws RefNotFoundError, HeadMovedError,
-   * NothingToMergeError, ConflictError, BaseMovedError, PushRejectedError, UnreachableError.
+   * NothingToMergeError, MergeConflictError, BaseMovedError, PushRejectedError, UnreachableError.
    */
   async merge(request: MergeRequest): Promise<MergeResult> {
     if (request.message.trim() === '') throw new InvalidInputError('merge message', 'empty');
@@ -386,7 +386,7 @@ export class Mirror {
       const result = await this.withQuarantine(async (env, quarantine) => {
         const { preview, tree } = await this.analyze(baseSha!, headSha!, env);
         if (preview.is_up_to_date) throw new NothingToMergeError(request.base, request.head);
-        if (preview.conflicts.length > 0) throw new ConflictError(preview.conflicts);
+        if (preview.conflicts.length > 0) throw new MergeConflictError(preview.conflicts);
         const mergeSha = preview.can_fast_forward ? headSha! : await this.commitMerge(tree!, baseSha!, headSha!, request.message, env);
         if ((await this.pushLanded(baseRef, mergeSha, baseSha!, env)) === 'stale') throw new BaseMovedError(request.base, baseSha!);
         await migrateObjects(quarantine, path.join(this.dir, 'objects'));

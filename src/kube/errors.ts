@@ -108,3 +108,20 @@ export class ConflictError extends KubeError {
     this.name = 'ConflictError';
   }
 }
+
+/**
+ * The one retry-on-conflict loop (client-go's RetryOnConflict): `attempt` reads, decides and
+ * writes; a Conflict (a stale resourceVersion, or a create that lost a race reported as
+ * ConflictError) runs it again with a fresh read, at most `attempts` times in all. Any other
+ * error, and the last Conflict, go to the caller.
+ */
+export async function retryOnConflict<R>(attempt: (n: number) => Promise<R>, options: { attempts?: number } = {}): Promise<R> {
+  const attempts = options.attempts ?? 10;
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (!isConflict(error) || n >= attempts) throw error;
+    }
+  }
+}

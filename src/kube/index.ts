@@ -6,3 +6,4 @@ export * from './config.js';
 export * from './errors.js';
 export * from './git-credentials.js';
 export * from './informer.js';
+export * from './recent-writes.js';

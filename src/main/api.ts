@@ -31,6 +31,7 @@ import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
+import { replicaHeartbeat } from './replica-lease.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
@@ -45,23 +46,26 @@ async function main(): Promise<void> {
   // SVC_CR_FETCH_MAX_AGE_MS trades read freshness for fewer fetches (default 0: every read is live).
   const mirrorDir = path.resolve(envString('SVC_MIRROR_DIR', path.join(os.tmpdir(), `svc-api-mirrors-${process.getuid?.() ?? 0}`)));
   // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
-  const sessions = new SessionService({ store: kubeSessionStore(client), mirrorDir, defaultCap: defaultSessionCap(process.env) });
+  // Every route group finds a Project by uid through the same lookup (src/api/project-lookup.ts), over this cache.
+  const findProject = store.findProject;
+  const sessions = new SessionService({ store: kubeSessionStore(client, { findProject }), mirrorDir, defaultCap: defaultSessionCap(process.env) });
+  // This replica and this process, in merge claims and in the heartbeat Lease the ChangeRequest controller reads.
+  const claimHolder = { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() };
+  const heartbeat = replicaHeartbeat({ client, namespace, ...claimHolder, log: (message) => logger.error(message) });
   const changeRequests = new ChangeRequestService({
-    store: kubeChangeRequestStore(client, { cachedProject: (ns, uid) => store.getProject(ns, uid) }),
+    store: kubeChangeRequestStore(client, { findProject }),
     mirrorDir,
     mergeIdentity: { name: envString('SVC_MERGE_AUTHOR_NAME', 'svc'), email: envString('SVC_MERGE_AUTHOR_EMAIL', 'noreply@svc.dev') },
     fetchMaxAgeMs: envInt('SVC_CR_FETCH_MAX_AGE_MS', 0),
-    deliverFeedback: (project, sessionId, feedback) => sessions.deliverFeedback(project, sessionId, feedback),
     // Merge claims name this replica (docs/change-requests.md): replicas need distinct names.
-    claimHolder: { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() },
-    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
+    claimHolder,
     // docs/change-requests.md "Diff limits"
     diffLimits: { maxFileBytes: envInt('SVC_DIFF_MAX_FILE_BYTES', DEFAULT_PATCH_LIMITS.maxFileBytes, 1), maxTotalBytes: envInt('SVC_DIFF_MAX_TOTAL_BYTES', DEFAULT_PATCH_LIMITS.maxTotalBytes, 1) },
   });
   // The dashboard build (dist/web, beside dist/src/main); SVC_DASHBOARD_DIR overrides it; not built: not served.
   const dashboardDir = envString('SVC_DASHBOARD_DIR', fileURLToPath(new URL('../../web', import.meta.url)));
   // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
-  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env) }) });
+  const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env), findProject }) });
   // The model gateway: its own label-selected caches (Session Secrets, provider Secrets, ledgers) beside the shared one.
   const gatewayStore = kubeGatewayStore(client, store.cache, projectNamespace);
   const recorder = new UsageRecorder({
@@ -81,8 +85,8 @@ async function main(): Promise<void> {
     dashboard: dashboardDir && existsSync(path.join(dashboardDir, 'index.html')) ? { dir: dashboardDir } : undefined,
     projects: store,
     changeRequests,
-    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client)),
-    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client), mirrorDir, maxPushBytes: maxPushBytesFromEnv(process.env) }),
+    secrets: new ProjectSecretsService(kubeProjectSecretsStore(client, { findProject })),
+    gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client, { findProject }), mirrorDir, maxPushBytes: maxPushBytesFromEnv(process.env) }),
     sessions,
     triggers,
     gateway: { service: gatewayService, store: gatewayStore, relay },
@@ -97,6 +101,9 @@ async function main(): Promise<void> {
     metrics: metricsText,
     log: (message) => logger.error(message),
   });
+  // Merges whose API process died are settled by the operator's ChangeRequest controller; it tells
+  // this process lives by its heartbeat, written before any request can take a claim.
+  await heartbeat.start();
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
   const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
@@ -106,16 +113,9 @@ async function main(): Promise<void> {
   const pruner = mirrorPruner(mirrorDir);
   void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log: logger.with({ runnable: 'mirror-pruner' }) }));
   void gatewayStore.start();
-  // Merges whose API process died: recorded (their head is in the base) or released, at start and then periodically.
-  const settleClaims = () => changeRequests.settleClaims(projectNamespace).catch((error: Error) => {
-    logger.error("settling merge claims failed", { error: error.message });
-  });
-  void settleClaims();
-  const sweep = setInterval(() => void settleClaims(), envInt('SVC_MERGE_CLAIM_SWEEP_SECONDS', 60, 1) * 1000);
-  sweep.unref();
   stopOnSignal('svc api', async () => {
-    clearInterval(sweep);
     await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    await heartbeat.stop();
     pruner.stop();
     // counted usage is written before the process goes (a cluster that does not answer gets 10 s)
     await Promise.race([recorder.flush(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);

@@ -8,11 +8,13 @@
 // SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
-// SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10).
+// SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10). Change requests:
+// SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { changeRequestController } from '../../controllers/changerequest/controller.js';
 import { projectController } from '../../controllers/project/controller.js';
 import { sandboxController } from '../../controllers/sandbox/controller.js';
 import { sessionController } from '../../controllers/session/controller.js';
@@ -65,9 +67,15 @@ async function main(): Promise<void> {
     idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
   }));
   manager.add(sandboxController({ provider: sandboxes.provider }));
+  // Change requests (docs/change-requests.md): merge claims left by a dead merger, deleted originating sessions, feedback delivery.
+  manager.add(changeRequestController({
+    mirrorDir,
+    replicaNamespace: envString('SVC_NAMESPACE', config.namespace),
+    claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
+  }));
   const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
   manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1) }));
-  manager.add(triggerFireController({ log }));
+  manager.add(triggerFireController());
   const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
   manager.addRunnable(scheduler);
   schedulerMetrics().setSource(() => scheduler.stats());

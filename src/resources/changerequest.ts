@@ -48,6 +48,18 @@ export const MergeClaimSchema = z
   .describe('A merge in progress (docs/change-requests.md): only its holder pushes.');
 export type MergeClaim = z.infer<typeof MergeClaimSchema>;
 
+export const FEEDBACK_STATES = ['queued', 'delivered', 'undelivered'] as const;
+
+export const FeedbackDeliverySchema = z
+  .object({
+    index: z.number().int().min(0).describe('Position of the note in requestedChanges.'),
+    state: z.enum(FEEDBACK_STATES).describe('queued on the originating session, delivered to its root engine session, or undelivered (message says why).'),
+    message: z.string().describe('What happened, for people.'),
+    at: timestamp().describe('When the note reached this state (queued: when it was queued).'),
+  })
+  .describe('Delivery of one change-request note to the originating session (request-changes feedback).');
+export type FeedbackDelivery = z.infer<typeof FeedbackDeliverySchema>;
+
 export const ChangeRequestStatusSchema = z
   .object({
     ...statusBase,
@@ -62,8 +74,9 @@ export const ChangeRequestStatusSchema = z
     requestedChanges: z.array(RequestedChangeSchema).default([]).describe('Log of change-request notes.'),
     mergeClaim: MergeClaimSchema.nullable().optional().describe('Set while a merge runs; resolved by an ancestor check when its holder died.'),
     updatedAt: timestamp().optional().describe('Updated on every status change or SHA refresh.'),
+    feedback: z.array(FeedbackDeliverySchema).optional().describe('Delivery of each requested change to the originating session; written by the ChangeRequest controller.'),
   })
-  .describe('State of a change request, written by the API.');
+  .describe('State of a change request: the API writes its state machine (docs/resources.md), the ChangeRequest controller settles merge claims and delivers feedback.');
 export type ChangeRequestStatus = z.infer<typeof ChangeRequestStatusSchema>;
 /** What a writer must give (fields with defaults optional). */
 export type ChangeRequestStatusInput = z.input<typeof ChangeRequestStatusSchema>;

@@ -51,3 +51,8 @@ export function deliveryFireName(triggerName: string, deliveryId: string): strin
 export function changeRequestName(projectName: string, number: number): string {
   return childName(projectName, String(number));
 }
+
+/** The heartbeat Lease of an API replica (holder = its SVC_POD_NAME): the ChangeRequest controller reads it to judge merge claims. */
+export function apiReplicaLeaseName(holder: string): string {
+  return childName('svc-api', holder.toLowerCase());
+}

@@ -41,8 +41,11 @@ export interface ControllerDefinition {
   for: ResourceType;
   /** Kinds whose objects point at their owner (of the `for` kind) with a controller ownerReference. */
   owns?: ResourceType[];
-  /** Other kinds, mapped to the keys they affect. */
-  watches?: { type: ResourceType; map: (obj: KubeObject) => ObjectKey[] }[];
+  /**
+   * Other kinds, mapped to the keys they affect (`ctx` reads the caches, e.g. every queued object
+   * of a namespace). `predicates` filter their update events as for the `for` kind.
+   */
+  watches?: { type: ResourceType; map: (obj: KubeObject, ctx: ReconcileContext) => ObjectKey[]; predicates?: Predicate[] }[];
   /** Keys reconciled at once (default 1; a key never runs twice at once). */
   concurrency?: number;
   /** Filters update events of the `for` kind (all must pass); adds, deletes and deletion starts always run. */
@@ -96,7 +99,7 @@ export class RunningController {
     const own = (obj: KubeObject): ObjectKey[] => [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }];
     this.subscribe(ctx.informer(definition.for), own, enqueue, definition.predicates);
     for (const owned of definition.owns ?? []) this.subscribe(ctx.informer(owned), (obj) => ownerKeys(obj, definition.for), enqueue);
-    for (const watch of definition.watches ?? []) this.subscribe(ctx.informer(watch.type), watch.map, enqueue);
+    for (const watch of definition.watches ?? []) this.subscribe(ctx.informer(watch.type), (obj) => watch.map(obj, ctx), enqueue, watch.predicates);
   }
 
   private subscribe(

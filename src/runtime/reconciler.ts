@@ -1,12 +1,16 @@
 /**
  * The generic object reconciler (controller-runtime's reconcile + controllerutil, agent-sandbox's
  * "compute the status purely, write it through one gate"). A kind supplies:
- *   observe(object, ctx)            I/O: what the world looks like (caches, git, HTTP)
- *   compute(object, observed, now)  pure: { status, events, requeueAfter, children }
+ *   observe(object, ctx)            I/O: the facts (caches, git, HTTP), a typed record
+ *   compute(object, observed, now)  pure: { status, events, requeueAfter, children, steps }
+ *   perform(object, step, ctx)      I/O, optional: one side effect that is not an owned child
+ *                                   (push a branch, create a Secret elsewhere, call a daemon);
+ *                                   it returns the facts it changed
  * and the runtime does the rest, in this order: read the object from the cache (gone: done);
  * deletion (run the finalizer's clean-up, remove it; nothing else); add the finalizer; observe;
- * compute; apply the children (deletes, updates, creates); write the status once, through
- * /status, only when the gate says it changed; record the events; requeue.
+ * compute; while the outcome asks for steps: perform them, fold their facts into the
+ * observation and compute again; apply the children (deletes, updates, creates); write the
+ * status once, through /status, only when the gate says it changed; record the events; requeue.
  */
 import type { CachedResource, EventInput } from '../kube/index.js';
 import { isAlreadyExists } from '../kube/index.js';
@@ -27,7 +31,7 @@ export interface ChildPlan<C extends KubeObject = KubeObject> {
   delete: C[];
 }
 
-export interface Outcome<S> {
+export interface Outcome<S, A = never> {
   /** The whole status the kind owns; fields it leaves out are kept. Written only when changed. */
   status: S;
   events?: EventInput[];
@@ -35,23 +39,45 @@ export interface Outcome<S> {
   requeueAfter?: number;
   /** Children to apply before the status is written, per kind. */
   children?: { type: ResourceType; plan: ChildPlan }[];
+  /**
+   * Side effects for `perform`, data only (what to do, never how). The runtime performs them
+   * before children and status, then computes again with the facts they returned: the final
+   * compute (no steps) decides children, status and events.
+   */
+  steps?: A[];
 }
+
+/** What one performed step changed: facts for the next compute, and the object when the step wrote it. */
+export interface StepResult<T, O> {
+  observed?: Partial<O>;
+  object?: T;
+}
+
+/** Computes after performed steps before the runtime gives up (a step that never settles is a bug). */
+export const MAX_STEP_PASSES = 5;
 
 type StatusOf<T extends WithStatus> = NonNullable<T['status']>;
 
-export interface ObjectReconciler<T extends WithStatus, O> {
+export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   name: string;
   for: ResourceType;
   owns?: ResourceType[];
   watches?: ControllerDefinition['watches'];
   concurrency?: number;
   predicates?: Predicate[];
-  /** Only for clean-up outside the cluster (owned objects go by owner references). */
-  finalizer?: { name: string; finalize(obj: T, ctx: ReconcileContext): Promise<void> };
+  /**
+   * Only for clean-up an owner reference cannot do: outside the cluster, or in another namespace.
+   * `appliesTo` (default: every object) limits it to the objects that need it.
+   */
+  finalizer?: { name: string; appliesTo?(obj: T): boolean; finalize(obj: T, ctx: ReconcileContext): Promise<void> };
   /** I/O. Throw to retry with backoff; throw TerminalError to stop retrying and say why in Ready. */
   observe(obj: T, ctx: ReconcileContext): Promise<O>;
   /** Pure: no I/O, no clock but `now`. */
-  compute(obj: T, observed: O, now: Date): Outcome<StatusOf<T>>;
+  compute(obj: T, observed: O, now: Date): Outcome<StatusOf<T>, A>;
+  /** Carries out one step of an outcome (`observed`: the facts it was decided from). Throw to retry with backoff; TerminalError as in observe. */
+  perform?(obj: T, step: A, ctx: ReconcileContext, observed: O): Promise<StepResult<T, O>>;
+  /** The outcome of a TerminalError (default: Ready=False with its reason, a Warning Event once). */
+  terminal?(obj: T, error: TerminalError, now: Date): Outcome<StatusOf<T>>;
   now?: () => Date;
 }
 
@@ -90,7 +116,7 @@ export function planIsEmpty(plan: ChildPlan): boolean {
  * Applies an outcome: children first (deletes, updates, creates), then the status through the
  * one gate (`statusChanged`: condition transition times alone do not count), then the events.
  */
-export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcome<StatusOf<T>>, writer: OutcomeWriter<T>): Promise<{ statusWritten: boolean }> {
+export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcome<StatusOf<T>, unknown>, writer: OutcomeWriter<T>): Promise<{ statusWritten: boolean }> {
   for (const child of outcome.children ?? []) if (!planIsEmpty(child.plan)) await writer.applyChildren(child.type, child.plan);
   const next = mergedStatus(obj, outcome.status);
   const statusWritten = statusChanged(obj.status, next);
@@ -148,9 +174,51 @@ export function terminalOutcome<T extends WithStatus>(obj: T, error: TerminalErr
   };
 }
 
+/**
+ * Observe, compute, and while the outcome asks for steps: perform them and compute again. A
+ * TerminalError (from observe or a step) becomes the kind's terminal outcome. Returns the
+ * object as the last step left it (a step may write it) and the final outcome.
+ */
+export async function decide<T extends WithStatus, O, A>(
+  kind: ObjectReconciler<T, O, A>, obj: T, ctx: ReconcileContext, now: () => Date,
+): Promise<{ obj: T; outcome: Outcome<StatusOf<T>, A> }> {
+  try {
+    let observed = await kind.observe(obj, ctx);
+    let outcome = kind.compute(obj, observed, now());
+    for (let pass = 1; outcome.steps?.length; pass++) {
+      if (!kind.perform) throw new Error(`${kind.name}: compute asked for steps but the kind cannot perform any`);
+      if (pass > MAX_STEP_PASSES) throw new Error(`${kind.name}: steps did not settle after ${MAX_STEP_PASSES} passes: ${JSON.stringify(outcome.steps)}`);
+      for (const step of outcome.steps) {
+        if (ctx.signal.aborted) return { obj, outcome: { ...outcome, steps: [] } };
+        const result = await kind.perform(obj, step, ctx, observed);
+        if (result.object) obj = result.object;
+        if (result.observed) observed = { ...observed, ...result.observed };
+      }
+      outcome = kind.compute(obj, observed, now());
+    }
+    return { obj, outcome };
+  } catch (error) {
+    if (!isTerminal(error)) throw error;
+    ctx.log.warn('terminal error, not retrying', { reason: error.reason, error: error.message });
+    return { obj, outcome: (kind.terminal ?? terminalOutcome)(obj, error, now()) };
+  }
+}
+
+/**
+ * One reconcile of `obj` as read (no deletion handling): decide, then apply the outcome through
+ * `writer`. What objectController runs for every key, and what a test runs over memory.
+ */
+export async function reconcileObject<T extends WithStatus, O, A>(
+  kind: ObjectReconciler<T, O, A>, obj: T, ctx: ReconcileContext, writer: OutcomeWriter<T>,
+): Promise<{ outcome: Outcome<StatusOf<T>, A>; statusWritten: boolean }> {
+  const decided = await decide(kind, obj, ctx, kind.now ?? (() => new Date()));
+  if (ctx.signal.aborted) return { outcome: decided.outcome, statusWritten: false }; // lost the Lease or stopping: the next leader reconciles
+  const { statusWritten } = await applyOutcome(decided.obj, decided.outcome, writer);
+  return { outcome: decided.outcome, statusWritten };
+}
+
 /** A ControllerDefinition that runs `kind` through the generic steps above. */
-export function objectController<T extends WithStatus, O>(kind: ObjectReconciler<T, O>): ControllerDefinition {
-  const now = kind.now ?? (() => new Date());
+export function objectController<T extends WithStatus, O, A = never>(kind: ObjectReconciler<T, O, A>): ControllerDefinition {
   return {
     name: kind.name,
     for: kind.for,
@@ -164,6 +232,7 @@ export function objectController<T extends WithStatus, O>(kind: ObjectReconciler
       if (!obj) return;
       const finalizer = kind.finalizer;
       if (obj.metadata.deletionTimestamp) {
+        // whoever added it: a finalizer of this kind on the object is always honoured and removed
         if (finalizer && hasFinalizer(obj, finalizer.name)) {
           await finalizer.finalize(obj, ctx);
           await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
@@ -171,19 +240,10 @@ export function objectController<T extends WithStatus, O>(kind: ObjectReconciler
         }
         return;
       }
-      if (finalizer && !hasFinalizer(obj, finalizer.name)) {
+      if (finalizer && (finalizer.appliesTo?.(obj) ?? true) && !hasFinalizer(obj, finalizer.name)) {
         obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withFinalizer(obj, finalizer.name)));
       }
-      let outcome: Outcome<StatusOf<T>>;
-      try {
-        outcome = kind.compute(obj, await kind.observe(obj, ctx), now());
-      } catch (error) {
-        if (!isTerminal(error)) throw error;
-        ctx.log.warn('terminal error, not retrying', { reason: error.reason, error: error.message });
-        outcome = terminalOutcome(obj, error, now());
-      }
-      if (ctx.signal.aborted) return; // lost the Lease or stopping: the next leader reconciles
-      await applyOutcome(obj, outcome, kubeOutcomeWriter(ctx, handle));
+      const { outcome } = await reconcileObject(kind, obj, ctx, kubeOutcomeWriter(ctx, handle));
       return outcome.requeueAfter ? { requeueAfter: outcome.requeueAfter } : undefined;
     },
   };

@@ -2,7 +2,8 @@
 // Merges are exactly-once across API replicas and crash-consistent (issue 15 §1): the API as the
 // chart runs it (dist/src/main/api.js, so `make build` first), two replicas against one local
 // cluster and one git host; and one replica killed with SIGKILL right after a merge reached the
-// host, then started again.
+// host, then started again. The operator (dist/src/main/operator.js) settles the claims a dead
+// merger left (its ChangeRequest controller).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { CHANGE_REQUEST, PROJECT, type ChangeRequest, type Project } from '../../src/resources/index.js';
 import { git, seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { eventually, projectObject, startTestCluster, type TestCluster } from '../kube/cluster.js';
-import { adminToken, startApiProcess, writeKubeconfig, type MainProcess } from '../helpers/processes.js';
+import { adminToken, startApiProcess, startOperatorProcess, writeKubeconfig, type MainProcess } from '../helpers/processes.js';
 
 // The issue asks 20 rounds; 6 keep this file modest on a busy machine (20 rounds passed once: about 55 s alone).
 const ROUNDS = 6;
@@ -34,6 +35,7 @@ beforeAll(async () => {
   kubeconfig = writeKubeconfig(cluster.url);
   token = await adminToken(cluster.client());
   ({ host, work } = seededHost());
+  apis.push(await startOperatorProcess(kubeconfig, { SVC_ALLOW_LOCAL_REPOS: '1' }));
 });
 afterAll(async () => {
   await Promise.all(apis.map((api) => api.stop('SIGKILL')));
@@ -135,7 +137,7 @@ describe('kill -9 during merges', () => {
       await api.stop('SIGKILL');
       await Promise.all(merges);
       await startApi('api-crash');
-      // The start-up sweep settles every claim without any read through the API.
+      // The operator settles every claim without any read through the API.
       const settled = await eventually(async () => {
         const items = (await client.resource<ChangeRequest>(CHANGE_REQUEST).list('default')).items.filter((cr) => names.includes(cr.spec.headRef));
         return items.every((cr) => !cr.status?.mergeClaim) ? items : undefined;

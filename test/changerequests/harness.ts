@@ -1,14 +1,16 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies, asserted field by field */
 // The API as `svc dev` serves it, in-process: the local cluster with the svc CRDs, token
 // Secrets, createApp with the kube-backed project store and change-request service, on a
-// loopback port. Plus real git hosts (test/git/fixtures.ts) and Projects pointing at them.
+// loopback port, and the operator's ChangeRequest controller beside it. Plus real git hosts (test/git/fixtures.ts) and Projects pointing at them.
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { changeRequestController } from '../../controllers/changerequest/controller.js';
 import { createApp } from '../../src/api/app.js';
+import { Manager } from '../../src/runtime/index.js';
 import { ChangeRequestService, kubeChangeRequestStore } from '../../src/api/change-requests/index.js';
 import { GitGatewayService, kubeGitGatewayStore } from '../../src/api/git/index.js';
 import { ProjectSecretsService, kubeProjectSecretsStore } from '../../src/api/secrets/index.js';
@@ -61,6 +63,11 @@ export async function startHarness(options: { fetchMaxAgeMs?: number; maxPushByt
     pusher: await grant({ access: 'write', capabilities: ['project.gitops.push'] }),
     otherProject: await grant({ access: 'write', capabilities: ['*'], projectUid: randomUUID() }),
   };
+  // The operator's side of change requests (claims left by a dead merger, deleted origins, feedback), in-process.
+  const operatorMirrors = mkdtempSync(path.join(os.tmpdir(), 'svc-cr-operator-mirrors-'));
+  const manager = new Manager({ client: cluster.client('svc-operator'), leaderElection: false });
+  manager.add(changeRequestController({ mirrorDir: operatorMirrors, replicaNamespace: NAMESPACE }));
+  await manager.start();
   const projects = kubeProjectStore(client, NAMESPACE);
   const service = new ChangeRequestService({ store: kubeChangeRequestStore(client), mirrorDir, mergeIdentity: MERGE_IDENTITY, fetchMaxAgeMs: options.fetchMaxAgeMs });
   const app = createApp({
@@ -94,8 +101,10 @@ export async function startHarness(options: { fetchMaxAgeMs?: number; maxPushByt
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      await manager.stop();
       await cluster.close();
       rmSync(mirrorDir, { recursive: true, force: true });
+      rmSync(operatorMirrors, { recursive: true, force: true });
     },
   };
 }

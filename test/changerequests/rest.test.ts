@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { API_VERSION, CHANGE_REQUEST, EVENT, NAMESPACE as NAMESPACE_TYPE, PROJECT, SESSION, type ChangeRequest, type KubeObject, type Project } from '../../src/resources/index.js';
 import { git, seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
+import { eventually } from '../kube/cluster.js';
 import { NAMESPACE, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -147,7 +148,11 @@ describe('create: the seven rules in order, and nothing written on an error', ()
     expect(shown.body.change_request.origin_session_id).toBeNull();
     const closed = await h.call(admin(), 'POST', `${base}/${crId}/close`);
     expect(closed.body.change_request.origin_session_id).toBeNull();
-    const resource = (await h.client.resource<ChangeRequest>(CHANGE_REQUEST).list(NAMESPACE)).items.find((c) => c.metadata.uid === crId)!;
+    // written on the resource by the ChangeRequest controller (the API's reads only show it)
+    const resource = await eventually(async () => {
+      const found = (await h.client.resource<ChangeRequest>(CHANGE_REQUEST).list(NAMESPACE)).items.find((c) => c.metadata.uid === crId)!;
+      return found.spec.originSessionId === null ? found : undefined;
+    }, 100);
     expect(resource.spec.originSessionId).toBeNull();
   });
 });

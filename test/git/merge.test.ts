@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import {
-  BaseMovedError, BranchExistsError, ConflictError, HeadMovedError, NothingToMergeError,
+  BaseMovedError, BranchExistsError, MergeConflictError, HeadMovedError, NothingToMergeError,
   InvalidInputError, RefNotFoundError, type Mirror, type MirrorOptions,
 } from '../../src/git/index.js';
 import { git, lines, objectCount, seededHost, type HostRepo, type WorkClone } from './fixtures.js';
@@ -85,9 +85,9 @@ describe('merge preview', () => {
 
     const baseBefore = host.tip('main');
     const error = await mirror.merge({ base: 'main', head: 'feature', message: 'm' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConflictError);
-    expect((error as ConflictError).paths).toEqual(paths);
-    expect((error as ConflictError).message).toContain(paths[0]);
+    expect(error).toBeInstanceOf(MergeConflictError);
+    expect((error as MergeConflictError).paths).toEqual(paths);
+    expect((error as MergeConflictError).message).toContain(paths[0]);
     expect(host.tip('main')).toBe(baseBefore);
     expect(await mirror.resolveBranch('main')).toBe(baseBefore);
   });

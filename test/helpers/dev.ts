@@ -21,6 +21,8 @@ export interface DevInstance {
   process: ChildProcess;
   /** SIGTERM and wait; returns the exit code. */
   stop(): Promise<number | null>;
+  /** Started `detached`: sends `signal` to svc dev and every process of its group (the API, the operator), and waits. */
+  killGroup(signal: NodeJS.Signals): Promise<void>;
 }
 
 function parseEnv(text: string): Record<string, string> {
@@ -28,12 +30,14 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 /** Starts svc dev on `dataDir` (a new temp dir by default); resolves once it printed that it runs. */
-export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[] } = {}): Promise<DevInstance> {
+export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[]; detached?: boolean } = {}): Promise<DevInstance> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-dev-'));
   const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group: `kill -9` of the group is a crash of svc dev and its children
+    detached: options.detached ?? false,
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
@@ -59,6 +63,11 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
+    },
+    async killGroup(signal) {
+      if (!options.detached) throw new Error('killGroup needs startDev({ detached: true })');
+      try { process.kill(-child.pid!, signal); } catch { /* gone */ }
+      await exited;
     },
   };
 }

@@ -185,6 +185,30 @@ describe('sessions through svc dev', () => {
     expect(conditions).toContain('SandboxReady=True');
   }, 60_000);
 
+  it('request-changes on a CR the session opened: the note reaches its engine (the operator delivers it) and the CR says so', async () => {
+    // one commit on the session branch, so that a change request can be opened from it
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+    const tree = execFileSync('git', ['rev-parse', `${first.id}^{tree}`], { cwd: repo, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['commit-tree', tree, '-p', first.id, '-m', 'work of the session'], { cwd: repo, encoding: 'utf8', env: gitEnv }).trim();
+    execFileSync('git', ['update-ref', `refs/heads/${first.id}`, commit], { cwd: repo });
+    const opened = await api<{ change_request: { cr_id: string; origin_session_id: string } }>('POST', `/projects/${projects.demo}/change-requests`, { title: 'From the session', head_ref: first.id, session_id: first.id });
+    expect(opened.status).toBe(201);
+    expect(opened.body.change_request.origin_session_id).toBe(first.id);
+    const crId = opened.body.change_request.cr_id;
+    expect((await api('POST', `/projects/${projects.demo}/change-requests/${crId}/request-changes`, { feedback: 'please add a test for it' })).status).toBe(200);
+
+    await waitFor('the note delivered to the root engine session', async () =>
+      engineCalls(first.id).some((c) => c.path.endsWith('/prompt_async') && c.body?.parts?.[0]?.text === 'please add a test for it'));
+    const cr = await waitFor('the CR to record the delivery', async () => {
+      const all = JSON.parse(await kubectl('get', 'changerequests', '-o', 'json')) as { items: { metadata: { uid: string; name: string }; status?: { feedback?: { index: number; state: string }[] } }[] };
+      const found = all.items.find((c) => c.metadata.uid === crId);
+      return found?.status?.feedback?.[0]?.state === 'delivered' ? found : undefined;
+    });
+    const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${cr.metadata.name}`, '-o', 'jsonpath={.items[*].reason}');
+    expect(events).toContain('ChangesRequested');
+    expect(events).toContain('FeedbackDelivered');
+  }, 60_000);
+
   it('the idle sweep stops a quiet session (reason Idle)', async () => {
     await createProject('sleepy', { idleTimeoutSeconds: 3 });
     const s = await startSession('sleepy');

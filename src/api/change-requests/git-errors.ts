@@ -1,7 +1,7 @@
 // Errors of the git engine as API errors (docs/change-requests.md has the table). Engine
 // messages carry no credentials, so they are safe to return.
 import {
-  BaseMovedError, ConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
+  BaseMovedError, MergeConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
   LocalRepoNotAllowedError, NothingToMergeError, PushRejectedError, RefNotFoundError, TimeoutError, UnreachableError,
 } from '../../git/index.js';
 import { ApiError } from '../errors.js';
@@ -10,7 +10,7 @@ import { CredentialsUnavailableError } from './store.js';
 export function apiErrorFromGit(error: unknown, context: { base: string; head: string }): unknown {
   if (error instanceof CredentialsUnavailableError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
   if (!(error instanceof GitEngineError)) return error;
-  if (error instanceof ConflictError) {
+  if (error instanceof MergeConflictError) {
     return new ApiError(409, `cannot merge ${context.head} into ${context.base}: conflicts in ${error.paths.join(', ')}; ` +
       `merge ${context.base} into ${context.head}, resolve the conflicts, push, and merge again`, undefined, { conflicts: error.paths });
   }

@@ -1,20 +1,21 @@
 // ChangeRequestStore over the Kubernetes API. Reads go to the API server (not an informer
 // cache), so a client sees its own writes at once. Numbers: Project status
 // lastChangeRequestNumber, raised by compare-and-swap (docs/change-requests.md).
-import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
+import { isAlreadyExists, isConflict, readGitCredentials, readSecretData, retryOnConflict, withConflictError, type KubeClient } from '../../kube/index.js';
 import type { GitCredentials } from '../../git/index.js';
 import {
   CHANGE_REQUEST, LABEL_PROJECT, NAMESPACE, PROJECT, REFRESH_ANNOTATION, SESSION, isValidName,
   type ChangeRequest, type Project,
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
+import { projectLookup, type FindProject } from '../project-lookup.js';
 import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
 const COUNTER_ATTEMPTS = 100;
 
 export interface KubeChangeRequestStoreOptions {
-  /** Project by uid from a cache (the API's project store); a miss asks the API server, so a Project created a moment ago is found. */
-  cachedProject?: (namespace: string, uid: string) => Promise<Project | undefined>;
+  /** The API's one Project lookup (project-lookup.ts); default: the same rule over live reads. */
+  findProject?: FindProject;
 }
 
 export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRequestStoreOptions = {}): ChangeRequestStore {
@@ -31,14 +32,7 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
   };
 
   return {
-    async findProject(namespace, uid) {
-      const project = (await options.cachedProject?.(namespace, uid)) ?? (await projects.list(namespace)).items.find((p) => p.metadata.uid === uid);
-      return project && !project.metadata.deletionTimestamp ? project : undefined;
-    },
-
-    async listProjects(namespace) {
-      return (await projects.list(namespace)).items.filter((p) => !p.metadata.deletionTimestamp);
-    },
+    findProject: options.findProject ?? projectLookup(client),
 
     async accountId(namespace) {
       const known = accounts.get(namespace);
@@ -70,17 +64,17 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
     },
 
     async reserveNumber(project) {
-      for (let attempt = 0; attempt < COUNTER_ATTEMPTS; attempt++) {
-        const current = await projects.get(project.metadata.namespace!, project.metadata.name!);
-        const next = (current.status?.lastChangeRequestNumber ?? 0) + 1;
-        try {
+      try {
+        return await retryOnConflict(async () => {
+          const current = await projects.get(project.metadata.namespace!, project.metadata.name!);
+          const next = (current.status?.lastChangeRequestNumber ?? 0) + 1;
           await projects.replaceStatus({ ...current, status: { ...current.status, lastChangeRequestNumber: next } });
           return next;
-        } catch (error) {
-          if (!isConflict(error)) throw error;
-        }
+        }, { attempts: COUNTER_ATTEMPTS });
+      } catch (error) {
+        if (isConflict(error)) throw new Error(`could not take a change-request number for project ${project.metadata.name}: too many concurrent writers`);
+        throw error;
       }
-      throw new Error(`could not take a change-request number for project ${project.metadata.name}: too many concurrent writers`);
     },
 
     async create(_project, cr, status) {

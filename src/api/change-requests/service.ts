@@ -1,6 +1,9 @@
 // The change-request domain (SPEC §3.1, §4.1; DESIGN §4): create with the seven rules, numbers,
-// SHA refresh on read, diff, preview, the merge procedure and the state machine's side effects.
-// Routes (routes.ts) only parse, authorize and serialize.
+// SHA refresh on read, diff, preview, the merge procedure and the state machine's transitions.
+// Routes (routes.ts) only parse, authorize and serialize. What the API does not do (the
+// ChangeRequest controller in the operator does, controllers/changerequest): settle merge
+// claims left by a merger that died, write a deleted originating session as null, deliver
+// request-changes notes. Reads show the same answers meanwhile (views, never writes).
 import {
   openMirror, RefNotFoundError, type DiffOptions, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
   type PatchLimits,
@@ -13,11 +16,12 @@ import {
 import { ApiError } from '../errors.js';
 import { apiErrorFromGit } from './git-errors.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
-import { claimIsDead, DEFAULT_CLAIM_TIMEOUT_MS, isOwnClaim, newClaim, settle, type ClaimHolder } from './merge-claim.js';
+import { isOwnClaim, newClaim, settle, type ClaimHolder } from '../../changerequests/merge-claim.js';
+import { ConflictError, retryOnConflict } from '../../kube/index.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { transition, type ChangeRequestAction } from './state.js';
-import { NumberTakenError, StaleWriteError, type ChangeRequestStore } from './store.js';
+import { NumberTakenError, type ChangeRequestStore } from './store.js';
 import type { CreateRequest, EditRequest, MergeBody, StatusFilter } from './validate.js';
 import { newestFirst } from './serialize.js';
 
@@ -29,12 +33,8 @@ export interface ChangeRequestServiceOptions {
   mergeIdentity?: GitIdentity;
   /** How long a fetch is reused by reads (default 0: every read of an open CR sees the live branches, SPEC §3.1; concurrent reads share one fetch). */
   fetchMaxAgeMs?: number;
-  /** request-changes feedback to the originating session (issue 10); runs in the background, its outcome becomes an Event. */
-  deliverFeedback?: (project: Project, sessionId: string | null | undefined, feedback: string) => Promise<{ delivered: boolean; message: string }>;
-  /** This replica in merge claims (default: SVC_POD_NAME's job, the host name, and a new instance id). */
+  /** This replica in merge claims (default: the host name and a new instance id); its heartbeat Lease says it lives. */
   claimHolder?: ClaimHolder;
-  /** A merge claim older than this is dead (default 10 minutes). */
-  claimTimeoutMs?: number;
   /** Caps of a diff's patch (default DEFAULT_PATCH_LIMITS: 512 KiB per file, 4 MiB in total). */
   diffLimits?: Partial<PatchLimits>;
   now?: () => Date;
@@ -104,15 +104,15 @@ export class ChangeRequestService {
   private async load(project: Project, crId: string): Promise<ChangeRequest> {
     const cr = await this.store.get(project, crId);
     if (!cr) throw new ApiError(404, `change request ${crId} not found in project ${project.metadata.name}`);
-    const [current] = await this.forgetDeletedOrigins(project, [cr]);
+    const [current] = await this.withoutDeletedOrigins(project, [cr]);
     return current!;
   }
 
   /**
-   * SPEC §2.2: origin_session_id becomes null once that Session is deleted (the CR stays).
-   * Checked whenever CRs are read, and written back so kubectl shows the same.
+   * SPEC §2.2: origin_session_id reads null once that Session is deleted (the CR stays). A view:
+   * the ChangeRequest controller writes it on the resource.
    */
-  private async forgetDeletedOrigins(project: Project, crs: ChangeRequest[]): Promise<ChangeRequest[]> {
+  private async withoutDeletedOrigins(project: Project, crs: ChangeRequest[]): Promise<ChangeRequest[]> {
     const namespace = project.metadata.namespace!;
     const exists = new Map<string, Promise<boolean>>();
     const sessionExists = (id: string) => {
@@ -122,12 +122,7 @@ export class ChangeRequestService {
     return Promise.all(crs.map(async (cr) => {
       const origin = cr.spec.originSessionId;
       if (!origin || await sessionExists(origin)) return cr;
-      try {
-        return await this.store.writeSpec(cr, { ...cr.spec, originSessionId: null });
-      } catch (error) {
-        if (error instanceof StaleWriteError) return { ...cr, spec: { ...cr.spec, originSessionId: null } };
-        throw error;
-      }
+      return { ...cr, spec: { ...cr.spec, originSessionId: null } };
     }));
   }
 
@@ -186,8 +181,10 @@ export class ChangeRequestService {
   }
 
   /**
-   * Every read of an open CR refreshes its SHAs from the live branches (SPEC §3.1), and settles
-   * it: merged when its head is already in the base, a dead merge claim released (merge-claim.ts).
+   * Every read of an open CR refreshes its SHAs from the live branches (SPEC §3.1): written, so
+   * kubectl shows what the reader saw, and merged when its head is already in the base (merged
+   * outside svc). A CR with a merge claim is left as stored: its merger, or the ChangeRequest
+   * controller when the merger died, settles it.
    */
   private async refresh(project: Project, crs: ChangeRequest[]): Promise<ChangeRequest[]> {
     if (!crs.some((cr) => (cr.status?.status ?? 'open') === 'open')) return crs;
@@ -206,47 +203,29 @@ export class ChangeRequestService {
     }));
   }
 
-  /** Writes what settle() decides for an open CR at the observed tips; returns the current resource. */
+  /** Writes the SHA refresh of an open CR without a claim at the observed tips (merged when its head is in the base); returns the current resource. */
   private async settleOpen(project: Project, mirror: Mirror, cr: ChangeRequest, head: string, base: string): Promise<ChangeRequest> {
     const status = cr.status!;
-    const claim = status.mergeClaim ?? null;
-    const moved = head !== status.headCommitSha || base !== status.baseCommitSha;
-    if (!claim && !moved) return cr;
-    const merged = await mirror.mergeOf(base, claim?.headSha ?? head);
-    const now = this.now();
-    const dead = claim !== null && claimIsDead(claim, this.holder, this.merging.has(cr.metadata.uid!), now, this.options.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS);
-    const next = settle(status, { head, base, merged }, dead, now);
+    if (status.mergeClaim) return cr;
+    if (head === status.headCommitSha && base === status.baseCommitSha) return cr;
+    const merged = await mirror.mergeOf(base, head);
+    const next = settle(status, { head, base, merged }, false, this.now());
     if (!next) return cr;
     try {
       const written = await this.store.writeStatus(cr, next);
-      if (next.status === 'merged') await this.recordMerged(project, written, merged!.mergeCommitSha === (claim?.headSha ?? head));
+      if (next.status === 'merged') await this.recordMerged(project, written, merged!.mergeCommitSha === head);
       return written;
     } catch (error) {
-      if (error instanceof StaleWriteError) return (await this.store.get(project, cr.metadata.uid!)) ?? cr;
+      if (error instanceof ConflictError) return (await this.store.get(project, cr.metadata.uid!)) ?? cr;
       throw error;
     }
-  }
-
-  /**
-   * On API start and periodically: settles every claimed CR of the namespace, so a merge whose
-   * process died is recorded (or its claim released) even if nobody reads the CR.
-   */
-  async settleClaims(namespace: string): Promise<number> {
-    let settled = 0;
-    for (const project of await this.store.listProjects(namespace)) {
-      const claimed = (await this.store.list(project)).filter((cr) => cr.status?.status === 'open' && cr.status.mergeClaim);
-      if (claimed.length === 0) continue;
-      const after = await this.refresh(project, claimed);
-      settled += after.filter((cr) => !cr.status?.mergeClaim).length;
-    }
-    return settled;
   }
 
   async list(project: Project, filter: StatusFilter): Promise<ChangeRequest[]> {
     const wanted = (cr: ChangeRequest) => filter === 'all' || (cr.status?.status ?? 'open') === filter;
     const all = (await this.store.list(project)).filter(wanted);
     // filtered again: reading may have found an open CR merged
-    return (await this.refresh(project, await this.forgetDeletedOrigins(project, all))).filter(wanted).sort(newestFirst);
+    return (await this.refresh(project, await this.withoutDeletedOrigins(project, all))).filter(wanted).sort(newestFirst);
   }
 
   async get(project: Project, crId: string): Promise<ChangeRequest> {
@@ -283,17 +262,12 @@ export class ChangeRequestService {
    * Applies `change` to the freshest copy of the CR until the write lands (resourceVersion
    * preconditions); `change` decides again on every attempt.
    */
-  private async update(project: Project, crId: string, change: (cr: ChangeRequest) => ChangeRequestStatus | null): Promise<ChangeRequest> {
-    for (let attempt = 1; ; attempt++) {
+  private update(project: Project, crId: string, change: (cr: ChangeRequest) => ChangeRequestStatus | null): Promise<ChangeRequest> {
+    return retryOnConflict(async () => {
       const cr = await this.load(project, crId);
       const status = change(cr);
-      if (status === null) return cr;
-      try {
-        return await this.store.writeStatus(cr, status);
-      } catch (error) {
-        if (!(error instanceof StaleWriteError) || attempt >= STATUS_WRITE_ATTEMPTS) throw error;
-      }
-    }
+      return status === null ? cr : this.store.writeStatus(cr, status);
+    }, { attempts: STATUS_WRITE_ATTEMPTS });
   }
 
   private check(cr: ChangeRequest, action: ChangeRequestAction) {
@@ -330,30 +304,20 @@ export class ChangeRequestService {
       const at = this.timestamp();
       return { ...cr.status!, requestedChanges: [...(cr.status?.requestedChanges ?? []), { text: feedback, by: userId, at }], updatedAt: at };
     }));
+    // The ChangeRequest controller delivers the note to the originating session (FeedbackDelivered / FeedbackNotDelivered).
     await this.store.recordEvent(updated, { type: 'Normal', reason: 'ChangesRequested', message: `changes requested by ${userId}: ${oneLine(feedback)}` });
-    const deliver = this.options.deliverFeedback;
-    if (deliver) {
-      void deliver(project, updated.spec.originSessionId, feedback)
-        .catch((error: Error) => ({ delivered: false, message: error.message }))
-        .then(({ delivered, message }) => this.store.recordEvent(updated, { type: delivered ? 'Normal' : 'Warning', reason: delivered ? 'FeedbackDelivered' : 'FeedbackNotDelivered', message }))
-        .catch(() => { /* the Event is best-effort too */ });
-    }
     return updated;
   }
 
   async edit(project: Project, crId: string, edit: EditRequest): Promise<ChangeRequest> {
-    return this.mutate(crId, async () => {
-      for (let attempt = 1; ; attempt++) {
-        const cr = await this.load(project, crId);
-        this.check(cr, 'edit');
-        try {
-          const written = await this.store.writeSpec(cr, { ...cr.spec, ...edit });
-          return await this.store.writeStatus(written, { ...written.status!, updatedAt: this.timestamp() });
-        } catch (error) {
-          if (!(error instanceof StaleWriteError) || attempt >= STATUS_WRITE_ATTEMPTS) throw error;
-        }
-      }
-    });
+    return this.mutate(crId, () => retryOnConflict(async () => {
+      const cr = await this.store.get(project, crId);
+      if (!cr) throw new ApiError(404, `change request ${crId} not found in project ${project.metadata.name}`);
+      this.check(cr, 'edit');
+      // the stored spec (not the read view): the ChangeRequest controller writes a deleted origin
+      const written = await this.store.writeSpec(cr, { ...cr.spec, ...edit });
+      return this.store.writeStatus(written, { ...written.status!, updatedAt: this.timestamp() });
+    }, { attempts: STATUS_WRITE_ATTEMPTS }).then((cr) => this.withoutDeletedOrigins(project, [cr]).then(([view]) => view!)));
   }
 
   /**
@@ -367,10 +331,10 @@ export class ChangeRequestService {
       this.check(loaded, 'merge');
       return this.withMirror(project, branchesOf(loaded), 'force', async (mirror) => {
         const [head, base] = await Promise.all([mirror.resolveCommit(loaded.spec.headRef), mirror.resolveCommit(loaded.spec.baseRef)]);
-        // A dead claim or a head already in the base is settled first (it may now be merged).
+        // A head already in the base is recorded first (it may now be merged).
         const cr = await this.settleOpen(project, mirror, loaded, head, base);
         this.check(cr, 'merge');
-        if (cr.status?.mergeClaim) throw mergeInProgress(cr);
+        if (this.claimedElsewhere(cr)) throw mergeInProgress(cr);
         if (body.expectedHeadSha && body.expectedHeadSha !== head) {
           throw new ApiError(409, `the head branch ${cr.spec.headRef} moved: expected ${body.expectedHeadSha}, it is now at ${head}; review the new commits and merge again`);
         }
@@ -394,19 +358,26 @@ export class ChangeRequestService {
     });
   }
 
+  /**
+   * A claim stands that is not this process's own left-over (its own claim with no merge of it
+   * running here, after a failed release, is free to take again).
+   */
+  private claimedElsewhere(cr: ChangeRequest): boolean {
+    const claim = cr.status?.mergeClaim;
+    return !!claim && !(isOwnClaim(claim, this.holder) && !this.merging.has(cr.metadata.uid!));
+  }
+
   /** Takes the merge claim at the read resourceVersion: exactly one of concurrent mergers wins, the others get 409. */
-  private async claim(project: Project, cr: ChangeRequest, head: string, base: string, userId: string): Promise<ChangeRequest> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.store.writeStatus(cr, { ...cr.status!, mergeClaim: newClaim(this.holder, userId, head, base, this.now()) });
-      } catch (error) {
-        if (!(error instanceof StaleWriteError) || attempt >= STATUS_WRITE_ATTEMPTS) throw error;
+  private claim(project: Project, first: ChangeRequest, head: string, base: string, userId: string): Promise<ChangeRequest> {
+    return retryOnConflict(async (attempt) => {
+      // After a lost race (a merge, or only a SHA refresh landed first): decide again on a fresh read.
+      const cr = attempt === 1 ? first : await this.load(project, first.metadata.uid!);
+      if (attempt > 1) {
+        this.check(cr, 'merge');
+        if (this.claimedElsewhere(cr)) throw mergeInProgress(cr);
       }
-      // Another write landed first (a merge, or only a SHA refresh): decide again.
-      cr = await this.load(project, cr.metadata.uid!);
-      this.check(cr, 'merge');
-      if (cr.status?.mergeClaim) throw mergeInProgress(cr);
-    }
+      return this.store.writeStatus(cr, { ...cr.status!, mergeClaim: newClaim(this.holder, userId, head, base, this.now()) });
+    }, { attempts: STATUS_WRITE_ATTEMPTS });
   }
 
   private releaseClaim(project: Project, crId: string): Promise<ChangeRequest> {
@@ -436,7 +407,7 @@ export class ChangeRequestService {
     return merged;
   }
 
-  /** After a merge is recorded: the Project re-reads its default branch; an Event says who merged what. */
+  /** After a merge is recorded: the Project re-reads its default branch; an Event says who merged what (controllers/changerequest does the same for merges it records). */
   private async recordMerged(project: Project, cr: ChangeRequest, fastForward: boolean): Promise<void> {
     const s = cr.status!;
     const how = s.mergedBy ? `by ${s.mergedBy}` : 'outside svc (its head is in the base)';

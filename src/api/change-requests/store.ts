@@ -3,9 +3,6 @@
 import type { GitCredentials } from '../../git/index.js';
 import type { ChangeRequest, ChangeRequestStatus, Project } from '../../resources/index.js';
 
-/** A write lost a race (resourceVersion precondition failed): re-read and decide again. The kube layer's one Conflict error. */
-export { ConflictError as StaleWriteError } from '../../kube/index.js';
-
 /** A ChangeRequest with this number already exists (the counter was behind). */
 export class NumberTakenError extends Error {
   constructor(readonly number: number) {
@@ -31,8 +28,6 @@ export interface ChangeRequestEvent {
 export interface ChangeRequestStore {
   /** The Project of the namespace with this uid. */
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
-  /** Every Project of the namespace that is not being deleted. */
-  listProjects(namespace: string): Promise<Project[]>;
   /** The namespace's uid (SPEC account_id), or null when it cannot be read. */
   accountId(namespace: string): Promise<string | null>;
   /** Credentials from the Project's git credentials Secret; null when it names none. */
@@ -48,9 +43,9 @@ export interface ChangeRequestStore {
   reserveNumber(project: Project): Promise<number>;
   /** Creates the resource and its status; NumberTakenError when the number's name exists. */
   create(project: Project, cr: ChangeRequest, status: ChangeRequestStatus): Promise<ChangeRequest>;
-  /** Replaces the status at the read resourceVersion; StaleWriteError when it moved. */
+  /** Replaces the status at the read resourceVersion; ConflictError (src/kube) when it moved. */
   writeStatus(cr: ChangeRequest, status: ChangeRequestStatus): Promise<ChangeRequest>;
-  /** Replaces title/description at the read resourceVersion; StaleWriteError when it moved. */
+  /** Replaces title/description at the read resourceVersion; ConflictError (src/kube) when it moved. */
   writeSpec(cr: ChangeRequest, spec: ChangeRequest['spec']): Promise<ChangeRequest>;
   recordEvent(cr: ChangeRequest, event: ChangeRequestEvent): Promise<void>;
   /** Asks the Project controller to re-read the repository now (svc.dev/refresh annotation). */

@@ -1,28 +1,20 @@
 // GitGatewayStore over the Kubernetes API: direct reads (a Session created a moment ago is seen).
 import { readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
-import { PROJECT, SECRET, SESSION, isValidName, type KubeObject, type Project, type Session } from '../../resources/index.js';
+import { SECRET, SESSION, isValidName, sessionSecretName, sessionTokens, type Session, type SessionSecret } from '../../resources/index.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
+import { projectLookup, type FindProject } from '../project-lookup.js';
 import type { GitGatewayStore } from './service.js';
 
-/** The Session's Secret (contracts: created by the Session controller, key `sandboxToken`). */
-export const sessionSecretName = (sessionId: string) => `svc-session-${sessionId}`;
-
-export function kubeGitGatewayStore(client: KubeClient): GitGatewayStore {
-  const projects = client.resource<Project>(PROJECT);
+export function kubeGitGatewayStore(client: KubeClient, options: { findProject?: FindProject } = {}): GitGatewayStore {
   const sessions = client.resource<Session>(SESSION);
-  const secrets = client.resource<KubeObject & { data?: Record<string, string> }>(SECRET);
+  const secrets = client.resource<SessionSecret>(SECRET);
   return {
-    async findProject(namespace, uid) {
-      const { items } = await projects.list(namespace);
-      return items.find((p) => p.metadata.uid === uid);
-    },
+    findProject: options.findProject ?? projectLookup(client),
     async findSession(namespace, sessionId) {
       return isValidName(sessionId) ? sessions.find(namespace, sessionId) : undefined;
     },
     async sandboxToken(namespace, sessionId) {
-      const secret = await secrets.find(namespace, sessionSecretName(sessionId));
-      const value = secret?.data?.sandboxToken;
-      return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+      return sessionTokens(await secrets.find(namespace, sessionSecretName(sessionId)))?.sandboxToken;
     },
     async gitCredentials(project) {
       const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));

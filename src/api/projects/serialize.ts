@@ -18,6 +18,8 @@ export function serializeTrigger(trigger: Trigger): SerializedTrigger {
   out.next_fire_at = trigger.status?.nextFireAt ?? null;
   out.dormant = trigger.status?.dormant ?? false;
   out.paused = trigger.status?.paused ?? false;
+  // why, in the controller's words (the Paused condition): the failures and the last one's cause
+  out.paused_reason = out.paused ? trigger.status?.conditions?.find((c) => c.type === 'Paused' && c.status === 'True')?.message ?? null : null;
   out.consecutive_failures = trigger.status?.consecutiveFailures ?? 0;
   out.last_session_id = trigger.status?.lastSessionName ?? null;
   return out;

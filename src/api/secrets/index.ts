@@ -4,7 +4,7 @@ import { secretsRoutes, type SecretsRoutesConfig } from './routes.js';
 import type { ProjectSecretsService } from './service.js';
 
 export { secretsRoutes, type SecretsRoutesConfig } from './routes.js';
-export { ProjectSecretsService, SecretWriteConflict, type ProjectSecretsStore } from './service.js';
+export { ProjectSecretsService, type ProjectSecretsStore } from './service.js';
 export { kubeProjectSecretsStore } from './kube-store.js';
 
 /** The secrets route group: bearer auth, JSON bodies, under /v1/projects/:projectId/secrets. */

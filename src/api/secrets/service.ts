@@ -5,15 +5,13 @@ import {
   projectSecretsName, secretListing, withSecret, withoutSecret,
   type ProjectSecretsSecret, type Project, type SecretListing,
 } from '../../resources/index.js';
+import { isConflict, retryOnConflict } from '../../kube/index.js';
 import { ApiError } from '../errors.js';
-
-/** A write lost to a concurrent one (resourceVersion precondition, or create of an existing Secret). */
-export class SecretWriteConflict extends Error {}
 
 export interface ProjectSecretsStore {
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
   read(namespace: string, name: string): Promise<ProjectSecretsSecret | undefined>;
-  /** Creates (no resourceVersion) or replaces (with the resourceVersion as precondition); SecretWriteConflict when it lost a race. */
+  /** Creates (no resourceVersion) or replaces (with the resourceVersion as precondition); ConflictError when it lost a race. */
   write(secret: ProjectSecretsSecret): Promise<void>;
   /** An Event on the Project (names only). */
   recordEvent(project: Project, reason: string, message: string): Promise<void>;
@@ -48,17 +46,17 @@ export class ProjectSecretsService {
   /** Read, change, write with a precondition; again when another writer won. False when there was nothing to change. */
   private async update(project: Project, change: (current: ProjectSecretsSecret | undefined) => ProjectSecretsSecret | null): Promise<boolean> {
     const namespace = project.metadata.namespace!;
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const next = change(await this.store.read(namespace, projectSecretsName(project)));
-      if (!next) return false;
-      try {
+    try {
+      return await retryOnConflict(async () => {
+        const next = change(await this.store.read(namespace, projectSecretsName(project)));
+        if (!next) return false;
         await this.store.write(next);
         return true;
-      } catch (error) {
-        if (!(error instanceof SecretWriteConflict)) throw error;
-      }
+      }, { attempts: WRITE_ATTEMPTS });
+    } catch (error) {
+      if (isConflict(error)) throw new ApiError(409, 'the project secrets changed concurrently too often: try again');
+      throw error;
     }
-    throw new ApiError(409, 'the project secrets changed concurrently too often: try again');
   }
 
   private async event(project: Project, reason: string, message: string): Promise<void> {

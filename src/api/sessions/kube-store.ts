@@ -1,20 +1,18 @@
 // SessionStore over the Kubernetes API: reads go to the API server, so a caller sees its own writes.
-import { isConflict, readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
+import { readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
 import {
-  NAMESPACE, PROJECT, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionSecretName, sessionTokens,
-  type KubeObject, type Project, type Sandbox, type Session, type SessionSecret, type Trigger,
+  NAMESPACE, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionSecretName, sessionTokens,
+  type KubeObject, type Sandbox, type Session, type SessionSecret, type Trigger,
 } from '../../resources/index.js';
-import { StaleSessionError, type SessionStore } from './store.js';
+import { projectLookup, type FindProject } from '../project-lookup.js';
+import type { SessionStore } from './store.js';
 
-export function kubeSessionStore(client: KubeClient): SessionStore {
+export function kubeSessionStore(client: KubeClient, options: { findProject?: FindProject } = {}): SessionStore {
   const sessions = client.resource<Session>(SESSION);
   const find = async <T extends KubeObject>(type: typeof SESSION, namespace: string, name: string) =>
     (isValidName(name) ? await client.resource<T>(type).find(namespace, name) : undefined);
   return {
-    async findProject(namespace, uid) {
-      const { items } = await client.resource<Project>(PROJECT).list(namespace);
-      return items.find((p) => p.metadata.uid === uid && !p.metadata.deletionTimestamp);
-    },
+    findProject: options.findProject ?? projectLookup(client),
     async gitCredentials(project) {
       const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
       return lookup.ok ? lookup.credentials : null;
@@ -36,14 +34,7 @@ export function kubeSessionStore(client: KubeClient): SessionStore {
       return trigger?.spec.slug ?? null;
     },
     createSession: (session) => sessions.create(session),
-    async patchSession(namespace, id, patch) {
-      try {
-        return await sessions.mergePatch(namespace, id, patch);
-      } catch (error) {
-        if (isConflict(error)) throw new StaleSessionError();
-        throw error;
-      }
-    },
+    patchSession: (namespace, id, patch) => withConflictError(`patch session ${id}`, () => sessions.mergePatch(namespace, id, patch)),
     async sandboxToken(namespace, id) {
       return sessionTokens(await client.resource<SessionSecret>(SECRET).find(namespace, sessionSecretName(id)))?.sandboxToken ?? null;
     },

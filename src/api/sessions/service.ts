@@ -4,15 +4,17 @@
 // only; the Session controller does the rest and is the only writer of the status.
 import { randomUUID } from 'node:crypto';
 import { openMirror } from '../../git/index.js';
+import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { readManifestAt } from '../../manifest/index.js';
 import {
-  API_VERSION, LABEL_PROJECT, SESSION, STOP_REASON_ANNOTATION, appendPromptPatch, capReached, controllerReference, pendingPrompts, sessionCap,
+  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
+import { admit, newSession } from '../../sessions/index.js';
 import { ApiError } from '../errors.js';
 import { serializeSession, type SerializedSession } from './serialize.js';
-import { StaleSessionError, type SessionStore } from './store.js';
+import type { SessionStore } from './store.js';
 import { chooseAgent, type StartRequest } from './validate.js';
 
 export interface SessionServiceOptions {
@@ -21,8 +23,6 @@ export interface SessionServiceOptions {
   mirrorDir: string;
   /** The process-wide concurrent-session cap (SVC_MAX_CONCURRENT_SESSIONS). */
   defaultCap: number;
-  /** How long request-changes feedback waits to be delivered before it is reported undelivered (default 5 min). */
-  feedbackTimeoutMs?: number;
   now?: () => Date;
 }
 
@@ -68,29 +68,11 @@ export class SessionService {
     const agent = chooseAgent(request.agent, await this.defaultBranchManifest(project), branch);
     return this.starts.run(namespace, async () => {
       const cap = sessionCap(await this.store.namespaceAnnotations(namespace), this.options.defaultCap);
-      if (capReached(await this.store.listSessions(namespace), cap)) {
-        throw new ApiError(429, `the account has reached its limit of ${cap} concurrent session(s): stop one (svc sessions stop ID) and try again`);
-      }
-      const id = randomUUID();
-      const session: Session = {
-        apiVersion: API_VERSION,
-        kind: SESSION.kind,
-        metadata: {
-          name: id,
-          namespace,
-          labels: { [LABEL_PROJECT]: project.metadata.name! },
-          ownerReferences: [controllerReference(project)],
-        },
-        spec: {
-          projectRef: { name: project.metadata.name! },
-          agent,
-          baseRef: request.baseRef ?? branch,
-          ...(request.model ? { model: request.model } : {}),
-          ...(request.prompt ? { initialPrompt: request.prompt } : {}),
-          desiredState: 'running',
-          createdBy: userId,
-        },
-      };
+      const admission = admit({ cap, queueDepth: 0, sessions: await this.store.listSessions(namespace), fires: [], request: { kind: 'session' } });
+      if (admission.kind === 'full') throw new ApiError(429, admission.reason); // a session request is never queued
+      const session = newSession(project, {
+        id: randomUUID(), agent, baseRef: request.baseRef ?? branch, model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
+      });
       return this.store.createSession(session);
     });
   }
@@ -112,17 +94,12 @@ export class SessionService {
   }
 
   /** Merge-patches the session with a patch computed from a fresh read; retried on a lost race. */
-  private async patch(project: Project, id: string, change: (session: Session) => object | null): Promise<Session> {
-    for (let attempt = 1; ; attempt++) {
+  private patch(project: Project, id: string, change: (session: Session) => object | null): Promise<Session> {
+    return retryOnConflict(async () => {
       const session = await this.get(project, id);
       const patch = change(session);
-      if (!patch) return session;
-      try {
-        return await this.store.patchSession(project.metadata.namespace!, id, patch);
-      } catch (error) {
-        if (!(error instanceof StaleSessionError) || attempt >= PATCH_ATTEMPTS) throw error;
-      }
-    }
+      return patch ? this.store.patchSession(project.metadata.namespace!, id, patch) : session;
+    }, { attempts: PATCH_ATTEMPTS });
   }
 
   /** Stops the session: its sandbox goes, its branch stays. Idempotent. */
@@ -170,32 +147,5 @@ export class SessionService {
     const sandboxToken = await this.store.sandboxToken(project.metadata.namespace!, id);
     if (!address || !sandboxToken) throw new ApiError(503, `session ${id} is ${status}: its sandbox is not ready yet; try again shortly`);
     return { session, address, sandboxToken };
-  }
-
-  /**
-   * request-changes feedback (SPEC §4.1): queued for the originating session's root engine
-   * session (waking it), then watched until the Session controller delivered it.
-   */
-  async deliverFeedback(project: Project, sessionId: string | null | undefined, text: string): Promise<{ delivered: boolean; message: string }> {
-    if (!sessionId) return { delivered: false, message: 'the change request has no originating session' };
-    let queued: Session;
-    try {
-      queued = await this.prompt(project, sessionId, text, 'feedback');
-    } catch (error) {
-      return { delivered: false, message: `session ${sessionId}: ${(error as Error).message}` };
-    }
-    const ids = new Set(pendingPrompts(queued).map((p) => p.id));
-    const mine = pendingPrompts(queued).at(-1)?.id;
-    const deadline = Date.now() + (this.options.feedbackTimeoutMs ?? 300_000);
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 1000));
-      const current = await this.store.getSession(project.metadata.namespace!, sessionId);
-      if (!current || current.metadata.deletionTimestamp) return { delivered: false, message: `session ${sessionId} was deleted` };
-      if (current.status?.status === 'failed') return { delivered: false, message: `session ${sessionId} failed (${current.status.reason ?? 'unknown'})` };
-      if (mine && ids.has(mine) && !pendingPrompts(current).some((p) => p.id === mine)) {
-        return { delivered: true, message: `delivered to session ${sessionId}'s root engine session` };
-      }
-    }
-    return { delivered: false, message: `session ${sessionId} did not take the feedback within ${Math.round((this.options.feedbackTimeoutMs ?? 300_000) / 1000)} s; it stays queued on the session` };
   }
 }

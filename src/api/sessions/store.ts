@@ -2,14 +2,6 @@
 import type { GitCredentials } from '../../git/index.js';
 import type { Project, Sandbox, Session } from '../../resources/index.js';
 
-/** A write lost a race (resourceVersion precondition failed): re-read and try again. */
-export class StaleSessionError extends Error {
-  constructor() {
-    super('the session changed concurrently');
-    this.name = 'StaleSessionError';
-  }
-}
-
 export interface SessionStore {
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
   gitCredentials(project: Project): Promise<GitCredentials | null>;
@@ -22,7 +14,7 @@ export interface SessionStore {
   /** The slug of a Trigger (for `trigger` of a fired session), null when it is gone. */
   triggerSlug(namespace: string, triggerName: string): Promise<string | null>;
   createSession(session: Session): Promise<Session>;
-  /** Merge-patch; StaleSessionError when the patch's resourceVersion precondition failed. */
+  /** Merge-patch; ConflictError (src/kube) when the patch's resourceVersion precondition failed. */
   patchSession(namespace: string, id: string, patch: object): Promise<Session>;
   /** The sandbox token of the session's Secret, null when it has none yet. */
   sandboxToken(namespace: string, id: string): Promise<string | null>;

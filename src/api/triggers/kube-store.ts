@@ -1,11 +1,12 @@
-// The trigger store over the cluster: Projects, Triggers, TriggerFires and Sessions from the
+// The trigger store over the cluster: Projects (the one lookup), Triggers, TriggerFires and Sessions from the
 // API's shared cache (synced before the API is ready); the webhook secret and the Namespace's
 // cap annotation read live (GET), then served from memory and refreshed in the background each second.
 // A fire create that meets an existing name reads that fire back live.
 import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
+import { projectLookup, type FindProject } from '../project-lookup.js';
 import {
-  NAMESPACE, PROJECT, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, defaultSessionCap, sessionCap,
-  type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
+  NAMESPACE, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, defaultSessionCap, sessionCap,
+  type KubeObject, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import type { TriggerStore } from './store.js';
 
@@ -39,9 +40,8 @@ function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, tt
   };
 }
 
-export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: number } = {}): TriggerStore {
+export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: number; findProject?: FindProject } = {}): TriggerStore {
   const defaultCap = options.defaultCap ?? defaultSessionCap();
-  const projects = cache.resource<Project>(PROJECT);
   const triggers = cache.resource<Trigger>(TRIGGER);
   const fires = cache.resource<TriggerFire>(TRIGGER_FIRE);
   const sessions = cache.resource<Session>(SESSION);
@@ -52,17 +52,16 @@ export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: numbe
   });
   const readNamespace = shortLived(async (_ns, name) => namespaceClient.find('', name));
   return {
-    project(_ns, uid) {
-      const found = projects.byUid(uid);
-      return found && projects.client.decode(found);
-    },
-    triggers: (project) => triggers.ownedBy(project).map((t) => triggers.client.decode(t)),
+    findProject: options.findProject ?? projectLookup(cache.client, cache),
+    // the informer decodes every object it stores (defaults applied)
+    triggers: (project) => triggers.ownedBy(project),
     async secretValue(ns, secretName, key) {
       const value = (await readSecret(ns, secretName))?.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
     },
-    sessions: (ns) => sessions.list(ns).map((s) => sessions.client.decode(s)),
+    sessions: (ns) => sessions.list(ns),
     fires: (ns) => fires.list(ns),
+    readFire: (ns, name) => fires.client.find(ns, name),
     cap: async (ns) => sessionCap((await readNamespace('', ns))?.metadata.annotations, defaultCap),
     async createFire(fire) {
       try {

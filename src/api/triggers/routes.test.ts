@@ -32,7 +32,8 @@ let failCreate: boolean;
 const events: string[] = [];
 
 const store: TriggerStore = {
-  project: (_ns, uid) => (uid === PROJECT_ID ? project : undefined),
+  findProject: async (_ns, uid) => (uid === PROJECT_ID ? project : undefined),
+  readFire: async (_ns, name) => fires.find((f) => f.metadata.name === name),
   triggers: () => triggers,
   secretValue: async (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
   sessions: () => sessions,
@@ -161,6 +162,35 @@ describe('webhook receiver', () => {
     expect((await post(hook(), '{}', signed('{}'))).status).toBe(429);
     expect(fires).toHaveLength(2);
     expect(events).toContain('QueueFull');
+  });
+
+  it('a redelivery gets its first answer after the queue filled and after the trigger was paused; a new delivery does not', async () => {
+    cap = 0;
+    const first = await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'kept-1' });
+    expect(first).toEqual({ status: 202, body: { status: 'queued', reason: expect.stringContaining('cap (0)') } });
+    await post(hook(), '{}', signed('{}'));
+    expect((await post(hook(), '{}', signed('{}'))).status).toBe(429); // the queue (depth 2) is full now
+    expect(await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'kept-1' })).toEqual(first);
+    triggers[0] = trigger('hook', {}, { paused: true, consecutiveFailures: 3 });
+    expect(await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'kept-1' })).toEqual(first);
+    const refused = await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'new-1' });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toContain('svc triggers resume hook');
+    expect(fires).toHaveLength(2);
+  });
+
+  it('a refusal reads a first delivery the cache does not have yet, and answers with it', async () => {
+    cap = 0;
+    const first = await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'lagging-1' });
+    const hidden = fires.splice(0); // the cache lost sight of it: only a live read finds it
+    const live = store.readFire;
+    store.readFire = async (_ns, name) => hidden.find((f) => f.metadata.name === name);
+    try {
+      triggers[0] = trigger('hook', {}, { paused: true, consecutiveFailures: 3 });
+      expect(await post(hook(), '{}', { ...signed('{}'), 'x-github-delivery': 'lagging-1' })).toEqual(first);
+    } finally {
+      store.readFire = live;
+    }
   });
 
   it('a failure to record the fire: 500 without the cause', async () => {

@@ -63,33 +63,33 @@ export function triggerRoutes(service: TriggerService, config: TriggerRoutesConf
   const router = Router({ mergeParams: true });
 
   /** 400 for a malformed id, 403 without the access, 404 for an unknown project or trigger: in that order. */
-  function projectFor(req: Request, res: Response, need: Omit<Requirement, 'projectUid'>) {
+  async function projectFor(req: Request, res: Response, need: Omit<Requirement, 'projectUid'>) {
     const projectId = parseUuid(String((req.params as Record<string, string>).projectId), 'project id');
     const principal = requireAccess(res, { ...need, projectUid: projectId });
-    return { project: service.requireProject(config.namespace, projectId), principal };
+    return { project: await service.requireProject(config.namespace, projectId), principal };
   }
 
-  router.get('/', (req, res) => {
-    const { project } = projectFor(req, res, { access: 'read' });
+  router.get('/', async (req, res) => {
+    const { project } = await projectFor(req, res, { access: 'read' });
     res.json({ triggers: service.triggers(project).map(serializeTrigger), errors: project.status?.triggerErrors ?? [] });
   });
 
-  router.get('/:slug/fires', (req, res) => {
-    const { project } = projectFor(req, res, { access: 'read' });
+  router.get('/:slug/fires', async (req, res) => {
+    const { project } = await projectFor(req, res, { access: 'read' });
     const limit = parseLimit(req.query.limit);
     const trigger = service.requireTrigger(project, req.params.slug!);
     res.json({ fires: service.fires(trigger, limit).map(serializeFire) });
   });
 
   router.post('/:slug/fire', async (req, res) => {
-    const { project, principal } = projectFor(req, res, { access: 'write', capability: FIRE });
+    const { project, principal } = await projectFor(req, res, { access: 'write', capability: FIRE });
     const message = parseFireRequest(req.body);
     const trigger = service.requireTrigger(project, req.params.slug!);
     res.status(202).json(await service.fireManually(trigger, principal.userId, message));
   });
 
   router.post('/:slug/resume', async (req, res) => {
-    const { project } = projectFor(req, res, { access: 'write', capability: UPDATE });
+    const { project } = await projectFor(req, res, { access: 'write', capability: UPDATE });
     const trigger = service.requireTrigger(project, req.params.slug!);
     res.json({ trigger: serializeTrigger(await service.resume(trigger)) });
   });

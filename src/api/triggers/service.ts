@@ -1,12 +1,15 @@
 // The fire service shared by the webhook receiver and the manual fire route: find the trigger,
-// decide the 202 answer (fired or queued at the cap), and record the fire as a TriggerFire.
-// The TriggerFire controller does the rest; a fire's outcome is a Session.
+// answer the fire (session admission, src/sessions/admission.ts: fired, queued, or 429 beyond
+// the queue depth) and record it as a TriggerFire carrying that answer. The TriggerFire
+// controller keeps the answer (the same admission decides when a queued fire starts); a
+// redelivery gets the first answer whatever happened since.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  FIRE_ANSWER_ANNOTATION, LABEL_PROJECT, LABEL_TRIGGER, activeSessionCount, childName, compareFires, deliveryFireName, fireQueueDepth,
-  holdsSlot, isPendingFire, newTriggerFire,
-  type FireSource, type Project, type Session, type Trigger, type TriggerFire,
+  FIRE_ANSWER_ANNOTATION, LABEL_TRIGGER, childName, compareFires, deliveryFireName, fireQueueDepth, newTriggerFire,
+  type FireSource, type Project, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
+import { RecentWrites } from '../../kube/index.js';
+import { admit } from '../../sessions/index.js';
 import { authenticateWebhook, manualVariables, webhookVariables } from '../../triggers/index.js';
 import { ApiError, notFound } from '../errors.js';
 import type { TriggerStore } from './store.js';
@@ -27,14 +30,10 @@ export interface WebhookRequest {
 }
 
 const DELIVERY_HEADERS = ['x-github-delivery', 'x-svc-delivery'] as const;
+/** How long a fire this process created counts before its cache shows it. */
+const RECENT_MS = 10_000;
 
-/** The trigger's most recent live session (reuse mode), like the TriggerFire controller picks it. */
-function lastLiveSession(trigger: Trigger, sessions: readonly Session[]): Session | undefined {
-  return sessions
-    .filter((s) => s.metadata.labels?.[LABEL_TRIGGER] === trigger.metadata.name && !s.metadata.deletionTimestamp && s.status?.status !== 'failed')
-    .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''))[0];
-}
-
+/** The answer recorded on a fire (the annotation), else what its status says. */
 function readAnswer(fire: TriggerFire): FireAnswer {
   try {
     const parsed = JSON.parse(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION] ?? '') as FireAnswer;
@@ -48,7 +47,7 @@ export class TriggerService {
   private readonly queueDepth: number;
   private readonly now: () => Date;
   /** Fires this process created a moment ago, until its cache has them (answers must count them). */
-  private readonly recent = new Map<string, { fire: TriggerFire; until: number }>();
+  private readonly recent = new RecentWrites<TriggerFire>(RECENT_MS);
 
   constructor(options: TriggerServiceOptions) {
     this.store = options.store;
@@ -56,15 +55,9 @@ export class TriggerService {
     this.now = options.now ?? (() => new Date());
   }
 
-  /** The project, if it exists and is not being deleted. */
-  project(namespace: string, projectId: string): Project | undefined {
-    const project = this.store.project(namespace, projectId);
-    return project && !project.metadata.deletionTimestamp ? project : undefined;
-  }
-
   /** The project or 404 (REST routes). */
-  requireProject(namespace: string, projectId: string): Project {
-    const project = this.project(namespace, projectId);
+  async requireProject(namespace: string, projectId: string): Promise<Project> {
+    const project = await this.store.findProject(namespace, projectId);
     if (!project) throw notFound(`project ${projectId} not found`);
     return project;
   }
@@ -94,13 +87,13 @@ export class TriggerService {
   /**
    * The webhook trigger a delivery is for, in the SPEC's order: 404 (project, trigger, disabled,
    * not a webhook), then 409 (its secret not configured). Returns the secret for authentication.
+   * A paused trigger is refused later (fireWebhook), after a redelivery got its first answer.
    */
   async webhookTarget(namespace: string, projectId: string, slug: string): Promise<{ project: Project; trigger: Trigger; secret: string }> {
-    const project = this.project(namespace, projectId);
+    const project = await this.store.findProject(namespace, projectId);
     if (!project) throw notFound('not found');
     const trigger = this.trigger(project, slug);
     if (!trigger || trigger.spec.type !== 'webhook' || !trigger.spec.enabled) throw notFound('not found');
-    if (trigger.status?.paused) throw notFound(`trigger ${slug} is paused after failed fires; resume it with \`svc triggers resume ${slug}\``);
     const secretsName = project.spec.secretsSecretRef?.name ?? `${project.metadata.name}-secrets`;
     const secret = await this.store.secretValue(namespace, secretsName, trigger.spec.secretEnv ?? '');
     if (!secret) throw new ApiError(409, `the project secret ${trigger.spec.secretEnv} named by secret_env is not configured`);
@@ -128,63 +121,66 @@ export class TriggerService {
     return this.store.resume(trigger, this.now().toISOString());
   }
 
-  /** The answer for a new fire: queued at the cap (or behind queued fires), else fired. 429 beyond the queue depth. */
-  private async answerFor(trigger: Trigger, sessionName: string): Promise<FireAnswer> {
+  /** A fire this process answered, by name: in its cache, else among the ones it created a moment ago. */
+  private knownFire(namespace: string, name: string): TriggerFire | undefined {
+    return this.firesWithRecent(namespace).find((f) => f.metadata.name === name);
+  }
+
+  /** The answer to a new fire (admission); ApiError 404 for a paused webhook trigger, 429 beyond the queue depth. */
+  private async answerFor(trigger: Trigger, source: FireSource, fire: TriggerFire): Promise<FireAnswer> {
+    if (source === 'webhook' && trigger.status?.paused) {
+      const slug = trigger.spec.slug;
+      throw notFound(`trigger ${slug} is paused after failed fires; resume it with \`svc triggers resume ${slug}\``);
+    }
     const namespace = trigger.metadata.namespace!;
-    const sessions = this.store.sessions(namespace);
-    if (trigger.spec.sessionMode === 'reuse') {
-      const target = lastLiveSession(trigger, sessions);
-      if (target && holdsSlot(target)) return { status: 'fired', session_id: target.metadata.name! };
-    }
     const cap = await this.store.cap(namespace);
-    const pending = this.firesWithRecent(namespace).filter(isPendingFire);
-    const waiting = pending.filter((f) => f.status?.phase === 'queued');
-    // Fires not yet handled by the controller will each take a slot (unless their session exists already).
-    const sessionNames = new Set(sessions.map((s) => s.metadata.name));
-    const starting = pending.filter((f) => f.status?.phase === undefined && !sessionNames.has(f.spec.sessionName)).length;
-    if (activeSessionCount(sessions) + starting < cap && waiting.length === 0) {
-      const target = trigger.spec.sessionMode === 'reuse' ? lastLiveSession(trigger, sessions) : undefined;
-      return { status: 'fired', session_id: target?.metadata.name ?? sessionName };
+    const admission = admit({
+      cap, queueDepth: this.queueDepth, sessions: this.store.sessions(namespace), fires: this.firesWithRecent(namespace),
+      request: { kind: 'fire', fire, sessionMode: trigger.spec.sessionMode, promised: false },
+    });
+    switch (admission.kind) {
+      case 'start': return { status: 'fired', session_id: fire.spec.sessionName };
+      case 'reprompt': return { status: 'fired', session_id: admission.session.metadata.name! };
+      case 'queue': return { status: 'queued', reason: admission.reason };
+      case 'full':
+        void this.store.recordEvent(trigger, { type: 'Warning', reason: 'QueueFull', message: `a fire was refused: ${admission.reason}` }).catch(() => {});
+        throw new ApiError(429, admission.reason);
     }
-    const project = trigger.spec.projectRef.name;
-    const projectQueued = waiting.filter((f) => f.metadata.labels?.[LABEL_PROJECT] === project).length;
-    if (projectQueued >= this.queueDepth) {
-      const reason = `the queue of project ${project} is full (${this.queueDepth} fires wait for the concurrent-session cap of ${cap})`;
-      void this.store.recordEvent(trigger, { type: 'Warning', reason: 'QueueFull', message: `a fire was refused: ${reason}` }).catch(() => {});
-      throw new ApiError(429, reason);
-    }
-    return { status: 'queued', reason: `the account's concurrent-session cap (${cap}) is reached; the fire is queued at position ${waiting.length + starting + 1 - Math.max(0, cap - activeSessionCount(sessions))} and starts when a session stops` };
   }
 
   private firesWithRecent(namespace: string): TriggerFire[] {
-    const cached = this.store.fires(namespace);
-    const now = Date.now();
-    const names = new Set(cached.map((f) => f.metadata.name));
-    for (const [name, entry] of this.recent) if (entry.until < now || names.has(name)) this.recent.delete(name);
-    return [...cached, ...[...this.recent.values()].filter((e) => e.fire.metadata.namespace === namespace).map((e) => e.fire)];
+    return this.recent.overlay(this.store.fires(namespace), namespace);
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
-    const sessionName = randomUUID();
-    const answer = await this.answerFor(trigger, sessionName);
+    const namespace = trigger.metadata.namespace!;
     const name = deliveryId
       ? deliveryFireName(trigger.metadata.name!, deliveryId)
       : childName(trigger.metadata.name!, `${source === 'manual' ? 'm' : 'w'}-${firedAt.getTime()}-${randomBytes(3).toString('hex')}`);
-    const fire = newTriggerFire(trigger, {
-      name, source, firedAt, variables, sessionName,
-      ...(deliveryId ? { deliveryId } : {}),
-      annotations: { [FIRE_ANSWER_ANNOTATION]: JSON.stringify(answer) },
-    });
+    // A redelivery gets the answer the first delivery got, whatever happened since (queue full, trigger paused).
+    const known = deliveryId ? this.knownFire(namespace, name) : undefined;
+    if (known) return readAnswer(known);
+    const draft = newTriggerFire(trigger, { name, source, firedAt, variables, sessionName: randomUUID(), ...(deliveryId ? { deliveryId } : {}) });
+    let answer: FireAnswer;
+    try {
+      answer = await this.answerFor(trigger, source, draft);
+    } catch (error) {
+      // Refused: unless the cache was behind a first delivery that was accepted (read it live).
+      const first = deliveryId && error instanceof ApiError ? await this.store.readFire(namespace, name).catch(() => undefined) : undefined;
+      if (first) return readAnswer(first);
+      throw error;
+    }
+    const fire = { ...draft, metadata: { ...draft.metadata, annotations: { ...draft.metadata.annotations, [FIRE_ANSWER_ANNOTATION]: JSON.stringify(answer) } } };
     let result;
     try {
       result = await this.store.createFire(fire);
     } catch (error) {
-      // Logged by the error handler (with the cluster's message); the client only learns it failed.
-      throw Object.assign(new ApiError(500, 'the fire could not be recorded; try again'), { stack: `fire ${name}: ${(error as Error).stack ?? String(error)}` });
+      // Logged by the error handler with its cause; the client only learns it failed.
+      throw new ApiError(500, 'the fire could not be recorded; try again', undefined, undefined, { cause: error });
     }
-    // A redelivery (also one racing on another replica) gets the answer the first delivery got.
+    // A redelivery racing on this or another replica gets the answer the first delivery got.
     if ('existing' in result) return readAnswer(result.existing);
-    this.recent.set(result.created.metadata.name!, { fire: result.created, until: Date.now() + 10_000 });
+    if (!this.store.fires(namespace).some((f) => f.metadata.name === name)) this.recent.record(result.created, undefined);
     return answer;
   }
 }

@@ -3,14 +3,16 @@
 import type { Project, Session, Trigger, TriggerFire } from '../../resources/index.js';
 
 export interface TriggerStore {
-  /** The Project with this uid in the namespace, if any. */
-  project(namespace: string, uid: string): Project | undefined;
+  /** The API's one Project lookup (project-lookup.ts): undefined for an unknown Project or one being deleted. */
+  findProject(namespace: string, uid: string): Promise<Project | undefined>;
   /** The Triggers the project owns. */
   triggers(project: Project): Trigger[];
   /** The value of one key of a Secret, if the Secret and the key exist. */
   secretValue(namespace: string, secretName: string, key: string): Promise<string | undefined>;
   sessions(namespace: string): Session[];
   fires(namespace: string): TriggerFire[];
+  /** One fire read live (the cache may not have it yet), undefined when there is none. */
+  readFire(namespace: string, name: string): Promise<TriggerFire | undefined>;
   /** The account's concurrent-session cap. */
   cap(namespace: string): Promise<number>;
   /** Creates the fire; resolves with `existing` when a fire of that name is already there. */

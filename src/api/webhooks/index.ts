@@ -1,8 +1,9 @@
 // The webhook receiver (SPEC §4.2, §5.4, §7): POST /v1/webhooks/projects/<project_id>/<slug>.
 // No API token: the trigger's secret authenticates the raw body bytes. Checks in the SPEC's
 // order: 400 ids, 404 project/trigger, 409 secret not configured, 413 body too large,
-// 401 authentication, then 202 fired or queued (429 when the queue is full, 500 when the fire
-// could not be recorded). Any content type; the body is never parsed before authentication.
+// 401 authentication, then a redelivery's first answer, 404 for a paused trigger, and 202 fired
+// or queued (429 when the queue is full, 500 when the fire could not be recorded). Any content
+// type; the body is never parsed before authentication.
 import express, { Router, type Request } from 'express';
 import { SLUG_PATTERN } from '../../resources/index.js';
 import { badRequest } from '../errors.js';

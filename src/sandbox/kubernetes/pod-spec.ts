@@ -1,7 +1,7 @@
 // What the kubernetes provider creates for one sandbox, as pure functions: a Secret with every
 // secret value (tokens, project secrets) and a hardened Pod that reads it only by reference.
 // Both are owned by the Sandbox, so they go with it.
-import type { KubeObject, OwnerReference } from '../../resources/index.js';
+import { LABEL_SESSION, type KubeObject, type OwnerReference } from '../../resources/index.js';
 import type { SandboxRef, SandboxRequest } from '../provider.js';
 import type { KubernetesSandboxSettings } from './settings.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
@@ -31,7 +31,7 @@ function owner(ref: SandboxRef): OwnerReference {
 }
 
 function labels(request: SandboxRequest): Record<string, string> {
-  return { ...SANDBOX_COMPONENT_LABELS, [LABEL_SANDBOX]: request.name, 'svc.dev/session': request.sessionId };
+  return { ...SANDBOX_COMPONENT_LABELS, [LABEL_SANDBOX]: request.name, [LABEL_SESSION]: request.sessionId };
 }
 
 export function sandboxSecret(request: SandboxRequest): KubeObject {

@@ -21,6 +21,8 @@ export interface Trigger {
   next_fire_at: string | null;
   dormant: boolean;
   paused: boolean;
+  /** Why it is paused (the failures in a row and the last one's cause), null when it is not. */
+  paused_reason?: string | null;
   consecutive_failures?: number;
   last_session_id?: string | null;
 }
@@ -89,7 +91,7 @@ function TriggerCard({ project, trigger, me, onFired }: { project: Project; trig
         {!trigger.enabled ? <> <Status value="disabled" /></> : null}{trigger.paused ? <> <Status value="paused" /></> : null}{trigger.dormant ? <> <Status value="dormant" /></> : null}</h2>
       {trigger.paused ? (
         <div class="row">
-          <p class="error">Paused after {trigger.consecutive_failures ?? 'repeated'} failed fires; a manifest change or resume brings it back.</p>
+          <p class="error">{trigger.paused_reason ? `Paused: ${trigger.paused_reason}` : `Paused after ${trigger.consecutive_failures ?? 'repeated'} failed fires; a manifest change or resume brings it back.`}</p>
           {canWrite(me, CAP.triggerUpdate) ? <button type="button" class="secondary" disabled={action.busy} onClick={() => void action.run(async () => { await api('POST', `${triggersPath(project, trigger.slug)}/resume`, {}); onFired(); })}>Resume</button> : null}
         </div>
       ) : null}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCondition, type Sandbox, type SandboxState } from '../../src/resources/index.js';
 import type { DaemonHealth } from '../../src/sandbox/index.js';
-import { archivedStatus, nextSandboxStatus, type SandboxObserved } from './desired.js';
+import { archivedStatus, nextSandboxStatus, type SandboxObserved } from './status.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 

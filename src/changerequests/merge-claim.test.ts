@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChangeRequestStatus } from '../../resources/index.js';
-import { claimIsDead, newClaim, settle } from './merge-claim.js';
+import type { ChangeRequestStatus } from '../resources/index.js';
+import { claimIsDead, claimIsDeadFor, newClaim, settle } from './merge-claim.js';
 
 const me = { holder: 'api-a', instance: 'i-1' };
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -41,5 +41,20 @@ describe('settle', () => {
     expect(settle(claimed, { head: H, base: B, merged: null }, false, T0)).toBeNull();
     expect(settle(claimed, { head: H, base: B2, merged: null }, false, T0)).toMatchObject({ baseCommitSha: B2, mergeClaim: claimed.mergeClaim });
     expect(settle(open, { head: H, base: B, merged: null }, false, T0)).toBeNull();
+  });
+});
+
+describe('claimIsDeadFor (the ChangeRequest controller, from the replica heartbeat)', () => {
+  const claim = newClaim(me, 'user-1', H, B, T0);
+  const beat = (holderIdentity: string, renewedMs: number, leaseDurationSeconds = 30) => ({ holderIdentity, renewTime: later(renewedMs).toISOString(), leaseDurationSeconds });
+  it.each<[string, Parameters<typeof claimIsDeadFor>[1], number, boolean]>([
+    ['its process renews the heartbeat: alive', beat('i-1', 5_000), 10_000, false],
+    ['the replica restarted (another instance): dead', beat('i-2', 5_000), 10_000, true],
+    ['the replica stopped cleanly (released): dead', beat('', 5_000), 10_000, true],
+    ['the heartbeat was not renewed in time: dead', beat('i-1', 0, 30), 31_000, true],
+    ['no heartbeat: only the timeout', null, 10_000, false],
+    ['no heartbeat, timed out: dead', null, 60_001, true],
+  ])('%s', (_name, replica, at, dead) => {
+    expect(claimIsDeadFor(claim, replica, later(at), 60_000)).toBe(dead);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCondition, type Project, type Sandbox, type SandboxState, type Session, type SessionStatus } from '../../src/resources/index.js';
 import { envMap, type DaemonHealth } from '../../src/sandbox/index.js';
-import { desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionObserved } from './desired.js';
+import { decideSession, desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionFacts, type SessionObserved } from './decide.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const ID = '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10';
@@ -116,5 +116,58 @@ describe('idle sweep', () => {
 
   it('only a running session can be idle', () => {
     expect(isIdle(session({ ...branched, status: 'provisioning' }), health({}, '2026-11-23T10:00:00Z'), 1000, NOW)).toBe(false);
+  });
+});
+
+describe('decideSession: steps first, then the Sandbox and the status', () => {
+  const facts = (over: Partial<SessionFacts> = {}): SessionFacts => ({
+    project, sandbox: null, secrets: { session: true, cli: true }, health: null, idleTimeoutMs: 30 * 60_000, branch: null, delivered: null, ...over,
+  });
+  const prompt = { id: 'p1', text: 'and a test', source: 'api' as const, at: '2026-11-23T11:00:00Z' };
+  const withPrompt = { 'svc.dev/pending-prompts': JSON.stringify([prompt]) };
+  const serving = (desired: 'running' | 'stopped' = 'running'): Sandbox => ({ ...sandbox('active', desired), status: { state: 'active', address: '127.0.0.1:4000' } });
+  const running = session({ ...branched, status: 'running', startedAt: '2026-11-23T11:00:00Z' });
+
+  /** The steps asked, or `children:<create|update|none>` when none is left. */
+  function next(s: Session, f: SessionFacts): string {
+    const out = decideSession(s, f, settings, NOW);
+    if (out.steps?.length) return out.steps.map((step) => step.kind).join(',');
+    const plan = out.children?.[0]?.plan;
+    return `children:${!plan ? 'none' : plan.create.length ? 'create' : plan.update.length ? `update-${(plan.update[0] as Sandbox).spec.desiredState}` : plan.delete.length ? 'delete' : 'none'}`;
+  }
+
+  it.each<[string, Session, SessionFacts, string]>([
+    ['new: push the branch first', session(), facts(), 'push-branch'],
+    ['pushed: the sandbox is created', session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), 'children:create'],
+    ['the push failed: no sandbox', session(), facts({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:none'],
+    ['no project: nothing to push, no sandbox', session(), facts({ project: null }), 'children:none'],
+    ['branch recorded, no Session Secret yet: write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
+    ['then the CLI token', session(branched), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
+    ['both Secrets: the sandbox', session(branched), facts(), 'children:create'],
+    ['a failed session keeps no sandbox running', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
+    ['stop: the sandbox stops', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
+    ['wake: the sandbox runs again', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ sandbox: sandbox('stopped', 'stopped') }), 'children:update-running'],
+    ['serving and quiet past the timeout: the idle sweep stops it', running, facts({ sandbox: serving(), secrets: null, health: health({}, '2026-11-23T11:00:00Z'), idleTimeoutMs: 10 * 60_000 }), 'stop-idle'],
+    ['serving with a pending prompt: deliver it', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health() }), 'deliver-prompts'],
+    ['delivery tried this reconcile: not again', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health(), delivered: 0 }), 'children:none'],
+    ['the initial prompt goes first', session({ ...branched, status: 'provisioning' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ initial_prompt_sent_at: null }) }), 'children:none'],
+    ['an engine not ready takes no prompt', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ state: 'restarting' }) }), 'children:none'],
+  ])('%s', (_name, s, f, expected) => {
+    expect(next(s, f)).toBe(expected);
+  });
+
+  it('the prompts step names the daemon, the root engine session and the prompts, oldest first', () => {
+    const out = decideSession(session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health() }), settings, NOW);
+    expect(out.steps).toEqual([{ kind: 'deliver-prompts', address: '127.0.0.1:4000', rootSessionId: 'ses_1', prompts: [prompt] }]);
+  });
+
+  it('with no step left: the status, its Events and the next look', () => {
+    const out = decideSession(session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), settings, NOW);
+    expect(out.status).toMatchObject({ status: 'provisioning', branch: ID, baseSha: SHA });
+    expect(out.events?.map((e) => e.reason)).toEqual(['BranchCreated']);
+    expect(out.requeueAfter).toBe(250);
+    const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), settings, NOW);
+    expect(delivered.events?.map((e) => e.reason)).toEqual(['PromptDelivered']);
+    expect(delivered.requeueAfter).toBe(5000);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Project, Session, Trigger, TriggerFire } from '../../src/resources/index.js';
-import { decideFire, fireStatus, freshSession, type FireObservation } from './desired.js';
+import type { PendingPrompt, Project, Session, Trigger, TriggerFire } from '../../src/resources/index.js';
+import { decideFire, fireStatus, freshSession, type FireFacts } from './decide.js';
 
 const NOW = new Date('2030-01-01T00:00:10Z');
 const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'acct', uid: 'p-uid' }, spec: { repoUrl: '/r', defaultBranch: 'trunk' } };
@@ -30,14 +30,34 @@ function session(name: string, status?: Session['status'], extra: Partial<Sessio
   };
 }
 
+interface FireObservation extends FireFacts { fire: TriggerFire }
+
 function observe(over: Partial<FireObservation> = {}): FireObservation {
   const f = over.fire ?? fire('f1', '2030-01-01T00:00:05.000Z');
-  return { fire: f, trigger: trigger(), project, sessions: [], fires: [f], cap: 10, queueDepth: 100, now: NOW, ...over };
+  return { fire: f, trigger: trigger(), project, sessions: [], fires: [f], cap: 10, queueDepth: 100, ...over };
+}
+
+type Action =
+  | { kind: 'none' } | { kind: 'fail'; reason: string } | { kind: 'queue'; position: number }
+  | { kind: 'create'; session: Session } | { kind: 'reprompt'; session: Session; prompt: PendingPrompt; wake: boolean };
+
+/** The outcome as the action it asks for: a step (create, reprompt), a status (queued, failed), or nothing. */
+function decide(obs: FireObservation): Action {
+  const { fire: f, ...facts } = obs;
+  // a failure is first told on the trigger (a step), then written
+  const outcome = decideFire(f, { ...facts, toldTrigger: true }, NOW);
+  const step = outcome.steps?.[0];
+  if (step?.kind === 'create') return { kind: 'create', session: step.session };
+  if (step?.kind === 'reprompt') return { kind: 'reprompt', session: obs.sessions.find((s) => s.metadata.name === step.session)!, prompt: step.prompt, wake: step.wake };
+  if (outcome.status.phase === 'failed' && f.status?.phase !== 'failed') return { kind: 'fail', reason: outcome.status.conditions!.find((c) => c.type === 'Ready')!.reason };
+  if (outcome.status.phase === 'queued') return { kind: 'queue', position: outcome.status.queuePosition! };
+  if (outcome.status.phase === 'fired' && f.status?.phase !== 'fired') return { kind: 'create', session: obs.sessions.find((s) => s.metadata.name === outcome.status.sessionName)! };
+  return { kind: 'none' };
 }
 
 describe('decideFire', () => {
   it('creates the session with the rendered prompt, the agent, model, base ref and trigger ref', () => {
-    const action = decideFire(observe({ trigger: trigger({ model: 'openai/gpt-5' }) }));
+    const action = decide(observe({ trigger: trigger({ model: 'openai/gpt-5' }) }));
     expect(action.kind).toBe('create');
     const s = (action as { session: Session }).session;
     expect(s.metadata).toMatchObject({ name: 'f1-session', namespace: 'acct', labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, ownerReferences: [{ kind: 'Project', uid: 'p-uid', controller: true }] });
@@ -61,7 +81,7 @@ describe('decideFire', () => {
     ['stopped sessions hold no slot', { cap: 1, sessions: [session('done', { status: 'stopped' }), session('dead', { status: 'failed' })] }, 'create'],
     ['its session exists already (a retry)', { cap: 0, sessions: [session('f1-session')] }, 'create'],
   ])('%s', (_name, over, expected) => {
-    const action = decideFire(observe(over));
+    const action = decide(observe(over));
     const got = action.kind === 'fail' ? `fail:${action.reason}` : action.kind === 'queue' ? `queue:${action.position}` : action.kind;
     expect(got).toBe(expected);
   });
@@ -72,7 +92,7 @@ describe('decideFire', () => {
     const c = fire('c', '2030-01-01T00:00:03.000Z');
     const fires = [c, a, b];
     const pos = (f: TriggerFire, cap: number, sessions: Session[] = []) => {
-      const action = decideFire(observe({ fire: f, fires, cap, sessions }));
+      const action = decide(observe({ fire: f, fires, cap, sessions }));
       return action.kind === 'queue' ? action.position : action.kind;
     };
     expect([pos(a, 1), pos(b, 1), pos(c, 1)]).toEqual(['create', 1, 2]);
@@ -83,8 +103,8 @@ describe('decideFire', () => {
   it('beyond the queue depth of the project a new fire fails', () => {
     const queued = [1, 2].map((i) => fire(`q${i}`, `2030-01-01T00:00:0${i}.000Z`, { status: { phase: 'queued', queuePosition: i } }));
     const f = fire('new', '2030-01-01T00:00:09.000Z');
-    expect(decideFire(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 2 }))).toMatchObject({ kind: 'fail', reason: 'QueueFull' });
-    expect(decideFire(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 3 }))).toMatchObject({ kind: 'queue', position: 3 });
+    expect(decide(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 2 }))).toMatchObject({ kind: 'fail', reason: 'QueueFull' });
+    expect(decide(observe({ fire: f, fires: [...queued, f], cap: 0, queueDepth: 3 }))).toMatchObject({ kind: 'queue', position: 3 });
   });
 
   describe('reuse', () => {
@@ -97,7 +117,7 @@ describe('decideFire', () => {
       ['falls back to fresh when there is none', [], 5, 'create:f1-session'],
       ['ignores sessions of other triggers', [{ ...session('other'), metadata: { name: 'other', namespace: 'acct', labels: { 'svc.dev/trigger': 'x' } } }], 5, 'create:f1-session'],
     ])('%s', (_name, sessions, cap, expected) => {
-      const action = decideFire(observe({ trigger: reuse, sessions, cap }));
+      const action = decide(observe({ trigger: reuse, sessions, cap }));
       const got = action.kind === 'reprompt' ? `reprompt:${action.session.metadata.name}:${action.wake}` : action.kind === 'create' ? `create:${action.session.metadata.name}` : action.kind;
       expect(got).toBe(expected);
       if (action.kind === 'reprompt') expect(action.prompt).toMatchObject({ id: 'fire-f1-uid', text: 'Push to main by ', source: 'trigger' });
@@ -113,5 +133,44 @@ describe('fireStatus', () => {
     const failed = fireStatus(f, { phase: 'failed', reason: 'QueueFull', message: 'full' }, NOW);
     expect(failed).toMatchObject({ phase: 'failed', reason: 'QueueFull: full' });
     expect(failed.queuePosition).toBeUndefined();
+  });
+});
+
+describe('a 202 is a promise kept', () => {
+  const answered = (name: string, second: number) => fire(name, `2030-01-01T00:00:0${second}.000Z`, { metadata: { name, namespace: 'acct', uid: `${name}-uid`, labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, annotations: { 'svc.dev/answer': '{"status":"queued","reason":"cap"}' } } });
+
+  it('a fire answered with a 202 waits beyond the queue depth instead of being dropped; a cron fire is refused (QueueFull)', () => {
+    const ahead = [1, 2, 3].map((i) => fire(`q${i}`, `2030-01-01T00:00:0${i}.000Z`, { status: { phase: 'queued' } }));
+    const promised = answered('late', 8);
+    expect(decide(observe({ fire: promised, fires: [...ahead, promised], cap: 0, queueDepth: 2 }))).toEqual({ kind: 'queue', position: 4 });
+    const cron = fire('cron', '2030-01-01T00:00:09.000Z');
+    expect(decide(observe({ fire: cron, fires: [...ahead, cron], cap: 0, queueDepth: 2 }))).toMatchObject({ kind: 'fail', reason: 'QueueFull' });
+    // once queued, never dropped either
+    const queuedCron = fire('cron', '2030-01-01T00:00:09.000Z', { status: { phase: 'queued', queuePosition: 4 } });
+    expect(decide(observe({ fire: queuedCron, fires: [...ahead, queuedCron], cap: 0, queueDepth: 2 }))).toEqual({ kind: 'queue', position: 4 });
+  });
+
+  it('after its step: fired with the session and one Fired event; a refused Session fails the fire (told on the trigger first)', () => {
+    const f = fire('f1', '2030-01-01T00:00:05.000Z');
+    const facts = observe({ fire: f });
+    const created = decideFire(f, { ...facts, started: { session: 'f1-session', reprompted: false, woke: false } }, NOW);
+    expect(created.steps ?? []).toEqual([]);
+    expect(created.status).toMatchObject({ phase: 'fired', sessionName: 'f1-session' });
+    expect(created.events).toEqual([{ type: 'Normal', reason: 'Fired', message: 'created session f1-session' }]);
+    const woken = decideFire(f, { ...facts, started: { session: 'last', reprompted: true, woke: true } }, NOW);
+    expect(woken.events).toEqual([{ type: 'Normal', reason: 'Fired', message: 're-prompted session last and woke it' }]);
+    const refused = { ...facts, rejected: { reason: 'SessionRejected', message: 'the cluster refused session f1-session: bad model' } };
+    expect(decideFire(f, refused, NOW).steps).toEqual([{ kind: 'tell-trigger', reason: 'SessionRejected', message: 'fire f1: the cluster refused session f1-session: bad model' }]);
+    const told = decideFire(f, { ...refused, toldTrigger: true }, NOW);
+    expect(told.status).toMatchObject({ phase: 'failed', reason: 'SessionRejected: the cluster refused session f1-session: bad model' });
+    expect(told.events).toEqual([{ type: 'Warning', reason: 'SessionRejected', message: 'the cluster refused session f1-session: bad model' }]);
+  });
+
+  it('a queued fire says so once (Queued event), keeps its place in status and looks again later', () => {
+    const f = fire('f1', '2030-01-01T00:00:05.000Z');
+    const first = decideFire(f, { ...observe({ fire: f, cap: 0 }) }, NOW);
+    expect(first).toMatchObject({ status: { phase: 'queued', queuePosition: 1 }, events: [{ reason: 'Queued' }], requeueAfter: 30_000 });
+    const again = decideFire({ ...f, status: first.status }, { ...observe({ fire: f, cap: 0 }) }, NOW);
+    expect(again.events).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Session, Trigger, TriggerFire } from '../../src/resources/index.js';
-import { nextTriggerStatus } from './desired.js';
+import { nextTriggerStatus } from './status.js';
 
 const NOW = new Date('2030-01-01T00:10:00Z');
 const CREATED = '2030-01-01T00:00:00Z';
@@ -58,6 +58,33 @@ describe('nextTriggerStatus', () => {
       expect(status.conditions?.find((c) => c.type === 'Paused')?.message).toContain('svc triggers resume nightly');
       expect(events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'Paused' })]);
     }
+  });
+
+  describe('the pause rule when fires and failures interleave (issue 23)', () => {
+    const sess = (name: string, status: NonNullable<Session['status']>['status'], startedAt?: string): Session => ({
+      apiVersion: 'svc.dev/v1alpha1', kind: 'Session', metadata: { name }, spec: { projectRef: { name: 'web' }, agent: 'a', baseRef: 'main', desiredState: 'running' },
+      status: { status, ...(startedAt ? { startedAt } : {}) },
+    });
+    const at = (minute: number) => `2030-01-01T00:0${minute}:00.000Z`;
+    it.each<[string, TriggerFire[], Session[], number, boolean]>([
+      ['a later fire whose session is still starting does not erase earlier failures',
+        [fired('a', at(1)), fired('b', at(2)), fired('c', at(3))], [sess('a-s', 'failed'), sess('b-s', 'failed'), sess('c-s', 'provisioning')], 2, false],
+      ['the cron case: each session fails after the next fire started; the third failure pauses',
+        [fired('a', at(1)), fired('b', at(2)), fired('c', at(3)), fired('d', at(4))], [sess('a-s', 'failed'), sess('b-s', 'failed'), sess('c-s', 'failed'), sess('d-s', 'provisioning')], 3, true],
+      ['a session that ran is a success, even when a later one failed',
+        [fired('a', at(1)), fired('b', at(2)), fired('c', at(3))], [sess('a-s', 'failed'), sess('b-s', 'running', at(2)), sess('c-s', 'failed')], 1, false],
+      ['a stopped session is a success', [fired('a', at(1)), fired('b', at(2))], [sess('a-s', 'failed'), sess('b-s', 'stopped', at(2))], 0, false],
+      ['a fire refused for capacity (QueueFull) neither counts nor resets',
+        [failed('a', at(1)), fire('q', at(2), { phase: 'failed', reason: 'QueueFull: the queue of project web is full' }), failed('b', at(3)), failed('c', at(4))], [], 3, true],
+      ['fires in the same second as the trigger\'s creation count (instants, not strings, are compared)',
+        [failed('a', '2030-01-01T00:00:00.100Z'), failed('b', '2030-01-01T00:00:00.200Z'), failed('c', '2030-01-01T00:00:00.300Z')], [], 3, true],
+      ['only capacity refusals: never paused',
+        [1, 2, 3, 4].map((m) => fire(`q${m}`, at(m), { phase: 'failed', reason: 'QueueFull: full' })), [], 0, false],
+    ])('%s', (_name, fires, sessions, count, paused) => {
+      const { status } = run(trigger(), fires, sessions);
+      expect(status.consecutiveFailures).toBe(count);
+      expect(status.paused).toBe(paused);
+    });
   });
 
   const threeFailures = [failed('a', '2030-01-01T00:01:00.000Z'), failed('b', '2030-01-01T00:02:00.000Z'), failed('c', '2030-01-01T00:03:00.000Z')];

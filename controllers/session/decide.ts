@@ -1,29 +1,61 @@
-// Pure code of the Session controller: the Sandbox a session should have, the SPEC §3.2 status
-// with its conditions (Ready, BranchReady, SandboxReady), the Events of a transition, and the
-// idle sweep's decision. No I/O; `now` is injected.
+// The Session controller's decision, pure: from the facts one reconcile observed (SessionFacts,
+// a typed record) to the whole outcome: the steps to carry out (push the session branch, write
+// the session's Secrets, deliver pending prompts, stop an idle session), the Sandbox it owns
+// (a planned child), the SPEC §3.2 status with its conditions (Ready, BranchReady,
+// SandboxReady), the Events of a transition and when to look again. No I/O; `now` is injected.
+// Later facts (a checkpoint, the engine's progress, credentials issued per wake) are new fields
+// of SessionFacts and new rows of the decision, not a new shape.
+import type { Outcome } from '../../src/runtime/index.js';
+import { planChildren } from '../../src/runtime/index.js';
 import {
-  API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, sandboxName, setCondition,
-  type Condition, type ConditionInput, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
+  API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
+  type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
 import { engineBusy, envList, envMap, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
 
 export interface SessionEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
+
+/** What one reconcile of a Session observed, and what its steps did. */
+export interface SessionFacts {
+  /** The session's Project (cache); null when it does not exist. */
+  project: Project | null;
+  /** Its Sandbox (cache), null when there is none. */
+  sandbox: Sandbox | null;
+  /**
+   * Which of the session's Secrets exist: the Session Secret with both tokens, and the CLI
+   * token's Secret. Read while the sandbox should run and is not active; null when not read.
+   */
+  secrets: { session: boolean; cli: boolean } | null;
+  /** The daemon's health, read while the sandbox is active and should run. */
+  health: DaemonHealth | null;
+  /** The project's idle timeout, else the operator's. */
+  idleTimeoutMs: number;
+  /** Step result: pushing the session branch, when this reconcile tried (null: not tried). */
+  branch: BranchOutcome | null;
+  /** Step result: prompts delivered to the root engine session by this reconcile (null: not tried). */
+  delivered: number | null;
+}
+
+/** Side effects the decision asks for (data only; steps.ts carries them out). */
+export type SessionStep =
+  /** Push refs/heads/<session id> at the tip of `baseRef` with the project's own credentials. */
+  | { kind: 'push-branch'; baseRef: string }
+  /** Create the Session Secret with new tokens (sandbox token, the session's CLI token). */
+  | { kind: 'write-session-secret' }
+  /** Create the CLI token's Secret (with the API tokens) from the Session Secret's CLI token. */
+  | { kind: 'write-cli-token' }
+  /** Send `prompts` (oldest first) to the root engine session at the daemon `address`, then remove the delivered ones. */
+  | { kind: 'deliver-prompts'; address: string; rootSessionId: string; prompts: PendingPrompt[] }
+  /** The idle sweep: spec.desiredState stopped, with the Idle stop reason. */
+  | { kind: 'stop-idle' };
 
 /** The outcome of pushing the session branch, when this reconcile tried. */
 export type BranchOutcome =
   | { kind: 'ready'; baseSha: string; created: boolean }
   | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | 'CredentialsNotFound' | 'PushRejected'; message: string };
 
-export interface SessionObserved {
-  project: Project | null;
-  /** null when the branch was recorded by an earlier reconcile (nothing tried now). */
-  branch: BranchOutcome | null;
-  sandbox: Sandbox | null;
-  /** The daemon's health, read while the sandbox is active. */
-  health: DaemonHealth | null;
-  /** Follow-up prompts delivered to the root engine session by this reconcile. */
-  delivered: number;
-}
+/** The facts the status is computed from (older name, kept for the status table tests). */
+export type SessionObserved = Pick<SessionFacts, 'project' | 'branch' | 'sandbox' | 'health'> & { delivered: number | null };
 
 export interface SessionOutcome {
   status: SessionStatus;
@@ -200,4 +232,63 @@ export function requeueAfterMs(status: SessionStatusValue | undefined): number |
   if (status === 'provisioning') return 250;
   if (status === 'running') return 5000;
   return undefined;
+}
+
+/**
+ * The Sandbox to have, given the one there is (null: none, and none to create). A new one
+ * only for a session that should run; an existing one keeps its spec except the desired state,
+ * and its environment changes only on a wake (sandboxSpecPatch): a running sandbox keeps the
+ * one it started with.
+ */
+export function sandboxFor(session: Session, project: Project, settings: SandboxSettings, existing: Sandbox | null): Sandbox | null {
+  const desired = desiredSandbox(session, project, settings);
+  if (!existing) return desired.spec.desiredState === 'running' ? desired : null;
+  const patch = sandboxSpecPatch(existing, desired);
+  return patch ? { ...existing, spec: { ...existing.spec, ...patch.spec } } : existing;
+}
+
+/** Whether the daemon is ready for the pending prompts (the initial prompt, which the daemon sends, goes first). */
+function promptsDeliverable(session: Session, health: DaemonHealth | null): health is DaemonHealth & { engine: { root_session_id: string } } {
+  if (health?.engine.state !== 'ready' || !health.engine.root_session_id) return false;
+  return !(session.spec.initialPrompt && !session.status?.startedAt && !health.engine.initial_prompt_sent_at);
+}
+
+/** Does the session want a sandbox running (and so its tokens)? */
+const wantsSandbox = (session: Session) => sandboxDesiredState(session) === 'running';
+
+/** Which Secrets observe reads: those a sandbox about to start needs. */
+export function needsSecrets(session: Session, sandbox: Sandbox | null): boolean {
+  return wantsSandbox(session) && sandbox?.status?.state !== 'active';
+}
+
+/**
+ * The Session controller's decision. Steps come first, one concern at a time (the runtime
+ * performs them and decides again with what they did): the branch, then the Secrets a new
+ * sandbox needs, then the idle sweep or the pending prompts. With no step left: the Sandbox
+ * child, the status, the Events and the next look.
+ */
+export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
+  const { project, sandbox, health } = facts;
+  const waiting = (steps: SessionStep[]) => ({ status: session.status ?? {}, steps });
+  const failed = session.status?.status === 'failed';
+  if (project && !failed && !session.status?.baseSha && facts.branch === null) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
+  const branchReady = !!session.status?.baseSha || facts.branch?.kind === 'ready';
+
+  if (project && branchReady && needsSecrets(session, sandbox) && facts.secrets) {
+    if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);
+    if (!facts.secrets.cli) return waiting([{ kind: 'write-cli-token' }]);
+  }
+  const address = sandbox?.status?.address;
+  const serving = sandbox?.status?.state === 'active' && !!address && sandbox.spec.desiredState === 'running';
+  if (serving && isIdle(session, health, facts.idleTimeoutMs, now)) return waiting([{ kind: 'stop-idle' }]);
+  const prompts = pendingPrompts(session);
+  if (serving && prompts.length && facts.delivered === null && promptsDeliverable(session, health)) {
+    return waiting([{ kind: 'deliver-prompts', address: address!, rootSessionId: health.engine.root_session_id, prompts }]);
+  }
+
+  const outcome = nextSessionStatus(session, facts, now);
+  const children = project && branchReady
+    ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], [sandboxFor(session, project, settings, sandbox)].filter((s): s is Sandbox => s !== null)) }]
+    : [];
+  return { status: outcome.status, events: outcome.events, children, requeueAfter: requeueAfterMs(outcome.status.status) };
 }

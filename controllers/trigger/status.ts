@@ -32,11 +32,29 @@ export interface TriggerOutcome {
 
 const byFiredAt = (a: TriggerFire, b: TriggerFire) => a.spec.firedAt.localeCompare(b.spec.firedAt) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
-/** Whether a fire failed: refused outright, or its fresh session failed. Undefined while undecided. */
-function fireFailed(fire: TriggerFire, sessions: ReadonlyMap<string, Session>): boolean | undefined {
-  if (fire.status?.phase === 'failed') return true;
+/** Reasons of fires refused for capacity: the account was busy, nothing is wrong with the trigger. */
+const CAPACITY_REASONS = ['QueueFull'];
+
+/**
+ * The outcome of one fire for the pause rule (docs/triggers.md), undefined while undecided:
+ * - failed: its session failed, or the cluster refused the fire's session;
+ * - succeeded: its session ran (reached running, or ended stopped or completed), or is gone;
+ * - undecided: waiting in the queue, or its session is still starting (provisioning). A later
+ *   fire whose session is still starting therefore never hides an earlier fire's failure.
+ * A fire refused for capacity (QueueFull) counts neither way.
+ */
+export function fireOutcome(fire: TriggerFire, sessions: ReadonlyMap<string, Session>): 'failed' | 'succeeded' | undefined {
+  if (fire.status?.phase === 'failed') {
+    const reason = fire.status.reason ?? '';
+    return CAPACITY_REASONS.some((r) => reason.startsWith(`${r}:`) || reason === r) ? undefined : 'failed';
+  }
   if (fire.status?.phase !== 'fired') return undefined;
-  return sessions.get(fire.status.sessionName ?? '')?.status?.status === 'failed';
+  const session = sessions.get(fire.status.sessionName ?? '');
+  if (!session) return 'succeeded';
+  const status = session.status?.status;
+  if (status === 'failed') return 'failed';
+  if (status === 'running' || status === 'stopped' || status === 'completed' || session.status?.startedAt) return 'succeeded';
+  return undefined;
 }
 
 function failureReason(fire: TriggerFire, sessions: ReadonlyMap<string, Session>): string {
@@ -76,13 +94,16 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   const lastFired = fires.filter((f) => f.status?.phase === 'fired').at(-1);
   if (lastFired?.status?.sessionName) next.lastSessionName = lastFired.status.sessionName;
 
+  // Counted in the order the fires were made, newest first, whatever order their sessions end in.
   let failures = 0;
   let lastFailure = '';
+  // compared as instants: failuresSince may have second precision (a creation time), firedAt has milliseconds
+  const since = Date.parse(next.failuresSince!);
   for (const fire of [...fires].reverse()) {
-    if (fire.spec.firedAt <= next.failuresSince!) break;
-    const failed = fireFailed(fire, obs.sessions);
-    if (failed === undefined) continue;
-    if (!failed) break;
+    if (Date.parse(fire.spec.firedAt) <= since) break;
+    const outcome = fireOutcome(fire, obs.sessions);
+    if (outcome === undefined) continue;
+    if (outcome === 'succeeded') break;
     if (failures === 0) lastFailure = failureReason(fire, obs.sessions);
     failures += 1;
   }

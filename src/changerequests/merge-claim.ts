@@ -1,7 +1,8 @@
 // The merge claim (docs/change-requests.md "Merges across crashes and replicas"), pure: who may
 // push a merge, when a claim is dead, and what an open CR's status becomes once the live branch
-// tips and an ancestor check were observed. The service does the I/O.
-import type { ChangeRequestStatus, MergeClaim } from '../../resources/index.js';
+// tips and an ancestor check were observed. The API's merge takes and clears claims; the
+// ChangeRequest controller settles the ones their merger left (it died, or restarted).
+import type { ChangeRequestStatus, MergeClaim } from '../resources/index.js';
 
 /** This API process: the replica's stable name and this start of it. */
 export interface ClaimHolder { holder: string; instance: string }
@@ -18,8 +19,33 @@ export function isOwnClaim(claim: MergeClaim | null | undefined, holder: ClaimHo
 }
 
 /**
- * A claim is dead when it timed out, when its replica restarted since (same holder, another
- * instance), or when it is this process's own and no merge of it is running here.
+ * An API replica's heartbeat (a coordination.k8s.io Lease named apiReplicaLeaseName(holder) in
+ * the API's namespace): which process of that replica runs now, and since when it is renewed.
+ */
+export interface ReplicaLease {
+  /** The instance of the running process; empty once it stopped cleanly. */
+  holderIdentity: string;
+  renewTime: string | null;
+  leaseDurationSeconds: number;
+}
+
+/**
+ * Seen from the ChangeRequest controller: a claim is dead when it timed out, or when its
+ * replica's heartbeat names another process (the replica restarted, or stopped: empty) or was
+ * not renewed in time (the replica is gone). A replica without a heartbeat is judged by the
+ * timeout alone.
+ */
+export function claimIsDeadFor(claim: MergeClaim, replica: ReplicaLease | null, now: Date, timeoutMs: number): boolean {
+  if (now.getTime() - Date.parse(claim.claimedAt) > timeoutMs) return true;
+  if (!replica) return false;
+  if (replica.holderIdentity !== claim.instance) return true;
+  const renewed = Date.parse(replica.renewTime ?? '');
+  return !Number.isNaN(renewed) && now.getTime() - renewed > replica.leaseDurationSeconds * 1000;
+}
+
+/**
+ * Seen from an API process: a claim is dead when it timed out, when its replica restarted since
+ * (same holder, another instance), or when it is this process's own and no merge of it is running here.
  */
 export function claimIsDead(claim: MergeClaim, holder: ClaimHolder, runningHere: boolean, now: Date, timeoutMs: number): boolean {
   if (now.getTime() - Date.parse(claim.claimedAt) > timeoutMs) return true;

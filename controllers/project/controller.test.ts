@@ -1,14 +1,48 @@
-// The reconciler against a real git repository and an in-memory cluster port.
+// The Project kind as production runs it (objectController's reconcileObject) against a real git
+// repository, with the cluster in memory: observe reads it, the outcome is written to it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createLogger } from '../../src/lib/log.js';
+import { reconcileObject, type OutcomeWriter, type ReconcileContext } from '../../src/runtime/index.js';
 import type { Project, ProjectStatus, Trigger } from '../../src/resources/index.js';
-import type { ProjectEvent } from './desired.js';
-import { projectReconciler, type ProjectCluster } from './reconciler.js';
+import { projectKind } from './controller.js';
+import type { ProjectEvent, TriggerPlan } from './desired.js';
+import type { ProjectWorld } from './observe.js';
+import type { ReadRepository } from './repository.js';
 import { repositoryReader } from './repository.js';
 import { manifestWithTriggers } from '../../test/dev/util.js';
+
+/** The world plus the writes: a Project reconcile outside the manager. */
+interface ProjectCluster extends ProjectWorld {
+  createTrigger(trigger: Trigger): Promise<void>;
+  updateTrigger(trigger: Trigger): Promise<void>;
+  deleteTrigger(trigger: Trigger): Promise<void>;
+  patchStatus(project: Project, status: ProjectStatus): Promise<void>;
+  recordEvent(project: Project, event: ProjectEvent): Promise<void>;
+}
+
+/** One reconcile through the production path, written to `cluster`. */
+function projectReconciler(options: { cluster: ProjectCluster; readRepository: ReadRepository; resyncMs?: number }) {
+  const { cluster } = options;
+  const kind = projectKind({ mirrorDir: '', resyncMs: options.resyncMs, readRepository: options.readRepository, world: () => cluster });
+  const writer: OutcomeWriter<Project> = {
+    writeStatus: (p, status) => cluster.patchStatus(p, status),
+    recordEvent: (p, event) => cluster.recordEvent(p, event as ProjectEvent),
+    async applyChildren(_type, plan) {
+      for (const trigger of plan.delete as Trigger[]) await cluster.deleteTrigger(trigger);
+      for (const trigger of plan.update as Trigger[]) await cluster.updateTrigger(trigger);
+      for (const trigger of plan.create as Trigger[]) await cluster.createTrigger(trigger);
+    },
+  };
+  const ctx = { signal: new AbortController().signal, log: createLogger(() => {}) } as unknown as ReconcileContext;
+  return async (p: Project): Promise<{ requeueAfterMs: number; plan: TriggerPlan | null; statusWritten: boolean }> => {
+    const { outcome, statusWritten } = await reconcileObject(kind, p, ctx, writer);
+    return { requeueAfterMs: outcome.requeueAfter ?? 0, plan: (outcome.children?.[0]?.plan as TriggerPlan | undefined) ?? null, statusWritten };
+  };
+}
 
 // The same manifest the svc dev acceptance tests use: two valid triggers and one invalid.
 const MANIFEST = manifestWithTriggers;

@@ -1,0 +1,156 @@
+// The Session controller's side effects, one function per step of decide.ts (SessionStep):
+// each does one thing and returns the facts it changed (and the Session when it wrote it).
+import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError } from '../../src/git/index.js';
+import { isAlreadyExists, isNotFound, readGitCredentials, readSecretData, retryOnConflict, type KubeClient } from '../../src/kube/index.js';
+import { newToken, tokenSecret, TOKEN_LABEL, type TokenGrant } from '../../src/lib/api-tokens.js';
+import { signContextHeader } from '../../src/lib/context-header.js';
+import { newSandboxToken } from '../../src/lib/sandbox-token.js';
+import type { ReconcileContext, StepResult } from '../../src/runtime/index.js';
+import {
+  LABEL_SESSION, SECRET, SESSION, STOP_REASON_ANNOTATION, removePromptsPatch, sessionSecret, sessionSecretName, sessionTokens,
+  type KubeObject, type PendingPrompt, type Project, type Session, type SessionSecret,
+} from '../../src/resources/index.js';
+import type { BranchOutcome, SessionFacts, SessionStep } from './decide.js';
+
+/** What the session's CLI token may do: everything an agent needs, never merging its own CR (SPEC §1 mandate 3). */
+export const SESSION_CLI_CAPABILITIES = [
+  'project.read', 'project.gitops.read', 'project.gitops.push', 'project.cr.open', 'project.session.read', 'project.trigger.read', 'project.secret.read',
+] as const;
+
+export interface StepSettings {
+  /** Directory of the bare mirrors (shared with the Project controller). */
+  mirrorDir: string;
+  /** Namespace of the API token Secrets (SVC_NAMESPACE). */
+  tokenNamespace: string;
+}
+
+type SessionStepResult = StepResult<Session, SessionFacts>;
+
+/** Pushes refs/heads/<session id> at the tip of the base ref to the project's repository. */
+async function pushSessionBranch(client: KubeClient, mirrorDir: string, session: Session, project: Project, baseRef: string): Promise<BranchOutcome> {
+  const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
+  const where = redact(project.spec.repoUrl);
+  if (!lookup.ok) return { kind: 'failed', reason: 'CredentialsNotFound', message: lookup.message };
+  try {
+    const mirror = openMirror({ cacheDir: mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials: lookup.credentials });
+    await mirror.fetch({ force: true });
+    let sha = await mirror.resolveBranch(baseRef);
+    if (!sha) sha = await mirror.resolveCommit(baseRef).catch(() => null);
+    if (!sha) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}; push it or start the session from another ref` };
+    try {
+      const { created } = await mirror.pushBranch(session.metadata.name!, sha);
+      return { kind: 'ready', baseSha: sha, created };
+    } catch (error) {
+      // Pushed by an earlier attempt whose status write was lost, then moved on by the agent: keep it.
+      if (error instanceof BranchExistsError) return { kind: 'ready', baseSha: sha, created: false };
+      throw error;
+    }
+  } catch (error) {
+    if (error instanceof RefNotFoundError) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}` };
+    const rejected = error instanceof PushRejectedError;
+    return { kind: 'failed', reason: rejected ? 'PushRejected' : 'RepositoryUnreachable', message: `could not create the session branch in ${where}: ${(error as Error).message}` };
+  }
+}
+
+/** The Session Secret, created once with new tokens (an earlier attempt's stays: AlreadyExists is done). */
+async function writeSessionSecret(client: KubeClient, session: Session): Promise<void> {
+  const fresh = { sandboxToken: newSandboxToken(session.metadata.name!), cliToken: newToken() };
+  try {
+    await client.resource<SessionSecret>(SECRET).create(sessionSecret(session, fresh));
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+/**
+ * The CLI token's Secret (an API token Secret in `tokenNamespace`), made from the Session
+ * Secret's CLI token. Owned by the Session when both share a namespace (garbage collected with
+ * it); else the Session's finalizer revokes it (revokeCliTokens).
+ */
+async function writeCliToken(client: KubeClient, session: Session, project: Project, tokenNamespace: string): Promise<void> {
+  const name = session.metadata.name!;
+  const tokens = sessionTokens(await client.resource<SessionSecret>(SECRET).find(session.metadata.namespace!, sessionSecretName(name)));
+  if (!tokens) throw new Error(`the Secret ${sessionSecretName(name)} exists without the session's tokens`);
+  const grant: TokenGrant = {
+    userId: session.spec.createdBy && /^[0-9a-f-]{36}$/i.test(session.spec.createdBy) ? session.spec.createdBy : session.metadata.uid!,
+    access: 'write',
+    projectUid: project.metadata.uid!,
+    capabilities: SESSION_CLI_CAPABILITIES,
+  };
+  const cli = tokenSecret(tokens.cliToken, grant, tokenNamespace);
+  const owned = tokenNamespace === session.metadata.namespace;
+  const stored = {
+    ...cli,
+    metadata: {
+      ...cli.metadata,
+      labels: { ...cli.metadata.labels, [LABEL_SESSION]: name },
+      ...(owned ? { ownerReferences: [{ apiVersion: session.apiVersion!, kind: session.kind!, name, uid: session.metadata.uid!, blockOwnerDeletion: false }] } : {}),
+    },
+  };
+  try {
+    await client.resource<SessionSecret>(SECRET).create(stored as SessionSecret);
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+/** Revokes the CLI tokens of a session (its Session Secret goes with it by owner reference). */
+export async function revokeCliTokens(client: KubeClient, tokenNamespace: string, sessionId: string): Promise<void> {
+  const secrets = client.resource<KubeObject>(SECRET);
+  const list = await secrets.list(tokenNamespace, { labelSelector: `${LABEL_SESSION}=${sessionId},${TOKEN_LABEL}=true` });
+  for (const secret of list.items) {
+    try { await secrets.delete(tokenNamespace, secret.metadata.name!); } catch (error) { if (!isNotFound(error)) throw error; }
+  }
+}
+
+/** Sends the prompts to the root engine session, oldest first, until one is not taken; returns the delivered ids. */
+async function sendPrompts(client: KubeClient, session: Session, step: Extract<SessionStep, { kind: 'deliver-prompts' }>): Promise<string[]> {
+  const tokens = sessionTokens(await client.resource<SessionSecret>(SECRET).find(session.metadata.namespace!, sessionSecretName(session.metadata.name!)));
+  if (!tokens) return [];
+  const delivered: string[] = [];
+  for (const prompt of step.prompts as PendingPrompt[]) {
+    const header = signContextHeader(tokens.sandboxToken, { sub: session.spec.createdBy ?? session.metadata.uid!, sid: session.metadata.name!, scope: 'engine' });
+    const res = await fetch(`http://${step.address}/session/${encodeURIComponent(step.rootSessionId)}/prompt_async`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-user-context': header },
+      body: JSON.stringify({ parts: [{ type: 'text', text: prompt.text }] }),
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => null);
+    if (!res?.ok) break; // kept for the next reconcile
+    await res.body?.cancel();
+    delivered.push(prompt.id);
+  }
+  return delivered;
+}
+
+export async function performSessionStep(session: Session, step: SessionStep, ctx: ReconcileContext, facts: SessionFacts, settings: StepSettings): Promise<SessionStepResult> {
+  const { client } = ctx;
+  const sessions = ctx.resource<Session>(SESSION);
+  const namespace = session.metadata.namespace!;
+  const name = session.metadata.name!;
+  switch (step.kind) {
+    case 'push-branch':
+      return { observed: { branch: await pushSessionBranch(client, settings.mirrorDir, session, facts.project!, step.baseRef) } };
+    case 'write-session-secret':
+      await writeSessionSecret(client, session);
+      return { observed: { secrets: { session: true, cli: false } } };
+    case 'write-cli-token':
+      await writeCliToken(client, session, facts.project!, settings.tokenNamespace);
+      return { observed: { secrets: { session: true, cli: true } } };
+    case 'deliver-prompts': {
+      const delivered = await sendPrompts(client, session, step);
+      if (!delivered.length) return { observed: { delivered: 0 } };
+      let first = true;
+      const stored = await retryOnConflict(async () => {
+        const current = first ? session : await sessions.client.get(namespace, name);
+        first = false;
+        return sessions.mergePatch(namespace, name, removePromptsPatch(current, delivered));
+      }, { attempts: 6 });
+      return { observed: { delivered: delivered.length }, object: stored };
+    }
+    case 'stop-idle': {
+      const stored = await sessions.mergePatch(namespace, name, { metadata: { annotations: { [STOP_REASON_ANNOTATION]: 'Idle' } }, spec: { desiredState: 'stopped' } });
+      return { object: stored };
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// The daemon's GET /svc/health answer (SPEC §4.5, docs/daemon.md): one schema for the writer
+// (svc-agent builds it) and the readers (the Sandbox and Session controllers parse it). Objects
+// are loose: a field a newer daemon adds passes through to readers that know it.
+import { z } from 'zod';
+
+const nullableString = z.string().nullable();
+
+export const DAEMON_STATES = ['starting', 'cloning', 'restoring', 'ready', 'failed'] as const;
+export const ENGINE_STATES = ['stopped', 'booting', 'ready', 'restarting', 'failed'] as const;
+
+/** The session's checkpoint (DESIGN §8.3, docs/daemon.md). */
+export const DaemonCheckpointSchema = z.looseObject({
+  enabled: z.boolean(),
+  ref: z.string(),
+  /** the latest checkpoint the sandbox knows (what Session status `checkpoint: { sha, at }` shows) */
+  sha: nullableString,
+  at: nullableString,
+  /** restored on boot (Event CheckpointRestored) */
+  restored: z.object({ sha: z.string(), at: z.string() }).nullable(),
+  /** found on boot and left alone (Event CheckpointSkipped with the reason) */
+  skipped: z.object({ sha: nullableString, reason: z.string() }).nullable(),
+  conversation: z.looseObject({
+    restored: z.object({ sha: z.string(), session_id: z.string(), messages: z.number().int() }).nullable(),
+    error: nullableString,
+  }),
+  writes: z.number().int(),
+  last_error: z.object({ at: z.string(), message: z.string() }).nullable(),
+});
+export type DaemonCheckpoint = z.infer<typeof DaemonCheckpointSchema>;
+
+/** The engine's progress (docs/daemon.md "Progress"). */
+export const DaemonProgressSchema = z.looseObject({
+  /** stalled from the moment the daemon found the engine stuck until the restarted engine is ready */
+  state: z.enum(['ok', 'stalled']),
+  reason: nullableString,
+  since: z.string(),
+  busy: z.boolean(),
+  last_event_at: nullableString,
+  /** stalls found since the daemon started: a new one is a new Event */
+  stalls: z.number().int(),
+  last_stall: z.object({ at: z.string(), reason: z.string() }).nullable(),
+});
+export type DaemonProgress = z.infer<typeof DaemonProgressSchema>;
+
+export const DaemonHealthSchema = z.looseObject({
+  /** ok once daemon and engine are ready; failed when either gave up. */
+  status: z.enum(['ok', 'starting', 'failed']),
+  daemon: z.looseObject({
+    state: z.enum(DAEMON_STATES),
+    error: nullableString,
+    pid: z.number().int().optional(),
+    started_at: z.string().optional(),
+  }),
+  engine: z.looseObject({
+    state: z.enum(ENGINE_STATES),
+    restarts: z.number().int(),
+    last_exit: z.object({ code: z.number().int().nullable(), signal: nullableString, at: z.string() }).nullable().optional(),
+    next_restart_at: nullableString.optional(),
+    last_error: nullableString,
+    root_session_id: nullableString,
+    initial_prompt_sent_at: nullableString,
+    /** The root engine session's run, as the engine reports it (idle, busy, retry with attempt and message). */
+    run: z.looseObject({ type: z.string().optional(), attempt: z.number().optional(), message: z.string().optional() }).nullable(),
+  }),
+  repository: z.object({ url: nullableString, branch: nullableString, commit: nullableString }).optional(),
+  runtime_env_names: z.array(z.string()).optional(),
+  /** absent from daemons older than checkpoints */
+  checkpoint: DaemonCheckpointSchema.optional(),
+  /** absent from daemons older than the progress watch */
+  progress: DaemonProgressSchema.optional(),
+  last_activity_at: nullableString,
+});
+export type DaemonHealth = z.infer<typeof DaemonHealthSchema>;
+
+/** A run in progress (busy, or retrying a model call): the session is never idle then. */
+export function engineBusy(health: DaemonHealth): boolean {
+  const type = health.engine.run?.type;
+  return type === 'busy' || type === 'retry';
+}
+
+/**
+ * Reads the daemon's health at `address` (host:port); null when it does not answer in time or
+ * answers something else than this schema (a probe sent just as the port opens can hang, so it
+ * always has a timeout).
+ */
+export async function readDaemonHealth(address: string, timeoutMs = 3000): Promise<DaemonHealth | null> {
+  try {
+    const res = await fetch(`http://${address}/svc/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return null;
+    const parsed = DaemonHealthSchema.safeParse(await res.json());
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
