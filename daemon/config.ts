@@ -1,6 +1,7 @@
 // svc-agent configuration: the injected sandbox environment (SPEC §2.6) plus the local knobs of
 // issue 5 (workspace, engine home/port/command) and supervision tunables. Validated once at start.
 import path from 'node:path';
+import { resolveEngineCommand } from '../src/lib/engine-path.js';
 import { splitWords } from './words.js';
 
 export class ConfigError extends Error {}
@@ -102,7 +103,8 @@ export function loadConfig(env: Env): AgentConfig {
   const enginePort = port(env, 'SVC_ENGINE_PORT', 4096, false);
   let engineCommand: string[];
   try {
-    engineCommand = splitWords(value(env, 'SVC_ENGINE_COMMAND') ?? DEFAULT_ENGINE_COMMAND).map((w) => w.replaceAll('{port}', String(enginePort)));
+    // a bare `opencode` is the pinned one of the installed package, whatever PATH holds
+    engineCommand = resolveEngineCommand(splitWords(value(env, 'SVC_ENGINE_COMMAND') ?? DEFAULT_ENGINE_COMMAND).map((w) => w.replaceAll('{port}', String(enginePort))));
   } catch (err) {
     throw new ConfigError(`SVC_ENGINE_COMMAND: ${(err as Error).message}`);
   }

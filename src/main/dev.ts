@@ -15,6 +15,7 @@ import type { NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { devPreflightChecks, runPreflight } from './preflight.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -189,6 +190,8 @@ async function waitForApi(url: string, child: Child): Promise<void> {
 export async function runDev(options: DevOptions): Promise<DevHandle> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const namespace = options.namespace ?? 'default';
+  // The tools sessions need, before anything starts: every missing one named with how to get it.
+  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand }));
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const kubeconfigPath = path.join(dataDir, 'kubeconfig');
