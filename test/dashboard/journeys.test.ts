@@ -3,13 +3,14 @@
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
 // prompt, stop it; fire a trigger now and follow the link to its session. One browser and one
-// page for the file; screenshots go to docs/dashboard/.
+// page for the file; screenshots go to docs/dashboard/ under `make screenshots` (a temporary
+// directory otherwise: `make test` leaves the tree clean).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildArtifacts } from '../daemon/harness.js';
-import { launchBrowser, type Browser } from '../helpers/browser.js';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
+import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
@@ -40,7 +41,8 @@ let base: string;
 let projectId: string;
 const dialogs: string[] = [];
 
-const shot = (name: string) => page.screenshot({ path: path.join(REPO_ROOT, 'docs/dashboard', `${name}.png`), fullPage: true });
+const SHOTS = screenshotDir();
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS.dir, `${name}.png`), fullPage: true });
 const button = (name: string) => page.getByRole('button', { name, exact: true });
 const projectUrl = (section: string) => `${base}#/projects/${projectId}/${section}`;
 
@@ -89,6 +91,7 @@ afterAll(async () => {
   await browser?.close();
   await dev?.stop();
   if (dev) removeDevDir(dev.dataDir);
+  SHOTS.cleanup();
 });
 
 describe('dashboard journeys in Chromium', () => {
