@@ -78,8 +78,13 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   }
   const blocking = m.issues.filter((i) => !isSkippedEntryIssue(i, observation.triggerErrors));
   if (blocking.length) {
-    const first = blocking.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ');
-    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${at} has ${blocking.length} issue(s): ${first}; fix them on ${branch}`, generation) };
+    // The count is of every issue, as status.manifest.issues lists them (the ones that make the
+    // manifest unusable first), and it matches what the message lists.
+    const ordered = [...blocking, ...m.issues.filter((i) => !blocking.includes(i))];
+    const shown = ordered.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`);
+    if (ordered.length > shown.length) shown.push(`and ${ordered.length - shown.length} more (status.manifest.issues)`);
+    const count = `${ordered.length} issue${ordered.length === 1 ? '' : 's'}`;
+    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${at} has ${count}: ${shown.join('; ')}; fix them on ${branch}`, generation) };
   }
   const errors = observation.triggerErrors.length;
   if (errors) {
