@@ -85,6 +85,15 @@ export interface MergePreview {
   conflicts: string[];
 }
 
+/**
+ * `GET .../merge-preview`: SPEC §4.1's preview (what git says) plus what the merge gate will say
+ * of the head: `manifest_issues`, the issues of the head's invalid manifest (empty when it is
+ * valid or there is none), so no one is told "can fast-forward" for a merge the gate refuses.
+ */
+export interface ChangeRequestPreview extends MergePreview {
+  manifest_issues: { path: string; message: string }[];
+}
+
 export interface MergeResult {
   merge_commit_sha: string;
   base_commit_sha: string;

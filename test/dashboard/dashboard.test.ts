@@ -132,6 +132,8 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: `Fix ${XSS}` }).click();
     await page.locator('.file').first().waitFor();
     expect(await page.locator('.preview').textContent()).toContain('Can merge: the base fast-forwards to the head.');
+    // no session opened this CR: requesting changes tells no agent, and the form says so
+    expect(await page.locator('label[for=feedback]').textContent()).toBe('Request changes (kept on this change request: no session opened it, so no agent is told)');
     const readme = page.locator('.file', { has: page.locator('.path', { hasText: 'README.md' }) });
     expect(await readme.locator('.counts').textContent()).toBe('+1 −1');
     expect(await readme.locator('.l-add .code').textContent()).toBe(`+# demo: ${XSS}`);
@@ -184,6 +186,10 @@ describe('dashboard in Chromium', () => {
   it('a manifest-invalid head shows the issues and nothing is merged', async () => {
     const before = host.tip('main');
     await page.goto(crUrl('badManifest'));
+    // the preview already says what the gate will answer, never "Can merge"
+    await expect.poll(() => page.locator('.preview > p').first().textContent(), POLL)
+      .toBe('The merge gate will refuse this change request: the manifest on bad-manifest has 1 issue. Fix it on the branch, then merge.');
+    expect(await page.locator('.preview .issues li').allTextContents()).toEqual([expect.stringMatching(/^\/default_agent: must name a key of agents/)]);
     await button('Merge').click();
     const alert = page.locator('[role=alert]');
     await alert.waitFor();

@@ -121,7 +121,7 @@ describe('svc dev', () => {
 
   it('serves the project routes with 401, 403, 400, 404 and the serialized project', async () => {
     expect((await api('GET', '/projects', null)).status).toBe(401);
-    expect(await api('GET', '/projects', 'svc_not-a-real-token')).toEqual({ status: 401, body: { error: 'unknown or revoked token' } });
+    expect(await api('GET', '/projects', 'svc_not-a-real-token')).toEqual({ status: 401, body: { error: 'unknown or revoked token: use a current one (a cluster admin makes one with `svc tokens create`; under `svc dev`, `source .svc-dev/env` gives its admin token)' } });
     const reader = mintToken({ userId: randomUUID(), access: 'read', capabilities: [] }, 'default');
     await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(reader.secret));
     const forbidden = await api('POST', '/projects', reader.token, { name: 'nope', repo_url: repo });
