@@ -5,7 +5,7 @@ import {
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
-import { redact } from '../../src/git/index.js';
+import { redact, type UnreachableKind } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
 import { redactUrls, urlCarriesCredential } from '../../src/lib/redact-url.js';
@@ -15,7 +15,7 @@ export { triggerEntryFromManifest } from '../../src/triggers/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
-  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' }
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' | Exclude<UnreachableKind, 'Unreachable'> }
   | { kind: 'branch-missing'; sha: null }
   | {
     kind: 'read';

@@ -11,6 +11,8 @@ export interface SerializedProject {
   repo_url: string;
   default_branch: string;
   description: string | null;
+  /** The Secret in the project's namespace holding its git credentials (spec.gitCredentialsSecretRef), or null. */
+  credentials_secret: string | null;
   default_branch_sha: string | null;
   manifest: { file: string | null; version: number | null; valid: boolean; issues: { path: string; message: string }[] } | null;
   triggers: SerializedTrigger[];

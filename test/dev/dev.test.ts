@@ -218,8 +218,10 @@ describe('svc dev', () => {
 
       await secret('wrong-password-xyz');
       await refresh();
-      const refused = await waitFor('FetchFailed', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'FetchFailed' && c; });
+      // its own reason and git's words (issue 23: it was FetchFailed with the first fatal line)
+      const refused = await waitFor('AuthenticationFailed', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'AuthenticationFailed' && c; });
       expect(refused.status).toBe('False');
+      expect(refused.message).toMatch(/Authentication failed for .*\(the host refused the credentials\)/);
       expect(refused.message).toContain(`${server.url}/private.git`);
       expect(await kubectl('get', 'project', 'private', '-o', 'yaml')).not.toContain('wrong-password-xyz');
 

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import {
   advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, serveReceivePack, serveUploadPack, setMirrorHead,
-  GIT_SERVICES, type GitCredentials, type GitService,
+  GIT_SERVICES, type BasicCredentials, type GitService,
 } from '../../git/index.js';
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
@@ -22,7 +22,7 @@ const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 /** Mounted under /v1/projects/:projectId/git with mergeParams. */
 const projectIdOf = (req: Request) => String((req.params as Record<string, string>).projectId);
 
-function basicCredential(header: string | undefined): GitCredentials | null {
+function basicCredential(header: string | undefined): BasicCredentials | null {
   const m = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
   if (!m) return null;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
