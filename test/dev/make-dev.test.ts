@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, removeDevDir } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from './util.js';
-import { opencodeConfig, startModelServer, type ModelServer } from '../fixtures/model-server.js';
+import { OPENCODE_OFFLINE_ENV, opencodeConfig, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { parseEnvFile } from '../../src/main/dev.js';
 import { findExecutable } from '../../src/lib/engine-path.js';
 
@@ -72,6 +72,8 @@ describe('make dev: the default engine, started the way the Makefile starts it',
     expect(findExecutable('opencode', CLEAN_PATH)).toBeNull(); // only the package can provide it
     await svc('projects', 'create', 'demo', '--repo', path.join(tmp, 'demo.git'));
     await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], env)) === 'True', 60_000);
+    // opencode stays on this machine: no model catalogue fetch, no self-update (project secrets reach the engine's env)
+    for (const [name, value] of Object.entries(OPENCODE_OFFLINE_ENV)) await runOk('node', [path.join(REPO_ROOT, 'bin/svc.js'), 'secrets', 'set', name, '--project', 'demo'], env, value);
     const started = JSON.parse(await svc('sessions', 'start', '--project', 'demo', '--prompt', 'Say hello', '--json')) as any;
     const id = (started.session ?? started).id as string;
     const show = async () => JSON.parse(await svc('sessions', 'show', id, '--project', 'demo', '--json')) as any;
