@@ -284,7 +284,10 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');
       await new Promise((r) => setTimeout(r, 50));
     }
-    await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
+    // the bundled tools (helm, the pinned opencode) first on PATH for whoever sources the file
+    const bundledBin = path.join(REPO_ROOT, 'node_modules', '.bin');
+    const pathLine = existsSync(bundledBin) ? `export PATH='${bundledBin.replaceAll("'", "'\\''")}':"$PATH"\n` : '';
+    await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }) + pathLine);
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
