@@ -8,6 +8,7 @@ import { isLocalRepoUrl, type AgentConfig } from './config.js';
 import { CredentialBroker } from './credentials.js';
 import { Workspace, redactUrls } from './git.js';
 import { EngineSupervisor } from './engine.js';
+import { modelError, redactSecrets, secretValues } from './engine-errors.js';
 import { resolveEngineConfigDir } from './engine-config.js';
 import { RootSession } from './root-session.js';
 import { RuntimeEnv } from './runtime-env.js';
@@ -36,6 +37,8 @@ export class Agent {
   private readonly env = new RuntimeEnv();
   private readonly broker: CredentialBroker | null;
   private readonly stateDir: string;
+  /** What health must never show (it answers without authentication). */
+  private readonly secrets = secretValues(process.env);
   private server: http.Server | null = null;
   private events: AbortController | null = null;
 
@@ -157,6 +160,7 @@ export class Agent {
     const repo = await this.workspace.status().catch(() => ({ branch: null, commit: null }));
     let run: unknown = null;
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus().catch(() => null);
+    const modelProblem = modelError(run);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
       daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString() },
@@ -165,7 +169,9 @@ export class Agent {
         restarts: this.engine.restarts,
         last_exit: this.engine.lastExit,
         next_restart_at: this.engine.nextRestartAt === null ? null : new Date(this.engine.nextRestartAt).toISOString(),
-        last_error: this.engine.lastError,
+        last_error: this.engine.lastError === null ? null : redactSecrets(this.engine.lastError, this.secrets),
+        stderr_tail: this.engine.stderrTail.lines().map((line) => redactSecrets(line, this.secrets)),
+        model_error: modelProblem === null ? null : redactSecrets(modelProblem, this.secrets),
         root_session_id: this.rootSession.id,
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,
         run,
