@@ -60,7 +60,8 @@ export function validateCommand(pathArg: string, options: { json?: boolean }): v
   const valid = result.valid && agentIssues.length === 0;
   const warnings = result.warnings.map((i) => `warning: ${issueLine(target.file, i)}`);
   if (options.json) {
-    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues, warnings: result.warnings });
+    // warnings only when there are some: the document's shape stays what scripts already read
+    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues, ...(result.warnings.length ? { warnings: result.warnings } : {}) });
   } else if (valid) {
     printLines([`valid: ${target.file} (version ${result.version}), ${triggerCount(result)}`, ...warnings]);
   } else {

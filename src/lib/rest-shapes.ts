@@ -89,11 +89,11 @@ export interface MergePreview {
 
 /**
  * `GET .../merge-preview`: SPEC §4.1's preview (what git says) plus what the merge gate will say
- * of the head: `manifest_issues`, the issues of the head's invalid manifest (empty when it is
- * valid or there is none), so no one is told "can fast-forward" for a merge the gate refuses.
+ * of the head: `manifest_issues`, present only when the head's manifest is invalid (the gate
+ * will refuse the merge), so no one is told "can fast-forward" for a merge that answers 422.
  */
 export interface ChangeRequestPreview extends MergePreview {
-  manifest_issues: { path: string; message: string }[];
+  manifest_issues?: { path: string; message: string }[];
 }
 
 export interface MergeResult {

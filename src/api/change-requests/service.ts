@@ -280,7 +280,8 @@ export class ChangeRequestService {
     return this.withMirror(project, branchesOf(cr), 'reuse', async (mirror) => {
       const preview = await mirror.preview(cr.spec.baseRef, cr.spec.headRef);
       // the merge gate's verdict on the same head commit, so the preview never promises a refused merge
-      return { ...preview, manifest_issues: (await manifestIssues(mirror, preview.head_sha)) ?? [] };
+      const issues = await manifestIssues(mirror, preview.head_sha);
+      return issues ? { ...preview, manifest_issues: issues } : preview;
     });
   }
 

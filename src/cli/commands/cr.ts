@@ -11,7 +11,7 @@ import { resolveProjectId } from './link.js';
 export type CrView = SerializedChangeRequest;
 
 /** The merge preview of SPEC §4.1, as the engine computes it, with the manifest gate's issues. */
-export type PreviewView = Omit<ChangeRequestPreview, 'manifest_issues'> & { manifest_issues?: ChangeRequestPreview['manifest_issues'] };
+export type PreviewView = ChangeRequestPreview;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');

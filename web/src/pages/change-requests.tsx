@@ -16,7 +16,7 @@ type Project = Pick<FullProject, 'id'>;
 type Cr = SerializedChangeRequest;
 const STATUSES = ['open', 'merged', 'closed', 'all'] as const;
 
-type Preview = Omit<ChangeRequestPreview, 'manifest_issues'> & { manifest_issues?: ChangeRequestPreview['manifest_issues'] };
+type Preview = ChangeRequestPreview;
 
 const crPath = (project: Project, cr?: string) => `/projects/${enc(project.id)}/change-requests${cr ? `/${enc(cr)}` : ''}`;
 
