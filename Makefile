@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_BIN := node_modules/.bin
 
-.PHONY: help install build generate verify lint typecheck test ci dev bench clean image e2e
+.PHONY: help install build generate verify lint typecheck test ci dev bench screenshots clean image e2e
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -53,6 +53,11 @@ TAG ?= $(shell node -p "require('./package.json').version")
 image: ## build the operator/API image (needs Docker): make image IMAGE=registry/svc TAG=x, then docker push
 	docker build -f images/svc/Dockerfile -t $(IMAGE):$(TAG) .
 	@echo "built $(IMAGE):$(TAG); push it with: docker push $(IMAGE):$(TAG)"
+
+# The dashboard's browser tests with their screenshots kept in docs/dashboard/ (tracked: the docs
+# show them). `make test` writes them to a temporary directory and leaves the tree clean.
+screenshots: build ## re-take the dashboard screenshots in docs/dashboard/ (then review and commit them)
+	SVC_SCREENSHOT_DIR=$(CURDIR)/docs/dashboard $(NPM_BIN)/vitest run test/dashboard
 
 clean: ## remove build output
 	rm -rf dist

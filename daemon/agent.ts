@@ -8,6 +8,7 @@ import { isLocalRepoUrl, type AgentConfig } from './config.js';
 import { CredentialBroker } from './credentials.js';
 import { Workspace, redactUrls } from './git.js';
 import { EngineSupervisor } from './engine.js';
+import { modelError, redactSecrets, secretValues } from './engine-errors.js';
 import { resolveEngineConfigDir } from './engine-config.js';
 import { agentFileModels, discoverModels, gatewayEngineConfig, repositoryEngineConfigs } from './llm-gateway.js';
 import { RootSession } from './root-session.js';
@@ -49,6 +50,8 @@ export class Agent {
   readonly events: EngineEvents;
   readonly progress: ProgressWatcher;
   readonly checkpoints: Checkpointer;
+  /** What health must never show (it answers without authentication). */
+  private readonly secrets = secretValues(process.env);
   private server: http.Server | null = null;
   /** Model ids the gateway's providers listed (asked once, before the first engine start). */
   private discoveredModels: Record<string, string[]> = {};
@@ -241,6 +244,7 @@ export class Agent {
     let run: DaemonHealth['engine']['run'] = null;
     // a short timeout: a stuck engine must not hold up the health answer
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus(2_000).catch(() => null);
+    const modelProblem = modelError(run);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
       daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString() },
@@ -249,7 +253,9 @@ export class Agent {
         restarts: this.engine.restarts,
         last_exit: this.engine.lastExit,
         next_restart_at: this.engine.nextRestartAt === null ? null : new Date(this.engine.nextRestartAt).toISOString(),
-        last_error: this.engine.lastError,
+        last_error: this.engine.lastError === null ? null : redactSecrets(this.engine.lastError, this.secrets),
+        stderr_tail: this.engine.stderrTail.lines().map((line) => redactSecrets(line, this.secrets)),
+        model_error: modelProblem === null ? null : redactSecrets(modelProblem, this.secrets),
         root_session_id: this.rootSession.id,
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,
         run,

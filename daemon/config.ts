@@ -2,6 +2,7 @@
 // issue 5 (workspace, engine home/port/command) and supervision tunables. Validated once at start.
 import path from 'node:path';
 import { parseProviders, type GatewaySettings } from './llm-gateway.js';
+import { resolveEngineCommand } from '../src/lib/engine-path.js';
 import { splitWords } from './words.js';
 // defaults of the stop sequence; a provider's grace period covers both
 import { STOP_CHECKPOINT_TIMEOUT_MS, STOP_GRACE_MS } from '../src/lib/sandbox-stop.js';
@@ -151,7 +152,8 @@ export function loadConfig(env: Env): AgentConfig {
   const enginePort = port(env, 'SVC_ENGINE_PORT', 4096, false);
   let engineCommand: string[];
   try {
-    engineCommand = splitWords(value(env, 'SVC_ENGINE_COMMAND') ?? DEFAULT_ENGINE_COMMAND).map((w) => w.replaceAll('{port}', String(enginePort)));
+    // a bare `opencode` is the pinned one of the installed package, whatever PATH holds
+    engineCommand = resolveEngineCommand(splitWords(value(env, 'SVC_ENGINE_COMMAND') ?? DEFAULT_ENGINE_COMMAND).map((w) => w.replaceAll('{port}', String(enginePort))));
   } catch (err) {
     throw new ConfigError(`SVC_ENGINE_COMMAND: ${(err as Error).message}`);
   }

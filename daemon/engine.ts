@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { RestartPolicy } from './config.js';
+import { exitCause, StderrTail } from './engine-errors.js';
 
 export type EngineState = 'stopped' | 'booting' | 'ready' | 'restarting' | 'failed';
 
@@ -34,6 +35,10 @@ export class EngineSupervisor {
   restarts = 0;
   lastExit: EngineExit | null = null;
   lastError: string | null = null;
+  /** The last lines the engine wrote to stderr (this run's, else the last run's). */
+  readonly stderrTail = new StderrTail();
+  /** Runs whose end already has its cause in lastError (a failed spawn, a boot timeout). */
+  private readonly explained = new WeakSet<ChildProcess>();
   /** when the engine is `restarting`: epoch ms of the next start */
   nextRestartAt: number | null = null;
   private child: ChildProcess | null = null;
@@ -130,18 +135,22 @@ export class EngineSupervisor {
       detached: true, // its own process group, so its children go with it
     });
     this.child = child;
+    this.stderrTail.clear();
     const relay = (prefix: string) => (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) if (line) process.stderr.write(`[engine${prefix}] ${line}\n`);
     };
     child.stdout!.on('data', relay(''));
     child.stderr!.on('data', relay(':err'));
+    child.stderr!.on('data', (chunk: Buffer) => this.stderrTail.push(chunk.toString()));
     child.on('error', (err) => {
       this.lastError = `cannot start ${command}: ${err.message}`;
+      this.explained.add(child);
     });
     child.on('close', (code, signal) => {
       if (generation !== this.generation) return; // stopped on purpose
       this.child = null;
       this.lastExit = { code, signal, at: new Date().toISOString() };
+      if (!this.explained.has(child)) this.lastError = exitCause(this.lastExit, this.stderrTail.lines());
       this.scheduleRestart();
     });
     void this.waitReady(generation, child);
@@ -159,6 +168,7 @@ export class EngineSupervisor {
       }
       if (Date.now() > deadline) {
         this.lastError = `engine not ready after ${this.options.bootTimeoutMs} ms`;
+        this.explained.add(child);
         killGroup(child, 'SIGKILL');
         return;
       }
@@ -200,7 +210,8 @@ export class EngineSupervisor {
 
   private fail(reason: string): void {
     this.state = 'failed';
-    this.lastError = reason;
+    // the cause of the last exit stays: "giving up" alone says nothing a person can fix
+    this.lastError = this.lastError ? `${reason}; the last: ${this.lastError}` : reason;
     process.stderr.write(`svc-agent: ${reason}\n`);
   }
 

@@ -138,7 +138,8 @@ describe('project reconciler', () => {
       const status = cluster.statuses.at(-1)!;
       expect(status.defaultBranchSha).toBe(current.status!.defaultBranchSha);
       expect(status.triggers).toEqual(['nightly', 'on-push', 'weekly']);
-      expect(status.conditions!.find((c) => c.type === 'RepositoryReachable')).toMatchObject({ status: 'False', reason: 'FetchFailed' });
+      // the reason says which failure (issue 23); git's own words are in the message
+      expect(status.conditions!.find((c) => c.type === 'RepositoryReachable')).toMatchObject({ status: 'False', reason: 'RepositoryNotFound', message: expect.stringMatching(/does not appear to be a git repository/) });
       expect(cluster.triggers.size).toBe(3);
       expect(cluster.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'RepositoryUnreachable' });
     } finally {

@@ -102,6 +102,21 @@ describe('nextStatus', () => {
     const clean: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], triggerErrors: [], manifest: { file: 'svc.yaml', version: 2, valid: true, parsed: true, issues: [] } };
     expect(nextStatus(project(), clean, T0)).toMatchObject({ manifest: { summary: 'valid (v2)' }, triggerCount: 1 });
   });
+
+  it('counts the issues it lists: every issue of status.manifest.issues, the blocking ones first', () => {
+    const invalid = nextStatus(project(), read([], SHA2, false), T0);
+    expect(invalid.manifest!.issues).toHaveLength(2);
+    expect(invalid.conditions!.find((c) => c.type === 'Ready')!.message)
+      .toBe(`svc.yaml at ${SHA2.slice(0, 12)} has 2 issues: /default_agent: required; /triggers/2/cron: a cron trigger needs cron; fix them on main`);
+    const many: Observation = {
+      kind: 'read', sha: SHA2, triggers: [], triggerErrors: [],
+      manifest: { file: 'svc.yaml', version: 2, valid: false, parsed: true, issues: ['/a', '/b', '/c', '/d', '/e'].map((path) => ({ path, message: 'bad' })) },
+    };
+    expect(nextStatus(project(), many, T0).conditions!.find((c) => c.type === 'ManifestValid')!.message)
+      .toBe(`svc.yaml at ${SHA2.slice(0, 12)} has 5 issues: /a: bad; /b: bad; /c: bad; and 2 more (status.manifest.issues); fix them on main`);
+    const one: Observation = { ...many, manifest: { ...many.manifest!, issues: [{ path: '/a', message: 'bad' }] } } as Observation;
+    expect(nextStatus(project(), one, T0).conditions!.find((c) => c.type === 'ManifestValid')!.message).toContain('has 1 issue: /a: bad;');
+  });
 });
 
 describe('eventsFor', () => {

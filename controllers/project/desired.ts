@@ -5,7 +5,7 @@ import {
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
-import { redact } from '../../src/git/index.js';
+import { redact, type UnreachableKind } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
 import { redactUrls, urlCarriesCredential } from '../../src/lib/redact-url.js';
@@ -15,7 +15,7 @@ export { triggerEntryFromManifest } from '../../src/triggers/index.js';
 
 /** What one read of the repository found (the reconciler's I/O result). */
 export type Observation =
-  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' }
+  | { kind: 'unreachable'; message: string; reason: 'FetchFailed' | 'CredentialsNotFound' | 'LocalRepoNotAllowed' | Exclude<UnreachableKind, 'Unreachable'> }
   | { kind: 'branch-missing'; sha: null }
   | {
     kind: 'read';
@@ -78,8 +78,13 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   }
   const blocking = m.issues.filter((i) => !isSkippedEntryIssue(i, observation.triggerErrors));
   if (blocking.length) {
-    const first = blocking.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`).join('; ');
-    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${at} has ${blocking.length} issue(s): ${first}; fix them on ${branch}`, generation) };
+    // The count is of every issue, as status.manifest.issues lists them (the ones that make the
+    // manifest unusable first), and it matches what the message lists.
+    const ordered = [...blocking, ...m.issues.filter((i) => !blocking.includes(i))];
+    const shown = ordered.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`);
+    if (ordered.length > shown.length) shown.push(`and ${ordered.length - shown.length} more (status.manifest.issues)`);
+    const count = `${ordered.length} issue${ordered.length === 1 ? '' : 's'}`;
+    return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestInvalid', `${m.file} at ${at} has ${count}: ${shown.join('; ')}; fix them on ${branch}`, generation) };
   }
   const errors = observation.triggerErrors.length;
   if (errors) {

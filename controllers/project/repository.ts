@@ -1,7 +1,7 @@
 // Reading a project's repository: fetch the bare mirror, resolve the default branch tip, read
 // svc.yaml (else svc.toml) there, check it and list its triggers. Returns an Observation for
 // the pure code in desired.ts.
-import { LocalRepoNotAllowedError, openMirror, redact, type GitCredentials } from '../../src/git/index.js';
+import { LocalRepoNotAllowedError, openMirror, redact, UnreachableError, type GitCredentials } from '../../src/git/index.js';
 import { listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest } from '../../src/triggers/index.js';
@@ -28,7 +28,9 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
     } catch (error) {
       // Messages of src/git errors carry the redacted URL only, never credentials.
       if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };
-      return { kind: 'unreachable', reason: 'FetchFailed', message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
+      // git's own words in the message; the reason says which kind of failure (host key, credentials, ...)
+      const reason = error instanceof UnreachableError && error.kind !== 'Unreachable' ? error.kind : 'FetchFailed';
+      return { kind: 'unreachable', reason, message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
     }
     if (!sha) return { kind: 'branch-missing', sha: null };
     const manifest = await readManifestAt((at, file) => mirror.readFile(at, file), sha);

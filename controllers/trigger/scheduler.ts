@@ -7,7 +7,7 @@
 // catch-up window fires and older ones are recorded as missed (an Event and a counter).
 import { randomUUID } from 'node:crypto';
 import { isAlreadyExists, type KubeClient } from '../../src/kube/index.js';
-import type { ReconcileContext, Runnable } from '../../src/runtime/index.js';
+import { MAX_REQUEUE_DELAY_MS, type ReconcileContext, type Runnable } from '../../src/runtime/index.js';
 import { TRIGGER, TRIGGER_FIRE, cronFireName, newTriggerFire, type Trigger, type TriggerFire } from '../../src/resources/index.js';
 import { DEFAULT_CATCH_UP_MS, cronVariables, decide, scheduleKey } from '../../src/triggers/index.js';
 
@@ -63,7 +63,8 @@ export function initialAnchor(trigger: Trigger, now: Date): Date {
 }
 
 export function cronScheduler(options: SchedulerOptions = {}): CronScheduler {
-  const maxSleepMs = options.maxSleepMs ?? DEFAULT_SCHEDULER_INTERVAL_MS;
+  // capped: a longer timer would overflow Node's 32-bit delay and fire at once, in a loop
+  const maxSleepMs = Math.min(options.maxSleepMs ?? DEFAULT_SCHEDULER_INTERVAL_MS, MAX_REQUEUE_DELAY_MS);
   const catchUpMs = options.catchUpMs ?? DEFAULT_CATCH_UP_MS;
   const now = options.now ?? (() => new Date());
   const log = options.log ?? (() => {});
@@ -89,7 +90,7 @@ export function cronScheduler(options: SchedulerOptions = {}): CronScheduler {
       entry.timer = undefined;
       stats.timers--;
       if (mine === epoch) void evaluate(id);
-    }, Math.max(0, Math.min(delayMs, maxSleepMs)));
+    }, Number.isNaN(delayMs) ? maxSleepMs : Math.max(0, Math.min(delayMs, maxSleepMs)));
   }
 
   async function createFire(client: KubeClient, trigger: Trigger, instant: Date, lastFired: Date | undefined): Promise<'created' | 'duplicate'> {

@@ -10,6 +10,15 @@ import { DEFAULT_CATCH_UP_MS, nextCronInstant, scheduleKey } from '../../src/tri
 /** Failed fires in a row that pause a trigger. */
 export const DEFAULT_MAX_FAILURES = 3;
 
+/** The longest wait before looking again: an instant months or years away is approached in steps. */
+export const MAX_TRIGGER_REQUEUE_MS = 5 * 60_000;
+
+/** The wait until just after `atMs` (at least 1 s, at most MAX_TRIGGER_REQUEUE_MS). */
+function requeueUntil(atMs: number, now: Date): number {
+  const wait = atMs - now.getTime() + 1000;
+  return Number.isFinite(wait) ? Math.min(Math.max(1000, wait), MAX_TRIGGER_REQUEUE_MS) : MAX_TRIGGER_REQUEUE_MS;
+}
+
 export interface TriggerObservation {
   trigger: Trigger;
   /** The fires the trigger owns. */
@@ -116,7 +125,7 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
     const at = Date.parse(spec.runAt);
     const fired = fires.some((f) => f.metadata.name === cronFireName(trigger.metadata.name!, new Date(at)));
     dormant = fired || now.getTime() > at + catchUpMs;
-    if (!dormant) requeueAfterMs = Math.max(1000, at + catchUpMs - now.getTime() + 1000);
+    if (!dormant) requeueAfterMs = requeueUntil(at + catchUpMs, now);
   }
   next.dormant = dormant;
 
@@ -126,7 +135,7 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
     const at = nextCronInstant(spec.cron, spec.timezone, now);
     nextFireAt = at.toISOString();
     // Refresh nextFireAt once the instant has passed (a fire of it also wakes this controller).
-    requeueAfterMs = Math.min(Math.max(1000, at.getTime() - now.getTime() + 1000), 5 * 60_000);
+    requeueAfterMs = requeueUntil(at.getTime(), now);
   } else if (scheduled && spec.runAt !== undefined) {
     nextFireAt = new Date(spec.runAt).toISOString();
   }

@@ -79,7 +79,7 @@ describe('API app', () => {
     expect(await call('GET', '/v1/projects')).toEqual({ status: 401, body: { error: expect.stringContaining('missing bearer token') } });
     const res = await fetch(`${base}/v1/projects`, { headers: { authorization: 'Basic abc' } });
     expect(res.status).toBe(401);
-    expect(await call('GET', '/v1/projects', 'svc_nope')).toEqual({ status: 401, body: { error: 'unknown or revoked token' } });
+    expect(await call('GET', '/v1/projects', 'svc_nope')).toEqual({ status: 401, body: { error: 'unknown or revoked token: use a current one (a cluster admin makes one with `svc tokens create`; under `svc dev`, `source .svc-dev/env` gives its admin token)' } });
     expect((await call('POST', '/v1/projects', undefined, undefined, '{not json')).status).toBe(401);
   });
 

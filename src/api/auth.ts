@@ -6,6 +6,9 @@ import type { Principal, TokenVerifier } from './tokens.js';
 
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
+/** The 401 for a token the API does not know, with what to do about it. */
+export const UNKNOWN_TOKEN_MESSAGE = 'unknown or revoked token: use a current one (a cluster admin makes one with `svc tokens create`; under `svc dev`, `source .svc-dev/env` gives its admin token)';
+
 /** 401 without a token or with one we do not know; the principal lands in res.locals. */
 export function authenticate(verify: TokenVerifier): RequestHandler {
   return async (req, res, next) => {
@@ -14,7 +17,7 @@ export function authenticate(verify: TokenVerifier): RequestHandler {
     const token = BEARER.exec(header)?.[1];
     if (!token) throw new ApiError(401, 'malformed Authorization header: expected Bearer <token>');
     const principal = await verify(token);
-    if (!principal) throw new ApiError(401, 'unknown or revoked token');
+    if (!principal) throw new ApiError(401, UNKNOWN_TOKEN_MESSAGE);
     res.locals.principal = principal;
     next();
   };

@@ -20,6 +20,8 @@ export class ApiCallError extends Error {
 export interface ApiClientConfig {
   baseUrl: string;
   token: string;
+  /** The variable the token came from, named when the API refuses it. */
+  tokenFrom?: string;
 }
 
 /** Reads the CLI's connection settings from the environment; throws a clear error when one is missing. */
@@ -30,7 +32,7 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ApiClien
   if (missing.length) {
     throw new ApiCallError(`${missing.join(' and ')} not set: run \`source .svc-dev/env\` after \`svc dev\`, or export them`, 0);
   }
-  return { baseUrl: baseUrl!.replace(/\/+$/, ''), token: token! };
+  return { baseUrl: baseUrl!.replace(/\/+$/, ''), token: token!, tokenFrom: env.SVC_CLI_TOKEN ? 'SVC_CLI_TOKEN' : 'SVC_EXECUTOR_TOKEN' };
 }
 
 export interface ApiClient {
@@ -55,7 +57,8 @@ export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): A
       try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
       if (!res.ok) {
         const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-        const message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
+        let message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
+        if (res.status === 401 && config.tokenFrom) message += ` [the token of ${config.tokenFrom}]`;
         throw new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
       }
       if (parsed === undefined) throw new ApiCallError(`the svc API answered ${method} ${path} with a body that is not JSON`, res.status);

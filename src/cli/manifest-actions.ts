@@ -58,12 +58,14 @@ export function validateCommand(pathArg: string, options: { json?: boolean }): v
   const agentIssues: AgentFileIssue[] = target.repoDir === undefined ? [] : checkAgentFiles(target.repoDir, result.document)
     .map((issue) => ({ ...issue, file: path.join(target.repoDir!, issue.file) }));
   const valid = result.valid && agentIssues.length === 0;
+  const warnings = result.warnings.map((i) => `warning: ${issueLine(target.file, i)}`);
   if (options.json) {
-    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues });
+    // warnings only when there are some: the document's shape stays what scripts already read
+    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues, ...(result.warnings.length ? { warnings: result.warnings } : {}) });
   } else if (valid) {
-    printLines([`valid: ${target.file} (version ${result.version}), ${triggerCount(result)}`]);
+    printLines([`valid: ${target.file} (version ${result.version}), ${triggerCount(result)}`, ...warnings]);
   } else {
-    printLines([...result.issues.map((i) => issueLine(target.file, i)), ...agentIssues.map((i) => issueLine(i.file, i))]);
+    printLines([...result.issues.map((i) => issueLine(target.file, i)), ...agentIssues.map((i) => issueLine(i.file, i)), ...warnings]);
   }
   setExitCode(valid ? EXIT.ok : EXIT.invalid);
 }

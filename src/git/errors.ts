@@ -88,9 +88,12 @@ export class PushRejectedError extends GitEngineError {
   }
 }
 
-/** The remote could not be reached, was not found, or refused the credentials. */
+/** Why a remote could not be used, as a condition reason says it. */
+export type UnreachableKind = 'HostKeyVerificationFailed' | 'AuthenticationFailed' | 'RepositoryNotFound' | 'HostUnreachable' | 'Unreachable';
+
+/** The remote could not be reached, was not found, or refused the credentials; `detail` is git's own (redacted) words. */
 export class UnreachableError extends GitEngineError {
-  constructor(readonly url: string, detail: string) {
+  constructor(readonly url: string, readonly detail: string, readonly kind: UnreachableKind = 'Unreachable') {
     super('UNREACHABLE', `repository ${url} is unreachable: ${detail}`);
   }
 }

@@ -32,7 +32,8 @@ function childEnv(extra: Record<string, string> | undefined, gitDir: string | un
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
     if (key.startsWith('GIT_') && !INHERITED_GIT_VARS.has(key)) continue;
-    if (key === 'SSH_ASKPASS' || key.startsWith('SVC_GIT_')) continue;
+    // no ssh agent, askpass or credential of this process: a remote gets only what its project gives
+    if (key === 'SSH_ASKPASS' || key === 'SSH_AUTH_SOCK' || key.startsWith('SVC_GIT_')) continue;
     env[key] = value;
   }
   Object.assign(env, {

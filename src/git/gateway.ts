@@ -173,8 +173,7 @@ export interface ReceivePackOptions {
 export async function serveReceivePack(mirror: Mirror, push: ReceivedPush, output: Writable, options: ReceivePackOptions): Promise<void> {
   if (!/^refs\/heads\/[A-Za-z0-9._/-]+$/.test(options.allowedRef)) throw new Error(`not a branch ref: ${options.allowedRef}`);
   const exposed = options.checkpointRef ? [options.checkpointRef] : [];
-  const host = mirror.hostInvocation();
-  await mirror.exclusive(async () => {
+  await mirror.withHostInvocation((host) => mirror.exclusive(async () => {
     const child = spawnGit([
       ...host.configArgs, ...hideRefs(exposed),
       '-c', `core.hooksPath=${options.hooksDir}`,
@@ -194,6 +193,6 @@ export async function serveReceivePack(mirror: Mirror, push: ReceivedPush, outpu
     child.stdout.pipe(output);
     const { code, stderr } = await done;
     if (code !== 0) throw new Error(`receive-pack exited ${code}: ${stderr.trim().slice(0, 500)}`);
-  });
+  }));
   mirror.invalidate();
 }

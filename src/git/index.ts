@@ -3,7 +3,8 @@ export { openMirror, pruneMirrors, Mirror, DEFAULT_MERGE_IDENTITY } from './mirr
 export type { MirrorOptions, GitIdentity, DiffMode, DiffOptions, DiffResult, MergePreview, MergeRequest, MergeResult } from './mirror.js';
 export { DEFAULT_PATCH_LIMITS, type PatchLimits } from './patch-limit.js';
 export type { DiffFile, FileStatus } from './diffparse.js';
-export type { GitCredentials } from './remote.js';
+export type { BasicCredentials, GitCredentials, SshCredentials } from './remote.js';
+export { isSshCredentials } from './remote.js';
 export { branchNameProblem, isFullSha } from './refs.js';
 export { isLocalRepoUrl, localReposAllowed, localRepoRefusal } from './remote.js';
 export { redact } from './redact.js';
@@ -12,7 +13,7 @@ export {
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError, LocalRepoNotAllowedError,
   TimeoutError, GitError,
 } from './errors.js';
-export type { GitErrorCode } from './errors.js';
+export type { GitErrorCode, UnreachableKind } from './errors.js';
 export {
   advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
 } from './gateway.js';

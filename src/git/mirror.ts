@@ -11,7 +11,7 @@ import { DEFAULT_PATCH_LIMITS, PatchLimiter, type PatchLimits } from './patch-li
 import { parseRawNumstat } from './diffparse.js';
 import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
-import { parseRemote, remoteInvocation, unreachableFrom, type GitCredentials, type Remote } from './remote.js';
+import { parseRemote, unreachableFrom, withRemoteInvocation, type GitCredentials, type Remote, type RemoteInvocation } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
 import { checkpointRef } from '../lib/session-refs.js';
 
@@ -473,9 +473,12 @@ export class Mirror {
     });
   }
 
-  /** How a git command run in the mirror reaches the host: its URL (no userinfo), `-c` options and environment with the credentials. */
-  hostInvocation(): { url: string; configArgs: string[]; env: Record<string, string>; secrets: string[] } {
-    return { url: this.remote.url, ...remoteInvocation(this.remote) };
+  /**
+   * Runs `fn` with how a git command run in the mirror reaches the host: its URL (no userinfo),
+   * `-c` options and environment with the credentials (an SSH key's files exist only meanwhile).
+   */
+  withHostInvocation<T>(fn: (host: RemoteInvocation & { url: string }) => Promise<T>): Promise<T> {
+    return withRemoteInvocation(this.remote, (invocation) => fn({ url: this.remote.url, ...invocation }));
   }
 
   // ---------------------------------------------------------------- internals
@@ -490,18 +493,19 @@ export class Mirror {
 
   /** A fetch or push: credentials through the environment, failures classified. */
   private async remoteGit(args: string[], options: Partial<RunOptions> = {}): Promise<RunResult> {
-    const { configArgs, env, secrets } = remoteInvocation(this.remote);
-    try {
-      return await this.git([...configArgs, ...args], {
-        timeoutMs: this.remoteTimeoutMs,
-        secrets,
-        ...options,
-        env: { ...options.env, ...env },
-      });
-    } catch (error) {
-      if (error instanceof GitError) throw unreachableFrom(error.stderr, this.remote) ?? error;
-      throw error;
-    }
+    return withRemoteInvocation(this.remote, async ({ configArgs, env, secrets }) => {
+      try {
+        return await this.git([...configArgs, ...args], {
+          timeoutMs: this.remoteTimeoutMs,
+          secrets,
+          ...options,
+          env: { ...options.env, ...env },
+        });
+      } catch (error) {
+        if (error instanceof GitError) throw unreachableFrom(error.stderr, this.remote) ?? error;
+        throw error;
+      }
+    });
   }
 
   /**

@@ -1,16 +1,20 @@
 /**
  * The one reader of git credentials: a Project's spec.gitCredentialsSecretRef names a Secret in
- * its namespace with `password` (and optional `username`, default `git`) or `token` (username
- * default `x-access-token`). Used by the Project controller and the change-request service.
+ * its namespace with `ssh-privatekey` and `known_hosts` (ssh URLs; the keys of a
+ * `kubernetes.io/ssh-auth` Secret plus the host keys), or `password` (and optional `username`,
+ * default `git`) or `token` (username default `x-access-token`) for http(s) URLs
+ * (docs/repositories.md). Used by the Project and Session controllers, the change-request
+ * service and the git gateway.
  */
 import { SECRET, type KubeObject, type Project } from '../resources/index.js';
 import type { KubeClient } from './client.js';
 
 export interface GitCredentialPair { username: string; password: string }
+export interface GitSshCredentials { sshPrivateKey: string; knownHosts: string }
 
 export type GitCredentialsLookup =
   /** `credentials` null: the project names no Secret (anonymous access). */
-  | { ok: true; credentials: GitCredentialPair | null }
+  | { ok: true; credentials: GitCredentialPair | GitSshCredentials | null }
   /** The named Secret is missing or unusable; `message` says which and how. */
   | { ok: false; message: string };
 
@@ -24,9 +28,16 @@ export async function readSecretData(client: KubeClient, namespace: string, name
 /** Credentials from a Secret's decoded data (null data: the Secret does not exist). */
 export function gitCredentialsFromSecret(secretName: string, namespace: string, data: Record<string, string> | null): GitCredentialsLookup {
   if (!data) return { ok: false, message: `the git credentials Secret ${secretName} does not exist in namespace ${namespace}` };
+  const key = data['ssh-privatekey'];
+  if (key !== undefined) {
+    if (!data.known_hosts?.trim()) {
+      return { ok: false, message: `the git credentials Secret ${secretName} has ssh-privatekey but no known_hosts: add the host's keys (ssh-keyscan -p PORT HOST, checked against what the host's admin publishes) as known_hosts; host keys are always verified` };
+    }
+    return { ok: true, credentials: { sshPrivateKey: key, knownHosts: data.known_hosts } };
+  }
   if (data.password !== undefined) return { ok: true, credentials: { username: data.username || 'git', password: data.password } };
   if (data.token !== undefined) return { ok: true, credentials: { username: data.username || 'x-access-token', password: data.token } };
-  return { ok: false, message: `the git credentials Secret ${secretName} has neither a password nor a token key` };
+  return { ok: false, message: `the git credentials Secret ${secretName} has none of ssh-privatekey (with known_hosts), password or token` };
 }
 
 /** The credentials `project` names, read through `readSecret` (default: the API server). */

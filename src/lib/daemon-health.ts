@@ -56,7 +56,12 @@ export const DaemonHealthSchema = z.looseObject({
     restarts: z.number().int(),
     last_exit: z.object({ code: z.number().int().nullable(), signal: nullableString, at: z.string() }).nullable().optional(),
     next_restart_at: nullableString.optional(),
+    /** the cause of the engine's last failure (ENOENT, an exit with its last stderr lines), redacted */
     last_error: nullableString,
+    /** the engine's last stderr lines, redacted; absent from older daemons */
+    stderr_tail: z.array(z.string()).optional(),
+    /** "cannot reach the model: ..." while the engine retries a model call; absent from older daemons */
+    model_error: nullableString.optional(),
     root_session_id: nullableString,
     initial_prompt_sent_at: nullableString,
     /** The root engine session's run, as the engine reports it (idle, busy, retry with attempt and message). */

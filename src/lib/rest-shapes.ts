@@ -11,6 +11,8 @@ export interface SerializedProject {
   repo_url: string;
   default_branch: string;
   description: string | null;
+  /** The Secret in the project's namespace holding its git credentials (spec.gitCredentialsSecretRef), or null. */
+  credentials_secret: string | null;
   default_branch_sha: string | null;
   manifest: { file: string | null; version: number | null; valid: boolean; issues: { path: string; message: string }[] } | null;
   triggers: SerializedTrigger[];
@@ -83,6 +85,15 @@ export interface MergePreview {
   can_merge: boolean;
   can_fast_forward: boolean;
   conflicts: string[];
+}
+
+/**
+ * `GET .../merge-preview`: SPEC §4.1's preview (what git says) plus what the merge gate will say
+ * of the head: `manifest_issues`, present only when the head's manifest is invalid (the gate
+ * will refuse the merge), so no one is told "can fast-forward" for a merge that answers 422.
+ */
+export interface ChangeRequestPreview extends MergePreview {
+  manifest_issues?: { path: string; message: string }[];
 }
 
 export interface MergeResult {

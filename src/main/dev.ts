@@ -16,6 +16,7 @@ import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
+import { devPreflightChecks, runPreflight } from './preflight.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -192,6 +193,8 @@ async function waitForApi(url: string, child: Child): Promise<void> {
 export async function runDev(options: DevOptions): Promise<DevHandle> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const namespace = options.namespace ?? 'default';
+  // The tools sessions need, before anything starts: every missing one named with how to get it.
+  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand }));
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const kubeconfigPath = path.join(dataDir, 'kubeconfig');
@@ -285,7 +288,10 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');
       await new Promise((r) => setTimeout(r, 50));
     }
-    await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }));
+    // the bundled tools (helm, the pinned opencode) first on PATH for whoever sources the file
+    const bundledBin = path.join(REPO_ROOT, 'node_modules', '.bin');
+    const pathLine = existsSync(bundledBin) ? `export PATH='${bundledBin.replaceAll("'", "'\\''")}':"$PATH"\n` : '';
+    await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }) + pathLine);
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,

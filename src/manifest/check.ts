@@ -4,25 +4,28 @@ import { manifestSchema } from './schema.js';
 import { type ManifestIssue, plainMessages, toManifestIssues } from './issues.js';
 import { type ManifestFileName, encodingOf, parseManifestText } from './parse.js';
 import { isRecord } from './rules.js';
+import { withKeyHints } from './suggest.js';
 
 export interface ManifestCheck {
   file: ManifestFileName;
   version: 1 | 2 | null;
   valid: boolean;
   issues: ManifestIssue[];
+  /** unknown keys that look like misspelled known ones: allowed (SPEC §2.1), so not issues */
+  warnings: ManifestIssue[];
   /** the parsed document when the syntax is ok, else undefined */
   document: unknown;
 }
 
 export function checkManifest(file: ManifestFileName, text: string): ManifestCheck {
   const parsed = parseManifestText(encodingOf(file) ?? 'yaml', text);
-  if (!parsed.ok) return { file, version: null, valid: false, issues: [parsed.issue], document: undefined };
+  if (!parsed.ok) return { file, version: null, valid: false, issues: [parsed.issue], warnings: [], document: undefined };
   const { document } = parsed;
   const version = isRecord(document) && (document.svc_version === 1 || document.svc_version === 2) ? document.svc_version : null;
   if (document === null || document === undefined) {
-    return { file, version, valid: false, issues: [{ path: '', message: 'the manifest is empty: it needs at least svc_version' }], document };
+    return { file, version, valid: false, issues: [{ path: '', message: 'the manifest is empty: it needs at least svc_version' }], warnings: [], document };
   }
   const result = manifestSchema.safeParse(document, { error: plainMessages });
-  const issues = result.success ? [] : toManifestIssues(result.error.issues);
-  return { file, version, valid: issues.length === 0, issues, document };
+  const { issues, warnings } = withKeyHints(result.success ? [] : toManifestIssues(result.error.issues), document);
+  return { file, version, valid: issues.length === 0, issues, warnings, document };
 }

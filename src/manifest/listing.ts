@@ -5,6 +5,7 @@ import { plainMessages, relativeMessage, toManifestIssues } from './issues.js';
 import { isRecord } from './rules.js';
 import { type NormalizedTrigger, triggerContext, triggerContextIssues, triggerEntrySchema, normalizeTrigger } from './trigger.js';
 import { jsonPointer } from './issues.js';
+import { withKeyHints } from './suggest.js';
 
 export interface TriggerListingError { index: number; slug?: string; messages: string[] }
 export interface TriggerListing { triggers: NormalizedTrigger[]; errors: TriggerListingError[] }
@@ -17,8 +18,11 @@ export function listTriggers(check: Pick<ManifestCheck, 'document'>): TriggerLis
   const listing: TriggerListing = { triggers: [], errors: [] };
   entries.forEach((entry, index) => {
     const result = triggerEntrySchema.safeParse(entry, { error: plainMessages });
+    // with the entry's own path, so a misspelled key of this entry can be named ("did you mean cron?")
+    const prefix = jsonPointer(['triggers', index]);
+    const entryIssues = result.success ? [] : withKeyHints(toManifestIssues(result.error.issues, ['triggers', index]), doc).issues;
     const messages = [
-      ...(result.success ? [] : toManifestIssues(result.error.issues).map(relativeMessage)),
+      ...entryIssues.map((i) => relativeMessage({ ...i, path: i.path.slice(prefix.length) })),
       ...contextIssues.filter((i) => i.index === index).map((i) => relativeMessage({ path: jsonPointer(i.path), message: i.message })),
     ];
     if (messages.length === 0 && isRecord(entry)) {

@@ -174,3 +174,30 @@ export const manifestSchema = z
       report(ctx, ['default_agent'], `must name a key of agents (${Object.keys(doc.agents).join(', ')})`);
     }
   }, ALWAYS);
+
+const keysOf = (schema: z.ZodType): string[] => {
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+  return inner instanceof z.ZodObject ? Object.keys(inner.shape) : [];
+};
+
+/**
+ * The keys the schema knows for the object at `path` of a manifest of `version` (null: an
+ * object the schema does not describe key by key). For "did you mean" hints on unknown keys.
+ */
+export function knownKeysAt(path: readonly PropertyKey[], version: ManifestVersion | null): readonly string[] | null {
+  const top = version === 1 ? manifestV1 : version === 2 ? manifestV2 : null;
+  if (path.length === 0) return top ? keysOf(top) : [...new Set([...keysOf(manifestV1), ...keysOf(manifestV2)])];
+  if (!top) return null;
+  const [section] = path;
+  if (path.length === 1 && typeof section === 'string' && ['project', 'env', 'engine', 'sandbox'].includes(section)) {
+    return keysOf(top.shape[section as 'project']);
+  }
+  if (path.length !== 2) return null;
+  if (section === 'triggers') return keysOf(triggerEntrySchema);
+  if (section === 'connectors') return keysOf(connector(version!));
+  if (section === 'apps') return keysOf(app);
+  if (section === 'agents') return version === 2 ? AGENT_V2_FIELDS : keysOf(agentV1);
+  if (section === 'channels' && version === 1) return keysOf(channel);
+  return null;
+}

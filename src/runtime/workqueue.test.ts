@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { WorkQueue, type WorkHandler } from './workqueue.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_REQUEUE_DELAY_MS, WorkQueue, type WorkHandler } from './workqueue.js';
 
 /** A promise with its resolver, to hold a handler in flight. */
 function gate() {
@@ -142,5 +142,59 @@ describe('WorkQueue', () => {
     expect(finished).toBe(true);
     await new Promise((r) => setTimeout(r, 30));
     expect(q.length).toBe(0);
+  });
+});
+
+describe('WorkQueue requeue delays', () => {
+  afterEach(() => { vi.useRealTimers(); });
+  const YEARS_MS = 5 * 365 * 24 * 3600_000;
+
+  it('a delay years away neither overflows the timer nor runs the key at once', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    let runs = 0;
+    const q = new WorkQueue(async () => { runs++; return { requeueAfter: YEARS_MS }; });
+    q.start();
+    q.add('far');
+    await waitFor(() => runs === 1);
+    q.addAfter('other', 2 ** 40);
+    await new Promise((r) => setTimeout(r, 150));
+    process.off('warning', onWarning);
+    await q.stop();
+    // an overflowing timer fires after 1 ms, again and again: hundreds of runs in 150 ms
+    expect(runs).toBe(1);
+    expect(warnings.filter((w) => w.name === 'TimeoutOverflowWarning')).toEqual([]);
+  });
+
+  it('waits in steps of at most MAX_REQUEUE_DELAY_MS, the handler computing the rest each time', async () => {
+    vi.useFakeTimers();
+    const target = Date.now() + 3 * MAX_REQUEUE_DELAY_MS + 5_000;
+    const runs: number[] = [];
+    const q = new WorkQueue(async () => {
+      runs.push(Date.now());
+      const left = target - Date.now();
+      return left > 0 ? { requeueAfter: left } : undefined;
+    });
+    q.start();
+    q.add('k');
+    for (let i = 0; i < 4; i++) await vi.advanceTimersByTimeAsync(MAX_REQUEUE_DELAY_MS);
+    const started = runs[0]!;
+    const M = MAX_REQUEUE_DELAY_MS;
+    expect(runs.map((t) => t - started)).toEqual([0, M, 2 * M, 3 * M, 3 * M + 5_000]);
+    await q.stop();
+  });
+
+  it('a NaN delay waits the longest step instead of spinning', async () => {
+    vi.useFakeTimers();
+    let runs = 0;
+    const q = new WorkQueue(async () => { runs++; return { requeueAfter: Number.NaN }; });
+    q.start();
+    q.add('k');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runs).toBe(1);
+    await vi.advanceTimersByTimeAsync(MAX_REQUEUE_DELAY_MS);
+    expect(runs).toBe(2);
+    await q.stop();
   });
 });

@@ -13,6 +13,13 @@ export interface WorkResult {
 
 export type WorkHandler = (key: string) => Promise<WorkResult | void>;
 
+/**
+ * The longest timer a queue arms. A later run (a run_at years away) waits in steps of at most
+ * this long, the handler computing its delay again each time: Node's timers hold at most
+ * 2^31-1 ms (about 24.8 days) and fire at once, with a TimeoutOverflowWarning, beyond it.
+ */
+export const MAX_REQUEUE_DELAY_MS = 60 * 60_000;
+
 export interface WorkQueueOptions {
   /** Keys processed at once (default 1). */
   concurrency?: number;
@@ -59,8 +66,10 @@ export class WorkQueue {
     this.pump();
   }
 
-  /** Queue `key` after `delayMs`; an earlier scheduled run wins over a later one. */
+  /** Queue `key` after `delayMs` (at most MAX_REQUEUE_DELAY_MS); an earlier scheduled run wins over a later one. */
   addAfter(key: string, delayMs: number): void {
+    // NaN (a delay computed from an unparsable date) waits the longest step rather than spinning
+    delayMs = Number.isNaN(delayMs) ? MAX_REQUEUE_DELAY_MS : Math.min(delayMs, MAX_REQUEUE_DELAY_MS);
     if (delayMs <= 0) return this.add(key);
     const at = Date.now() + delayMs;
     const existing = this.timers.get(key);

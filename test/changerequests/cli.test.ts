@@ -150,5 +150,32 @@ describe('svc cr', () => {
     const badToken = svc(['cr', 'close', '1'], { ...userEnv(), SVC_CLI_TOKEN: 'svc_not-a-token' });
     expect(badToken.code).toBe(1);
     expect(badToken.stderr).toMatch(/unknown or revoked token/);
+    // what to do next, and which token was refused
+    expect(badToken.stderr).toContain('`svc tokens create`');
+    expect(badToken.stderr).toContain('[the token of SVC_CLI_TOKEN]');
+  });
+
+  it('show says the manifest gate will refuse a head whose manifest is invalid, however git would merge it', () => {
+    work.branch('bad-manifest', { 'svc.yaml': 'svc_version: 2\ndefault_agnet: coder\nagents:\n  coder: {}\n' }, { from: 'main' });
+    const opened = svc(['cr', 'open', '--title', 'Bad manifest', '--head', 'bad-manifest', '--json'], userEnv());
+    expect(opened.code, opened.stderr).toBe(0);
+    const number = String(JSON.parse(opened.stdout).number);
+    const show = svc(['cr', 'show', number], userEnv());
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain([
+      'Merge preview:',
+      '  REFUSED by the manifest gate: the manifest on bad-manifest has 1 issue; fix it on the branch, then merge:',
+      '    /default_agent: is required (unknown key default_agnet: did you mean default_agent?)',
+      '  then git: can ',
+    ].join('\n'));
+    expect(JSON.parse(svc(['cr', 'show', number, '--json'], userEnv()).stdout).merge_preview.manifest_issues).toEqual([
+      { path: '/default_agent', message: 'is required (unknown key default_agnet: did you mean default_agent?)' },
+    ]);
+    // what the preview said is what the merge does
+    const before = host.tip('main');
+    const merge = svc(['cr', 'merge', number], userEnv());
+    expect(merge.code).toBe(1);
+    expect(merge.stderr).toMatch(/the manifest on bad-manifest is invalid: \/default_agent: is required/);
+    expect(host.tip('main')).toBe(before);
   });
 });

@@ -37,6 +37,11 @@ describe('helm install charts/svc', () => {
     expect(install.stdout).toContain('make image IMAGE=<registry>/svc');
     expect(install.stdout).toContain('ErrImagePull or ImagePullBackOff');
     expect(install.stdout).toContain('svc tokens create --name admin --write');
+    // what the NOTES say of this cluster (issue 23) is what one sees here: 0 ready, no Pods, no Events
+    expect(install.stdout.replace(/\s+/g, ' ')).toContain("`svc dev`'s local cluster has no Deployment controller (and no kubelet for these Pods): the Deployments stay READY 0/N with no Pods and no Events.");
+    expect(await kubectl('-n', 'svc-system', 'get', 'deployment', 'svc-api', '-o', 'jsonpath={.status.readyReplicas}')).toBe('');
+    expect((await kubectl('-n', 'svc-system', 'get', 'pods', '-o', 'name')).trim()).toBe('');
+    expect((await kubectl('-n', 'svc-system', 'get', 'events', '-o', 'name')).trim()).toBe('');
 
     const crds = (await kubectl('get', 'crds', '-o', 'name')).trim().split('\n').filter((n) => n.endsWith('.svc.dev'));
     expect(crds).toHaveLength(6);

@@ -115,4 +115,23 @@ describe('svc manifest validate', () => {
     expect(svc(['manifest', 'validate', 'package.json'])).toMatchObject({ code: 2, stderr: expect.stringContaining('a manifest file ends in .yaml, .yml or .toml') });
     expect(svc(['manifest', 'validate', '--yaml'])).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown option '--yaml'") });
   });
+
+  it('a misspelled key: "did you mean" on the missing key, and a warning for a merely unknown one', () => {
+    const file = path.join(empty, 'svc.yaml');
+    writeFileSync(file, 'svc_version: 2\ndefault_agnet: build\nagents:\n  build: {}\ntriggers:\n  - slug: nightly\n    type: cron\n    crn: "0 0 3 * * *"\n    timezon: UTC\n    prompt: hi\n');
+    try {
+      const r = svc(['manifest', 'validate', file]);
+      expect(r.code).toBe(1);
+      expect(r.stdout.trimEnd().split('\n')).toEqual([
+        `${file} /triggers/0/cron: a cron trigger needs cron (alias schedule) or run_at (alias runAt) (unknown key crn: did you mean cron?)`,
+        `${file} /default_agent: is required (unknown key default_agnet: did you mean default_agent?)`,
+        `warning: ${file} /triggers/0/timezon: unknown key: did you mean timezone? (unknown keys are allowed here and ignored)`,
+      ]);
+      expect(JSON.parse(svc(['manifest', 'validate', file, '--json']).stdout).warnings).toEqual([
+        { path: '/triggers/0/timezon', message: 'unknown key: did you mean timezone? (unknown keys are allowed here and ignored)' },
+      ]);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
 });

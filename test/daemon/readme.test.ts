@@ -12,12 +12,14 @@ afterAll(() => pool.cleanup());
 /** The `VAR=value` assignments and the abort curl of the README block that starts svc-agent. */
 function readmeExample(): { env: Record<string, string>; abortHeader: string } {
   const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('svc-agent &'));
+  // the README starts it as `node bin/svc-agent.js & AGENT=$!` (its pid, to stop it after)
+  const start = 'svc-agent.js &';
+  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes(start));
   if (!block) throw new Error('README has no sh block starting svc-agent');
   // shell variables the block sets with a command (TOKEN=$(openssl rand ...)) get a random value
   const vars = new Map([...block.matchAll(/^([A-Z_]+)=\$\(/gm)].map((m) => [m[1]!, randomBytes(32).toString('hex')]));
   const expand = (text: string) => text.replace(/\$([A-Z_]+)/g, (all, name: string) => vars.get(name) ?? all);
-  const command = block.slice(0, block.indexOf('svc-agent &')).replace(/\\\n/g, ' ');
+  const command = block.slice(0, block.indexOf(start)).replace(/\\\n/g, ' ');
   const env = Object.fromEntries([...command.matchAll(/\b(SVC_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, expand(m[2]!)]));
   const abortHeader = /curl [^\n]*-H ['"]([^'"]+)['"][^\n]*\/svc\/abort/.exec(block)?.[1];
   if (!abortHeader) throw new Error('README has no /svc/abort curl');

@@ -1,20 +1,21 @@
 // The dashboard in the real Chromium (playwright-core) against `svc dev` with a real git host:
 // sign in, projects, a change request's diff, merge (the host's main moves), a conflict, a
 // manifest-invalid head, a read-only token, and untrusted text rendered as text. One browser,
-// one page, reused across the steps; screenshots of the main pages go to docs/dashboard/.
+// one page, reused across the steps; screenshots of the main pages go to docs/dashboard/ under
+// `make screenshots` (a temporary directory otherwise: `make test` leaves the tree clean).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { mintToken } from '../../src/api/tokens.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
-import { launchBrowser, type Browser } from '../helpers/browser.js';
+import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { manifestWithTriggers, runOk, waitFor } from '../dev/util.js';
 
 /** Untrusted text as an agent could write it: a title, a description, a diff line. */
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
-const SHOTS = path.join(REPO_ROOT, 'docs/dashboard');
+const SHOTS = screenshotDir();
 /** expect.poll gives up after 1 s by default; a busy machine needs longer. */
 const POLL = { timeout: 15_000 };
 /** The feature branch also fixes the manifest main starts with (its invalid trigger entry fails the merge gate). */
@@ -42,7 +43,7 @@ async function api<T = Record<string, unknown>>(method: string, urlPath: string,
   return { status: res.status, body: (await res.json()) as T };
 }
 
-const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS.dir, `${name}.png`), fullPage: true });
 const crUrl = (name: string) => `${base}#/projects/${projectId}/change-requests/${crs[name]!.id}`;
 const button = (name: string) => page.getByRole('button', { name, exact: true });
 
@@ -90,6 +91,7 @@ afterAll(async () => {
   await dev?.stop();
   if (dev) removeDevDir(dev.dataDir);
   host?.cleanup();
+  SHOTS.cleanup();
 });
 
 describe('dashboard in Chromium', () => {
@@ -130,6 +132,8 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: `Fix ${XSS}` }).click();
     await page.locator('.file').first().waitFor();
     expect(await page.locator('.preview').textContent()).toContain('Can merge: the base fast-forwards to the head.');
+    // no session opened this CR: requesting changes tells no agent, and the form says so
+    expect(await page.locator('label[for=feedback]').textContent()).toBe('Request changes (kept on this change request: no session opened it, so no agent is told)');
     const readme = page.locator('.file', { has: page.locator('.path', { hasText: 'README.md' }) });
     expect(await readme.locator('.counts').textContent()).toBe('+1 −1');
     expect(await readme.locator('.l-add .code').textContent()).toBe(`+# demo: ${XSS}`);
@@ -182,6 +186,10 @@ describe('dashboard in Chromium', () => {
   it('a manifest-invalid head shows the issues and nothing is merged', async () => {
     const before = host.tip('main');
     await page.goto(crUrl('badManifest'));
+    // the preview already says what the gate will answer, never "Can merge"
+    await expect.poll(() => page.locator('.preview > p').first().textContent(), POLL)
+      .toBe('The merge gate will refuse this change request: the manifest on bad-manifest has 1 issue. Fix it on the branch, then merge.');
+    expect(await page.locator('.preview .issues li').allTextContents()).toEqual([expect.stringMatching(/^\/default_agent: must name a key of agents/)]);
     await button('Merge').click();
     const alert = page.locator('[role=alert]');
     await alert.waitFor();

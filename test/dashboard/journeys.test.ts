@@ -4,13 +4,15 @@
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
 // prompt, abort the run, stop it; fire a trigger now and follow the link to its session; the model
 // usage page (totals, per day, session, trigger, model; the budget; providers without keys) and a
-// session's tokens on its page. One browser and one page for the file; screenshots go to docs/dashboard/.
+// session's tokens on its page. One browser and one page for the file; screenshots go to
+// docs/dashboard/ under `make screenshots` (a temporary directory otherwise: `make test` leaves the
+// tree clean).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildArtifacts } from '../daemon/harness.js';
-import { launchBrowser, type Browser } from '../helpers/browser.js';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
+import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 import { startModelServer } from '../fixtures/model-server.js';
 
@@ -42,7 +44,8 @@ let base: string;
 let projectId: string;
 const dialogs: string[] = [];
 
-const shot = (name: string) => page.screenshot({ path: path.join(REPO_ROOT, 'docs/dashboard', `${name}.png`), fullPage: true });
+const SHOTS = screenshotDir();
+const shot = (name: string) => page.screenshot({ path: path.join(SHOTS.dir, `${name}.png`), fullPage: true });
 const button = (name: string) => page.getByRole('button', { name, exact: true });
 const projectUrl = (section: string) => `${base}#/projects/${projectId}/${section}`;
 
@@ -91,6 +94,7 @@ afterAll(async () => {
   await browser?.close();
   await dev?.stop();
   if (dev) removeDevDir(dev.dataDir);
+  SHOTS.cleanup();
 });
 
 describe('dashboard journeys in Chromium', () => {

@@ -121,7 +121,7 @@ describe('svc dev', () => {
 
   it('serves the project routes with 401, 403, 400, 404 and the serialized project', async () => {
     expect((await api('GET', '/projects', null)).status).toBe(401);
-    expect(await api('GET', '/projects', 'svc_not-a-real-token')).toEqual({ status: 401, body: { error: 'unknown or revoked token' } });
+    expect(await api('GET', '/projects', 'svc_not-a-real-token')).toEqual({ status: 401, body: { error: 'unknown or revoked token: use a current one (a cluster admin makes one with `svc tokens create`; under `svc dev`, `source .svc-dev/env` gives its admin token)' } });
     const reader = mintToken({ userId: randomUUID(), access: 'read', capabilities: [] }, 'default');
     await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(reader.secret));
     const forbidden = await api('POST', '/projects', reader.token, { name: 'nope', repo_url: repo });
@@ -218,8 +218,10 @@ describe('svc dev', () => {
 
       await secret('wrong-password-xyz');
       await refresh();
-      const refused = await waitFor('FetchFailed', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'FetchFailed' && c; });
+      // its own reason and git's words (issue 23: it was FetchFailed with the first fatal line)
+      const refused = await waitFor('AuthenticationFailed', async () => { const c = await condition('RepositoryReachable'); return c.reason === 'AuthenticationFailed' && c; });
       expect(refused.status).toBe('False');
+      expect(refused.message).toMatch(/Authentication failed for .*\(the host refused the credentials\)/);
       expect(refused.message).toContain(`${server.url}/private.git`);
       expect(await kubectl('get', 'project', 'private', '-o', 'yaml')).not.toContain('wrong-password-xyz');
 

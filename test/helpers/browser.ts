@@ -26,3 +26,15 @@ export async function launchBrowser(viewport = { width: 1200, height: 900 }): Pr
     },
   };
 }
+
+/**
+ * Where the browser tests put their screenshots: SVC_SCREENSHOT_DIR when set (`make screenshots`
+ * sets docs/dashboard/, whose tracked images the docs show), else a temporary directory, so
+ * `make test` never rewrites tracked files. Taking them still renders every page in full.
+ */
+export function screenshotDir(): { dir: string; cleanup(): void } {
+  const wanted = process.env.SVC_SCREENSHOT_DIR?.trim();
+  if (wanted) return { dir: path.resolve(wanted), cleanup() {} };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-screenshots-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -5,9 +5,10 @@
 // claims left by a merger that died, write a deleted originating session as null, deliver
 // request-changes notes. Reads show the same answers meanwhile (views, never writes).
 import {
-  openMirror, RefNotFoundError, type DiffOptions, type GitIdentity, type Mirror, type DiffResult, type MergePreview, type MergeResult,
+  openMirror, RefNotFoundError, type DiffOptions, type GitIdentity, type Mirror, type DiffResult, type MergeResult,
   type PatchLimits,
 } from '../../git/index.js';
+import type { ChangeRequestPreview } from '../../lib/rest-shapes.js';
 import { readManifestAt, type ManifestIssue } from '../../manifest/index.js';
 import {
   API_VERSION, CHANGE_REQUEST, LABEL_PROJECT, changeRequestName, controllerReference,
@@ -253,9 +254,14 @@ export class ChangeRequestService {
     });
   }
 
-  async preview(project: Project, crId: string): Promise<MergePreview> {
+  async preview(project: Project, crId: string): Promise<ChangeRequestPreview> {
     const cr = await this.load(project, crId);
-    return this.withMirror(project, branchesOf(cr), 'reuse', (mirror) => mirror.preview(cr.spec.baseRef, cr.spec.headRef));
+    return this.withMirror(project, branchesOf(cr), 'reuse', async (mirror) => {
+      const preview = await mirror.preview(cr.spec.baseRef, cr.spec.headRef);
+      // the merge gate's verdict on the same head commit, so the preview never promises a refused merge
+      const issues = await manifestIssues(mirror, preview.head_sha);
+      return issues ? { ...preview, manifest_issues: issues } : preview;
+    });
   }
 
   /**

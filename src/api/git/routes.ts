@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import {
   advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, PushTooLargeError, receivePush, serveReceivePack, serveUploadPack,
-  setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type GitCredentials, type GitService, type ReceivedPush,
+  setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type BasicCredentials, type GitService, type ReceivedPush,
 } from '../../git/index.js';
 import { checkpointRef, sessionBranchRef } from '../../lib/session-refs.js';
 import { ApiError } from '../errors.js';
@@ -23,7 +23,7 @@ const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 /** Mounted under /v1/projects/:projectId/git with mergeParams. */
 const projectIdOf = (req: Request) => String((req.params as Record<string, string>).projectId);
 
-function basicCredential(header: string | undefined): GitCredentials | null {
+function basicCredential(header: string | undefined): BasicCredentials | null {
   const m = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
   if (!m) return null;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');

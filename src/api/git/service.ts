@@ -1,7 +1,7 @@
 // The git gateway's domain (SPEC §4.4, DESIGN §4): who may use the gateway, the clone credential,
 // and the project's mirror. A sandbox proves itself with its sandbox token (kept in the Session's
 // Secret) to get a clone credential; git then presents that credential as HTTP Basic.
-import { DEFAULT_MAX_PUSH_BYTES, openMirror, type GitCredentials, type Mirror } from '../../git/index.js';
+import { DEFAULT_MAX_PUSH_BYTES, openMirror, type BasicCredentials, type GitCredentials, type Mirror } from '../../git/index.js';
 import type { CloneCredential } from '../../lib/git-credential.js';
 import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCredential } from '../../lib/sandbox-token.js';
 import { controllerOf, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
@@ -75,7 +75,7 @@ export class GitGatewayService {
   }
 
   /** git's HTTP Basic credential (username = session id, password = the signed clone credential). */
-  async authenticateGit(namespace: string, projectId: string, credential: GitCredentials | null): Promise<GatewayCaller> {
+  async authenticateGit(namespace: string, projectId: string, credential: BasicCredentials | null): Promise<GatewayCaller> {
     const refused = new Unauthenticated('the clone credential is missing, wrong or expired, or its session stopped: git asks the credential helper for a new one', 'Basic');
     if (!credential) throw refused;
     const caller = await this.sessionOfProject(namespace, projectId, credential.username);

@@ -23,6 +23,14 @@ describe('parseCreateProject', () => {
     });
   });
 
+  it('takes the credentials Secret by name and puts it in spec.gitCredentialsSecretRef', () => {
+    const request = parseCreateProject({ name: 'web', repo_url: 'ssh://git@git.example/web.git', credentials_secret: 'web-git' });
+    expect(request).toEqual({ name: 'web', repo_url: 'ssh://git@git.example/web.git', default_branch: 'main', credentials_secret: 'web-git' });
+    const project = projectResource(request, 'default');
+    expect(project.spec.gitCredentialsSecretRef).toEqual({ name: 'web-git' });
+    expect(serializeProject(project).credentials_secret).toBe('web-git');
+  });
+
   it.each([
     [null, 'JSON object'],
     [[], 'JSON object'],
@@ -38,6 +46,8 @@ describe('parseCreateProject', () => {
     [{ name: 'web', repo_url: 'x', default_branch: 3 }, 'default_branch must be a string'],
     [{ name: 'web', repo_url: 'x', description: 1 }, 'description must be a string'],
     [{ name: 'web', repo_url: 'x', repoUrl: 'y' }, 'unknown field(s): repoUrl'],
+    [{ name: 'web', repo_url: 'x', credentials_secret: 'My_Secret' }, 'credentials_secret "My_Secret" must be the name of a Secret'],
+    [{ name: 'web', repo_url: 'x', credentials_secret: 3 }, 'credentials_secret 3 must be the name of a Secret'],
   ])('rejects %j', (body, message) => {
     expect(problemOf(body)).toContain(message);
   });
@@ -56,7 +66,7 @@ describe('serializeProject', () => {
     project.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
     expect(serializeProject(project)).toEqual({
       id: '11111111-1111-4111-8111-111111111111', name: 'web', namespace: 'default', repo_url: '/r.git', default_branch: 'main',
-      description: null, default_branch_sha: null, manifest: null, triggers: [], trigger_errors: [], conditions: [],
+      description: null, credentials_secret: null, default_branch_sha: null, manifest: null, triggers: [], trigger_errors: [], conditions: [],
       created_at: '2026-01-01T00:00:00Z',
     });
   });

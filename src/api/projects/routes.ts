@@ -36,11 +36,15 @@ export interface CreateProjectRequest {
   repo_url: string;
   default_branch: string;
   description?: string;
+  /** Name of the Secret (same namespace) with the repository's credentials (docs/repositories.md). */
+  credentials_secret?: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CREATE_FIELDS = new Set(['name', 'repo_url', 'default_branch', 'description']);
+const CREATE_FIELDS = new Set(['name', 'repo_url', 'default_branch', 'description', 'credentials_secret']);
+// a Secret's name: a DNS-1123 subdomain
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 // Trigger resources are named `<project>-<slug>`; keeping project names short leaves room for slugs.
 const MAX_NAME = 63;
 const MAX_DESCRIPTION = 4096;
@@ -54,7 +58,7 @@ export function parseCreateProject(body: unknown): CreateProjectRequest {
   const problems: string[] = [];
   const unknown = Object.keys(input).filter((k) => !CREATE_FIELDS.has(k));
   if (unknown.length) problems.push(`unknown field(s): ${unknown.join(', ')} (allowed: ${[...CREATE_FIELDS].join(', ')})`);
-  const { name, repo_url: repoUrl, default_branch: branch = 'main', description } = input;
+  const { name, repo_url: repoUrl, default_branch: branch = 'main', description, credentials_secret: secret } = input;
   if (typeof name !== 'string' || name === '') problems.push('name is required');
   else if (name.length > MAX_NAME || !DNS_LABEL.test(name)) {
     problems.push(`name ${JSON.stringify(name)} must be a DNS-1123 label: at most ${MAX_NAME} lower-case letters, digits and '-', starting and ending with a letter or digit`);
@@ -68,8 +72,15 @@ export function parseCreateProject(body: unknown): CreateProjectRequest {
   }
   if (description !== undefined && typeof description !== 'string') problems.push('description must be a string');
   else if (typeof description === 'string' && description.length > MAX_DESCRIPTION) problems.push(`description is longer than ${MAX_DESCRIPTION} characters`);
+  if (secret !== undefined && (typeof secret !== 'string' || !DNS_SUBDOMAIN.test(secret))) {
+    problems.push(`credentials_secret ${JSON.stringify(secret)} must be the name of a Secret (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.')`);
+  }
   if (problems.length) throw badRequest(problems.join('; '), { problems });
-  return { name: name as string, repo_url: (repoUrl as string).trim(), default_branch: branch as string, ...(description !== undefined ? { description: description as string } : {}) };
+  return {
+    name: name as string, repo_url: (repoUrl as string).trim(), default_branch: branch as string,
+    ...(description !== undefined ? { description: description as string } : {}),
+    ...(secret !== undefined ? { credentials_secret: secret as string } : {}),
+  };
 }
 
 export function projectResource(request: CreateProjectRequest, namespace: string): Project {
@@ -81,6 +92,7 @@ export function projectResource(request: CreateProjectRequest, namespace: string
       repoUrl: request.repo_url,
       defaultBranch: request.default_branch,
       ...(request.description !== undefined ? { description: request.description } : {}),
+      ...(request.credentials_secret !== undefined ? { gitCredentialsSecretRef: { name: request.credentials_secret } } : {}),
     },
   };
 }

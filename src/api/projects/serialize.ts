@@ -37,6 +37,7 @@ export function serializeProject(project: Project, triggers: readonly Serialized
     repo_url: redactUrls(project.spec.repoUrl),
     default_branch: project.spec.defaultBranch ?? 'main',
     description: project.spec.description ?? null,
+    credentials_secret: project.spec.gitCredentialsSecretRef?.name ?? null,
     default_branch_sha: status.defaultBranchSha ?? null,
     manifest: manifest
       ? { file: manifest.file ?? null, version: manifest.version ?? null, valid: manifest.valid, issues: manifest.issues ?? [] }

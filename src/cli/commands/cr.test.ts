@@ -1,6 +1,6 @@
 // Pure parts of `svc cr`: CR references, colouring, list formatting.
 import { describe, expect, it } from 'vitest';
-import { colorPatch, formatCrList, parseCrRef } from './cr.js';
+import { colorPatch, formatCr, formatCrList, parseCrRef, type CrView, type PreviewView } from './cr.js';
 
 describe('svc cr helpers', () => {
   it('accepts 3, #3 or a UUID as a CR reference', () => {
@@ -21,5 +21,24 @@ describe('svc cr helpers', () => {
   it('says so when nothing matches the filter', () => {
     expect(formatCrList([], 'open')).toEqual(['No open change requests.']);
     expect(formatCrList([], 'all')).toEqual(['No change requests.']);
+  });
+
+  it('a preview the manifest gate refuses never reads as mergeable', () => {
+    const cr = { number: 3, title: 't', cr_id: 'id', status: 'open', head_ref: 'feat', base_ref: 'main', head_commit_sha: null, base_commit_sha: null, created_by: 'u', metadata: { requested_changes: [] } } as unknown as CrView;
+    const preview: PreviewView = { base_sha: 'b', head_sha: 'h', merge_base: 'b', is_up_to_date: false, can_merge: true, can_fast_forward: true, conflicts: [] };
+    const tail = (p: PreviewView) => { const lines = formatCr(cr, p); return lines.slice(lines.indexOf('Merge preview:') + 1); };
+    expect(tail(preview)).toEqual(['  can fast-forward']);
+    expect(tail({ ...preview, manifest_issues: [{ path: '/default_agent', message: 'is required' }, { path: '', message: 'x' }] })).toEqual([
+      '  REFUSED by the manifest gate: the manifest on feat has 2 issues; fix them on the branch, then merge:',
+      '    /default_agent: is required',
+      '    (top level): x',
+      '  then git: can fast-forward',
+    ]);
+    expect(tail({ ...preview, can_merge: false, can_fast_forward: false, conflicts: ['a.txt'], manifest_issues: [{ path: '/x', message: 'bad' }] })).toEqual([
+      '  REFUSED by the manifest gate: the manifest on feat has 1 issue; fix it on the branch, then merge:',
+      '    /x: bad',
+      '  CONFLICTS in 1 file(s):',
+      '    a.txt',
+    ]);
   });
 });

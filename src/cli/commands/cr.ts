@@ -2,7 +2,7 @@
 // sandbox environment: SVC_PROJECT_ID, SVC_BRANCH_NAME|SVC_HEAD_REF, SVC_SESSION_ID; outside a
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
-import type { MergePreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
+import type { ChangeRequestPreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { resolveProjectId } from './link.js';
@@ -10,8 +10,8 @@ import { resolveProjectId } from './link.js';
 /** A change request as the REST API serializes it. */
 export type CrView = SerializedChangeRequest;
 
-/** The merge preview of SPEC §4.1, as the engine computes it. */
-export type PreviewView = MergePreview;
+/** The merge preview of SPEC §4.1, as the engine computes it, with the manifest gate's issues. */
+export type PreviewView = ChangeRequestPreview;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
@@ -51,10 +51,17 @@ export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
   }
   if (preview) {
     lines.push('', 'Merge preview:');
-    if (preview.is_up_to_date) lines.push('  up to date: the head is already merged into the base');
-    else if (preview.can_fast_forward) lines.push('  can fast-forward');
-    else if (preview.can_merge) lines.push(`  can merge cleanly (three-way${preview.merge_base ? '' : ', unrelated histories'})`);
-    else lines.push(`  CONFLICTS in ${preview.conflicts.length} file(s):`, ...preview.conflicts.map((p) => `    ${p}`));
+    const gate = preview.manifest_issues ?? [];
+    // the merge gate runs first: a head with an invalid manifest is refused however git would merge it
+    const git = preview.is_up_to_date ? 'up to date: the head is already merged into the base'
+      : preview.can_fast_forward ? 'can fast-forward'
+        : preview.can_merge ? `can merge cleanly (three-way${preview.merge_base ? '' : ', unrelated histories'})` : null;
+    if (gate.length && !preview.is_up_to_date) {
+      lines.push(`  REFUSED by the manifest gate: the manifest on ${cr.head_ref} has ${gate.length} issue${gate.length === 1 ? '' : 's'}; fix ${gate.length === 1 ? 'it' : 'them'} on the branch, then merge:`,
+        ...gate.map((i) => `    ${i.path || '(top level)'}: ${i.message}`));
+      if (git) lines.push(`  then git: ${git}`);
+    } else if (git) lines.push(`  ${git}`);
+    if (!preview.can_merge && !preview.is_up_to_date) lines.push(`  CONFLICTS in ${preview.conflicts.length} file(s):`, ...preview.conflicts.map((p) => `    ${p}`));
   }
   return lines;
 }

@@ -28,7 +28,7 @@ export function formatProject(p: ProjectView): string[] {
     `Name:           ${p.name}`,
     `ID:             ${p.id}`,
     `Namespace:      ${p.namespace}`,
-    `Repository:     ${p.repo_url}`,
+    `Repository:     ${p.repo_url}${p.credentials_secret ? ` (credentials: Secret ${p.credentials_secret})` : ''}`,
     `Default branch: ${p.default_branch}${p.default_branch_sha ? ` at ${p.default_branch_sha.slice(0, 12)}` : ''}`,
   ];
   if (p.description) lines.push(`Description:    ${p.description}`);
@@ -72,9 +72,14 @@ export function registerProjectsCommands(program: Command): void {
     .requiredOption('--repo <url>', 'clone URL of the repository (or an absolute path)')
     .option('--default-branch <branch>', 'branch whose manifest drives triggers', 'main')
     .option('--description <text>', 'free text')
+    .option('--credentials-secret <name>', "the Secret (in the project's namespace) with the repository's credentials: ssh-privatekey and known_hosts for ssh URLs, username and password (or token) for https (docs/repositories.md)")
     .option('--json', 'print the project as JSON')
-    .action(withApi(async (client, name: string, opts: { repo: string; defaultBranch: string; description?: string; json?: boolean }) => {
-      const body = { name, repo_url: opts.repo, default_branch: opts.defaultBranch, ...(opts.description !== undefined ? { description: opts.description } : {}) };
+    .action(withApi(async (client, name: string, opts: { repo: string; defaultBranch: string; description?: string; credentialsSecret?: string; json?: boolean }) => {
+      const body = {
+        name, repo_url: opts.repo, default_branch: opts.defaultBranch,
+        ...(opts.description !== undefined ? { description: opts.description } : {}),
+        ...(opts.credentialsSecret !== undefined ? { credentials_secret: opts.credentialsSecret } : {}),
+      };
       const { project } = await client.request<{ project: ProjectView }>('POST', '/projects', body);
       if (opts.json) printJson(project);
       else printLines([`Created project ${project.name} (${project.id}).`, `Follow it with: svc projects show ${project.name}`]);

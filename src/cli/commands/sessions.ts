@@ -117,11 +117,13 @@ export function registerSessionsCommands(program: Command): void {
     .option('--model <provider/model>', 'model override')
     .option(...PROJECT_OPTION)
     .option('--json', 'print the session as JSON')
-    .action(act(async (opts: { agent?: string; base?: string; prompt?: string; model?: string; project?: string; json?: boolean }) => {
+    .option('-q, --quiet', 'print only the session id (for scripts: ID=$(svc sessions start -q ...))')
+    .action(act(async (opts: { agent?: string; base?: string; prompt?: string; model?: string; project?: string; json?: boolean; quiet?: boolean }) => {
       const ctx = await context(opts.project);
       const body = { agent: opts.agent, base_ref: opts.base, prompt: opts.prompt, model: opts.model };
       const { session } = await ctx.client.request<{ session: SessionView }>('POST', ctx.base, body);
       if (opts.json) printJson(session);
+      else if (opts.quiet) printLines([session.id]);
       else printLines([`Started session ${session.id} (${session.status}); follow it with: svc sessions logs ${session.id}`]);
     }));
 

@@ -2,7 +2,7 @@
 // title and description, merge preview, coloured diff, requested-changes log and the actions
 // the token may use.
 import { useState } from 'preact/hooks';
-import type { SerializedChangeRequest } from '../../../src/lib/rest-shapes.js';
+import type { ChangeRequestPreview, SerializedChangeRequest } from '../../../src/lib/rest-shapes.js';
 import { api, CAP, canWrite, enc, type Me } from '../api.js';
 import { splitPatch } from '../diff.js';
 import { href } from '../router.js';
@@ -16,7 +16,7 @@ type Project = Pick<FullProject, 'id'>;
 type Cr = SerializedChangeRequest;
 const STATUSES = ['open', 'merged', 'closed', 'all'] as const;
 
-interface Preview { base_sha: string; head_sha: string; merge_base: string | null; is_up_to_date: boolean; can_merge: boolean; can_fast_forward: boolean; conflicts: string[] }
+type Preview = ChangeRequestPreview;
 
 const crPath = (project: Project, cr?: string) => `/projects/${enc(project.id)}/change-requests${cr ? `/${enc(cr)}` : ''}`;
 
@@ -54,15 +54,21 @@ export function ChangeRequestsPage({ project, status }: { project: Project; stat
   );
 }
 
-function PreviewBox({ preview }: { preview: Preview }) {
-  let summary: string;
-  if (preview.is_up_to_date) summary = 'Up to date: the head is already merged into the base.';
-  else if (!preview.can_merge) summary = 'This change request has conflicts that must be resolved before it can merge.';
-  else if (preview.can_fast_forward) summary = 'Can merge: the base fast-forwards to the head.';
-  else summary = 'Can merge: a merge commit will be created.';
+function PreviewBox({ preview, headRef }: { preview: Preview; headRef: string }) {
+  // the merge gate runs first: an invalid manifest on the head is refused however git would merge it
+  const gate = preview.is_up_to_date ? [] : preview.manifest_issues ?? [];
+  const git = preview.is_up_to_date ? 'Up to date: the head is already merged into the base.'
+    : !preview.can_merge ? 'This change request has conflicts that must be resolved before it can merge.'
+      : preview.can_fast_forward ? 'Can merge: the base fast-forwards to the head.' : 'Can merge: a merge commit will be created.';
+  const summary = gate.length
+    ? [`The merge gate will refuse this change request: the manifest on ${headRef} has ${gate.length} issue${gate.length === 1 ? '' : 's'}. Fix ${gate.length === 1 ? 'it' : 'them'} on the branch, then merge.`,
+      preview.can_merge ? `Then: ${git.replace('Can merge: ', '')}` : git]
+    : [git];
   return (
-    <section class={`preview ${preview.can_merge && !preview.is_up_to_date ? 'preview-ok' : 'preview-bad'}`} aria-label="Merge preview">
-      <p>{summary}</p>
+    <section class={`preview ${preview.can_merge && !preview.is_up_to_date && !gate.length ? 'preview-ok' : 'preview-bad'}`} aria-label="Merge preview">
+      <p>{summary[0]}</p>
+      {gate.length ? <ul class="issues">{gate.map((i) => <li key={i.path + i.message}><code>{i.path || '(top level)'}</code>: {i.message}</li>)}</ul> : null}
+      {summary[1] ? <p>{summary[1]}</p> : null}
       {preview.conflicts.length ? <div>Conflicting files: <ul class="files">{preview.conflicts.map((f) => <li key={f}><code>{f}</code></li>)}</ul></div> : null}
       <p class="muted">base <Sha sha={preview.base_sha} /> · head <Sha sha={preview.head_sha} /> · merge base <Sha sha={preview.merge_base} /></p>
     </section>
@@ -126,7 +132,7 @@ export function ChangeRequestPage({ project, crId, me }: { project: Project; crI
                 {writable ? <button type="button" class="secondary" onClick={() => setEditing(true)}>Edit title and description</button> : null}
               </header>
             )}
-            {preview ? <PreviewBox preview={preview} /> : null}
+            {preview ? <PreviewBox preview={preview} headRef={cr.head_ref} /> : null}
             <section class="actions" aria-label="Actions">
               {cr.status === 'open' && canWrite(me, CAP.merge) && preview?.can_merge && !preview.is_up_to_date ? (
                 <form class="row" onSubmit={(e) => { e.preventDefault(); void act('merge', message.trim() ? { message } : {}); }}>
@@ -151,7 +157,9 @@ export function ChangeRequestPage({ project, crId, me }: { project: Project; crI
               )}
               {cr.status === 'open' && canWrite(me, CAP.push) ? (
                 <form class="stack" onSubmit={(e) => { e.preventDefault(); if (feedback.trim()) void act('request-changes', { feedback }); }}>
-                  <label for="feedback">Request changes (sent to the session's agent)</label>
+                  <label for="feedback">{cr.origin_session_id
+                    ? "Request changes (sent to the session's agent)"
+                    : 'Request changes (kept on this change request: no session opened it, so no agent is told)'}</label>
                   <textarea id="feedback" rows={3} value={feedback} onInput={(e) => setFeedback((e.target as HTMLTextAreaElement).value)} />
                   <div class="row"><button type="submit" disabled={action.busy || !feedback.trim()}>Request changes</button></div>
                 </form>
