@@ -100,6 +100,7 @@ export class EngineSupervisor {
     const child = this.child;
     if (!child || this.state !== 'ready') return;
     this.lastError = reason;
+    this.explained.add(child); // its exit is the stall's, not a crash of its own
     this.state = 'restarting';
     killGroup(child, 'SIGTERM');
     const forced = setTimeout(() => killGroup(child, 'SIGKILL'), 2_000);
@@ -197,8 +198,7 @@ export class EngineSupervisor {
     this.crashes = this.crashes.filter((t) => now - t < windowMs);
     this.crashes.push(now);
     if (this.crashes.length > maxRestarts) {
-      const last = this.lastError ? ` (last: ${this.lastError})` : '';
-      this.fail(`engine exited ${this.crashes.length} times within ${windowMs} ms; giving up${last}`);
+      this.fail(`engine exited ${this.crashes.length} times within ${windowMs} ms; giving up`);
       return;
     }
     this.state = 'restarting';

@@ -270,7 +270,7 @@ describe('a stuck engine', () => {
     });
     const h = await d.waitFor((x) => x.engine.state === 'failed', 'the engine given up', 40_000) as Full;
     expect(h.status).toBe('failed');
-    expect(h.engine.last_error).toMatch(/giving up \(last: the engine's health check did not answer/);
+    expect(h.engine.last_error).toMatch(/giving up; the last: the engine's health check did not answer/);
     expect(h.progress.stalls).toBe(2);
   }, 60_000);
 });
