@@ -8,25 +8,26 @@ import { PROJECT, TRIGGER, type Project } from '../../src/resources/index.js';
 import { projectOutcome, type ProjectObservation } from './desired.js';
 import { kubeProjectWorld } from './kube-cluster.js';
 import { observeProject } from './reconciler.js';
-import { repositoryReader } from './repository.js';
+import { rememberedReads, repositoryReader } from './repository.js';
 
 export interface ProjectControllerOptions {
   /** Directory of the bare mirrors. */
   mirrorDir: string;
   /** Re-read interval of each project's default branch (default 30 s). */
   resyncMs?: number;
-  /** Projects reconciled at once (default 4: fetches wait on the network). */
+  /** Projects reconciled at once (default 8: fetches wait on the host and on git processes). */
   concurrency?: number;
 }
 
 export function projectController(options: ProjectControllerOptions): ControllerDefinition {
-  const readRepository = repositoryReader({ mirrorDir: options.mirrorDir });
   const resyncMs = options.resyncMs ?? 30_000;
+  // the Triggers it creates (and their status writes) wake it again: those reconciles reuse the read
+  const readRepository = rememberedReads(repositoryReader({ mirrorDir: options.mirrorDir }), { maxAgeMs: resyncMs });
   return objectController<Project, ProjectObservation>({
     name: 'project',
     for: PROJECT,
     owns: [TRIGGER],
-    concurrency: options.concurrency ?? 4,
+    concurrency: options.concurrency ?? 8,
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged)],
     observe: (project, ctx) => observeProject(project, kubeProjectWorld(ctx), readRepository),
     compute: (project, observed, now) => projectOutcome(project, observed, now, resyncMs),
