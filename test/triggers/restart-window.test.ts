@@ -76,7 +76,7 @@ describe('the webhook receiver across API restarts', () => {
     await waitFor('the first 202', async () => (await fire(api!.url)).status === 202);
     await api.stop('SIGKILL');
 
-    api = await startApiProcess(kubeconfig);
+    api = await startApiProcess(kubeconfig, {}, { ready: false });
     const answers: number[] = [];
     for (;;) {
       const { status, retryAfter } = await fire(api.url);
@@ -90,7 +90,7 @@ describe('the webhook receiver across API restarts', () => {
   it('while its caches cannot load: 503 on the webhook and the REST routes, /readyz waits; then 202', async () => {
     await api!.stop('SIGKILL');
     proxy.hold();
-    api = await startApiProcess(proxiedKubeconfig);
+    api = await startApiProcess(proxiedKubeconfig, {}, { ready: false });
     const held = await Promise.all(Array.from({ length: 5 }, () => fire(api!.url)));
     expect(held.map((a) => a.status)).toEqual([503, 503, 503, 503, 503]);
     const rest = await fetch(`${api.url}/v1/projects/${projectId}`, { headers: { authorization: `Bearer ${token}` } });
