@@ -86,6 +86,7 @@ export class LeaderElector {
     this.watch.on('add', (lease) => this.onLease(lease));
     this.watch.on('update', (lease) => this.onLease(lease));
     this.watch.on('delete', () => this.nudge());
+    this.watch.onError((err) => options.onError?.(err));
   }
 
   /** A change of the Lease seen by the watch. */
