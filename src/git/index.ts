@@ -17,3 +17,4 @@ export {
   advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
 } from './gateway.js';
 export type { GitService, ReceivePackOptions } from './gateway.js';
+export { useGitSpawnWorkers } from './spawn-pool.js';
