@@ -101,10 +101,16 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   // hollow pods: no process, one shared responder, their own addresses (and their own admission line)
   const hollow = { api, hostIP: HOST_IP, host: new HollowHost(), addresses: new HollowAddresses(options.hollowAddressOctet ?? 77), log };
   let admittingHollow = Promise.resolve();
+  /** Hollow pods waiting in the admission line, and those of them deleted meanwhile (not admitted). */
+  const hollowQueued = new Set<string>();
+  const hollowCancelled = new Set<string>();
 
   function admitHollow(pod: KObject, uid: string): void {
+    if (hollowQueued.has(uid)) return;
+    hollowQueued.add(uid);
     admittingHollow = admittingHollow.then(async () => {
-      if (controller.signal.aborted || workers.has(uid)) return;
+      hollowQueued.delete(uid);
+      if (hollowCancelled.delete(uid) || controller.signal.aborted || workers.has(uid)) return;
       const worker = new HollowPod(pod, hollow);
       if (!(await worker.admit())) {
         log(`node simulator: no free address for hollow pod ${worker.key}`);
@@ -158,7 +164,10 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   function handle(type: string, pod: KObject): void {
     const uid = pod.metadata?.uid;
     if (!uid) return;
-    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) void evict(uid);
+    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) {
+      if (hollowQueued.has(uid)) hollowCancelled.add(uid);
+      void evict(uid);
+    }
     else admit(pod);
   }
 
