@@ -9,14 +9,14 @@ import {
 import { PROJECT, TRIGGER, type Project } from '../../src/resources/index.js';
 import { projectOutcome, type ProjectObservation } from './desired.js';
 import { kubeProjectWorld, observeProject, type ProjectWorld } from './observe.js';
-import { repositoryReader, type ReadRepository } from './repository.js';
+import { rememberedReads, repositoryReader, type ReadRepository } from './repository.js';
 
 export interface ProjectControllerOptions {
   /** Directory of the bare mirrors. */
   mirrorDir: string;
   /** Re-read interval of each project's default branch (default 30 s). */
   resyncMs?: number;
-  /** Projects reconciled at once (default 4: fetches wait on the network). */
+  /** Projects reconciled at once (default 8: fetches wait on the host and on git processes). */
   concurrency?: number;
   /** Where observe reads (default: the manager's caches and client). */
   world?: (ctx: ReconcileContext) => ProjectWorld;
@@ -27,14 +27,15 @@ export interface ProjectControllerOptions {
 
 /** The Project kind: what objectController runs, and what a test runs over memory (reconcileObject). */
 export function projectKind(options: ProjectControllerOptions): ObjectReconciler<Project, ProjectObservation> {
-  const readRepository = options.readRepository ?? repositoryReader({ mirrorDir: options.mirrorDir });
   const resyncMs = options.resyncMs ?? 30_000;
+  // the Triggers it creates (and their status writes) wake it again: those reconciles reuse the read
+  const readRepository = options.readRepository ?? rememberedReads(repositoryReader({ mirrorDir: options.mirrorDir }), { maxAgeMs: resyncMs });
   const world = options.world ?? kubeProjectWorld;
   return {
     name: 'project',
     for: PROJECT,
     owns: [TRIGGER],
-    concurrency: options.concurrency ?? 4,
+    concurrency: options.concurrency ?? 8,
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged)],
     now: options.now,
     observe: (project, ctx) => observeProject(project, world(ctx), readRepository),

@@ -1,8 +1,8 @@
-// Reading a project's repository: fetch the bare mirror, resolve the default branch tip, read
-// svc.yaml (else svc.toml) there, check it and list its triggers. Returns an Observation for
-// the pure code in desired.ts.
+// Reading a project's repository: fetch the bare mirror, read the default branch tip and
+// svc.yaml (else svc.toml) there in one git process, check it and list its triggers. Returns an
+// Observation for the pure code in desired.ts.
 import { LocalRepoNotAllowedError, openMirror, redact, UnreachableError, type GitCredentials } from '../../src/git/index.js';
-import { listTriggers, readManifestAt } from '../../src/manifest/index.js';
+import { MANIFEST_FILES, listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest } from '../../src/triggers/index.js';
 import type { Observation } from './desired.js';
@@ -19,12 +19,12 @@ export type ReadRepository = (project: Project, credentials: GitCredentials | nu
 export function repositoryReader(options: RepositoryReaderOptions): ReadRepository {
   return async (project, credentials) => {
     const branch = project.spec.defaultBranch ?? 'main';
-    let sha: string | null;
-    let mirror;
+    let read: { sha: string | null; files: (string | null)[] };
     try {
-      mirror = openMirror({ cacheDir: options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials, remoteTimeoutMs: options.fetchTimeoutMs });
+      const mirror = openMirror({ cacheDir: options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials, remoteTimeoutMs: options.fetchTimeoutMs });
       await mirror.fetch({ force: true });
-      sha = await mirror.resolveBranch(branch);
+      // the tip and both manifest candidates in one git process
+      read = await mirror.readBranchFiles(branch, MANIFEST_FILES);
     } catch (error) {
       // Messages of src/git errors carry the redacted URL only, never credentials.
       if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };
@@ -32,8 +32,9 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       const reason = error instanceof UnreachableError && error.kind !== 'Unreachable' ? error.kind : 'FetchFailed';
       return { kind: 'unreachable', reason, message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
     }
+    const sha = read.sha;
     if (!sha) return { kind: 'branch-missing', sha: null };
-    const manifest = await readManifestAt((at, file) => mirror.readFile(at, file), sha);
+    const manifest = await readManifestAt(async (_at, file) => read.files[(MANIFEST_FILES as readonly string[]).indexOf(file)] ?? null, sha);
     if (!manifest) return { kind: 'read', sha, manifest: null, triggers: [], triggerErrors: [] };
     const { file, check } = manifest;
     const listing = listTriggers(check);
@@ -44,5 +45,37 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       triggers: listing.triggers.map((t) => triggerEntryFromManifest(t)),
       triggerErrors: listing.errors,
     };
+  };
+}
+
+export interface RememberedReadsOptions {
+  /** How long a read stands for the repository (the resync interval: the requeue reads it again). */
+  maxAgeMs: number;
+  /** Projects remembered at most (least recently read forgotten first). */
+  limit?: number;
+  now?: () => number;
+}
+
+/**
+ * One read of a project's repository per resync interval: a reconcile that a change of its own
+ * Triggers (creates, their status writes) or a retry brings within `maxAgeMs` of the last read of
+ * the same spec reuses that read instead of fetching again. A new generation (spec edit) or a new
+ * `svc.dev/refresh` token reads at once; so does the resync requeue, which comes `maxAgeMs` after.
+ */
+export function rememberedReads(read: ReadRepository, options: RememberedReadsOptions): ReadRepository {
+  const now = options.now ?? Date.now;
+  const limit = options.limit ?? 10_000;
+  const reads = new Map<string, { key: string; at: number; observation: Observation }>();
+  return async (project, credentials) => {
+    const uid = project.metadata.uid ?? '';
+    const key = `${project.metadata.generation ?? ''}|${project.metadata.annotations?.['svc.dev/refresh'] ?? ''}|${project.spec.repoUrl}|${project.spec.defaultBranch ?? ''}`;
+    const last = reads.get(uid);
+    if (last && last.key === key && now() - last.at < options.maxAgeMs) return last.observation;
+    const at = now();
+    const observation = await read(project, credentials);
+    reads.delete(uid);
+    reads.set(uid, { key, at, observation });
+    if (reads.size > limit) reads.delete(reads.keys().next().value!);
+    return observation;
   };
 }

@@ -68,9 +68,15 @@ async function call(method: string, path: string, token?: string, body?: unknown
 }
 
 describe('API app', () => {
-  it('serves health outside /v1 and readiness once informers synced', async () => {
+  it('serves health outside /v1 and readiness once informers synced; /v1 answers 503 (never 404) until then', async () => {
     expect(await call('GET', '/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
     expect((await call('GET', '/readyz')).status).toBe(503);
+    for (const [method, path, token] of [['GET', `/v1/projects/${randomUUID()}`, 'svc_admin'], ['GET', '/v1/projects', undefined], ['POST', `/v1/webhooks/projects/${randomUUID()}/nightly`, undefined]] as const) {
+      const res = await fetch(base + path, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toEqual({ error: expect.stringContaining('not ready') });
+    }
     ready = true;
     expect(await call('GET', '/readyz')).toEqual({ status: 200, body: { status: 'ready' } });
   });

@@ -74,6 +74,13 @@ export function createApp(deps: ApiDependencies): Express {
     });
   }
 
+  // Until the informers have synced, every /v1 route (the webhook receiver too) would read an
+  // empty cache and call an existing project or trigger "not found": answer 503 instead.
+  app.use('/v1', (_req, res, next) => {
+    if (deps.isReady()) return next();
+    res.status(503).set('Retry-After', '1').json({ error: 'not ready: the API is loading its caches; try again in a moment' });
+  });
+
   mountGroups(app, routeGroups(deps), { verifyToken: deps.verifyToken, bodyLimit: deps.config.bodyLimit ?? '1mb' });
 
   app.use(unknownRoute);

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { GitError, TimeoutError } from './errors.js';
 import { redact } from './redact.js';
+import { gitSpawnPool, type GitSpawnPool } from './spawn-pool.js';
 
 export interface RunOptions {
   /** Repository (GIT_DIR) the command runs in. */
@@ -104,9 +105,22 @@ export function streamGit(args: readonly string[], options: RunOptions, onChunk:
 }
 
 export async function runGit(args: readonly string[], options: RunOptions): Promise<RunResult> {
+  const pool = gitSpawnPool();
+  if (pool) return runPooled(pool, args, options);
   const stdout: Buffer[] = [];
   const result = await streamGit(args, options, (chunk) => { stdout.push(chunk); });
   return { ...result, stdout: Buffer.concat(stdout) };
+}
+
+/** runGit through the spawn pool: the same environment, timeout and error classification. */
+async function runPooled(pool: GitSpawnPool, args: readonly string[], options: RunOptions): Promise<RunResult> {
+  const name = commandName(args);
+  const result = await pool.run({ args, env: childEnv(options.env, options.gitDir), input: options.input, timeoutMs: options.timeoutMs });
+  if (result.error !== undefined) throw new GitError(name, null, redact(result.error, options.secrets));
+  if (result.timedOut) throw new TimeoutError(name, options.timeoutMs);
+  const errText = redact(result.stderr.toString('utf8'), options.secrets);
+  if (result.code === null || !(options.okExitCodes ?? [0]).includes(result.code)) throw new GitError(name, result.code, errText);
+  return { exitCode: result.code, stdout: result.stdout, stderr: errText };
 }
 
 export interface SpawnOptions {

@@ -1,6 +1,6 @@
 // One bare mirror per project: fetch with an explicit refspec, reads with plumbing,
 // previews and merges without a working tree, pushes with a lease.
-import { access, mkdir, mkdtemp, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   BaseMovedError, BranchExistsError, MergeConflictError, GitEngineError, GitError, HeadMovedError, InvalidInputError, InvalidRefError,
@@ -211,7 +211,7 @@ export class Mirror {
     await rm(this.dir, { recursive: true, force: true }); // a dir without HEAD is not a mirror
     const staging = await mkdtemp(path.join(parent, `.init-${path.basename(this.dir)}-`));
     try {
-      await runGit(['init', '--bare', '--quiet', '--template=', staging], { timeoutMs: this.timeoutMs });
+      await initBare(staging);
       await this.fetchInto(staging);
       await rename(staging, this.dir);
     } catch (error) {
@@ -272,6 +272,26 @@ export class Mirror {
     const header = /^[0-9a-f]+ (\w+) (\d+)$/.exec(stdout.subarray(0, newline).toString('utf8'));
     if (!header || header[1] !== 'blob') return null;
     return stdout.subarray(newline + 1, newline + 1 + Number(header[2])).toString('utf8');
+  }
+
+  /**
+   * The tip of branch `name` and `files` (UTF-8) at that tip, read by one git process under the
+   * mirror's lock, so no fetch moves the branch between the reads. `sha` null: no such branch;
+   * a file null: not in that commit.
+   */
+  async readBranchFiles(name: string, files: readonly string[]): Promise<{ sha: string | null; files: (string | null)[] }> {
+    assertBranchName(name);
+    for (const file of files) {
+      const problem = treePathProblem(file);
+      if (problem) throw new InvalidInputError(`path '${file}'`, problem);
+    }
+    await this.ready();
+    const ref = `refs/heads/${name}`;
+    const input = [`${ref}^{commit}`, ...files.map((file) => `${ref}:${file}`)].map((line) => `${line}\n`).join('');
+    const { stdout } = await this.locked(() => this.git(['cat-file', '--batch'], { input }));
+    const [commit, ...blobs] = parseCatFileBatch(stdout, files.length + 1);
+    if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
+    return { sha: commit.sha, files: blobs.map((b) => (b?.type === 'blob' ? b.content.toString('utf8') : null)) };
   }
 
   /** True when `ancestor` is reachable from `descendant` (also when equal). */
@@ -675,4 +695,32 @@ function hostMessage(stderr: string): string {
     .filter((line) => line !== '' && !/^(Resolving deltas|Counting objects|Compressing objects|Total \d)/.test(line));
   const text = lines.join(' ');
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** The records of `git cat-file --batch` output: one per input line, null for a missing object. */
+function parseCatFileBatch(out: Buffer, count: number): ({ sha: string; type: string; content: Buffer } | null)[] {
+  const records: ({ sha: string; type: string; content: Buffer } | null)[] = [];
+  let at = 0;
+  while (records.length < count && at < out.length) {
+    const newline = out.indexOf(10, at);
+    if (newline < 0) break;
+    const header = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(out.subarray(at, newline).toString('utf8'));
+    if (!header) { records.push(null); at = newline + 1; continue; } // "<name> missing" (or ambiguous)
+    const size = Number(header[3]);
+    records.push({ sha: header[1]!, type: header[2]!, content: out.subarray(newline + 1, newline + 1 + size) });
+    at = newline + 1 + size + 1;
+  }
+  while (records.length < count) records.push(null);
+  return records;
+}
+
+/**
+ * What `git init --bare --template=` writes (gitrepository-layout(5)), without a git process: a
+ * spawn blocks Node's event loop until git has started (several ms on a busy machine), and a
+ * Project's first reconcile spends its time on exactly these.
+ */
+async function initBare(dir: string): Promise<void> {
+  for (const sub of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await mkdir(path.join(dir, sub), { recursive: true });
+  await writeFile(path.join(dir, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+  await writeFile(path.join(dir, 'HEAD'), 'ref: refs/heads/main\n');
 }

@@ -5,18 +5,17 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { randomBytes } from 'node:crypto';
 import {
   apiVersionOf,
   EVENT,
   GROUP,
-  kubeTime,
   withDefaults,
   type KubeObject,
   type ResourceType,
 } from '../resources/index.js';
+import { EventCorrelator, type CoreEvent } from '../lib/event-correlator.js';
 import type { ClusterConfig } from './config.js';
-import { classifyError, errorFromResponse } from './errors.js';
+import { classifyError, errorFromResponse, isNotFound } from './errors.js';
 
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
@@ -71,6 +70,8 @@ export interface RawResponse {
 }
 
 export class KubeClient {
+  private eventCorrelator?: EventCorrelator;
+
   constructor(
     readonly config: ClusterConfig,
     /** Name written as the Event source. */
@@ -119,24 +120,30 @@ export class KubeClient {
     return new RestResourceClient<T>(this, type);
   }
 
-  /** Records a core/v1 Event about `obj`, as `kubectl describe` shows it. */
+  /**
+   * Records a core/v1 Event about `obj`, as `kubectl describe` shows it. Repeats are counted on
+   * the Event already written and many similar ones combined (src/lib/event-correlator.ts).
+   */
   async recordEvent(obj: KubeObject, event: EventInput): Promise<void> {
     const { name, namespace, uid, resourceVersion } = obj.metadata;
-    const now = kubeTime();
-    await this.resource(EVENT).create({
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${name}.${randomBytes(8).toString('hex')}`, namespace },
-      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name, namespace, uid, resourceVersion },
-      type: event.type,
-      reason: event.reason,
-      message: event.message,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      source: { component: this.component },
-      reportingComponent: this.component,
-    });
+    this.eventCorrelator ??= new EventCorrelator(this.eventSink(), { component: this.component });
+    await this.eventCorrelator.record({ apiVersion: obj.apiVersion, kind: obj.kind, name, namespace, uid, resourceVersion }, event);
+  }
+
+  private eventSink() {
+    const events = this.resource<KubeObject>(EVENT);
+    return {
+      create: async (event: CoreEvent) => { await events.create(event as unknown as KubeObject); },
+      async patch(namespace: string | undefined, name: string, patch: Partial<CoreEvent>) {
+        try {
+          await events.mergePatch(namespace ?? '', name, patch);
+          return true;
+        } catch (err) {
+          if (isNotFound(err)) return false;
+          throw err;
+        }
+      },
+    };
   }
 }
 

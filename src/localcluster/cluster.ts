@@ -552,6 +552,26 @@ export class Cluster {
     });
   }
 
+  /**
+   * Deletes Events (core/v1 and events.k8s.io/v1) not written to for `ttlMs`, as kube-apiserver's
+   * --event-ttl does (there every write renews the etcd lease; here the Event's own latest
+   * timestamp stands for the last write, so the rule survives a restart). Returns how many went.
+   */
+  async expireEvents(ttlMs: number, nowMs = Date.now()): Promise<number> {
+    let expired = 0;
+    for (const group of ['', 'events.k8s.io']) {
+      const sid = storeId({ group, plural: 'events' });
+      const t = this.typeOfSid(sid);
+      if (!t) continue;
+      for (const o of [...(this.objects.get(sid)?.values() ?? [])]) {
+        if (nowMs - lastEventWrite(o) <= ttlMs) continue;
+        await this.delete(t, o.metadata?.namespace, o.metadata!.name!).catch(() => undefined);
+        expired++;
+      }
+    }
+    return expired;
+  }
+
   /** At startup: objects whose owners vanished while the server was down. */
   private gcOrphans(): void {
     for (const [sid, m] of this.objects) for (const [key, o] of m) if (o.metadata?.ownerReferences?.length) this.collectIfOrphaned(`${sid}|${key}`);
@@ -631,4 +651,11 @@ function crdCauses(o: KObject): StatusCause[] {
     causes.push({ reason: 'FieldValueInvalid', field: 'spec.versions', message: 'Invalid value: must have exactly one version marked as storage version' });
   }
   return causes;
+}
+
+/** The latest time an Event says it was written (lastTimestamp, series, eventTime, creation). */
+function lastEventWrite(o: KObject): number {
+  const series = o.series as { lastObservedTime?: unknown } | undefined;
+  const times = [o.lastTimestamp, o.eventTime, series?.lastObservedTime, o.deprecatedLastTimestamp, o.metadata?.creationTimestamp];
+  return Math.max(0, ...times.map((v) => (typeof v === 'string' ? Date.parse(v) || 0 : 0)));
 }

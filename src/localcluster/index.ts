@@ -25,6 +25,8 @@ export interface LocalClusterOptions {
   authorization?: boolean;
   /** The admin's bearer token when `authorization` is on (default: the one kubeconfigYaml writes). */
   adminToken?: string;
+  /** Events not written to for this long are deleted, as kube-apiserver's --event-ttl (default 1 h). */
+  eventTtlMs?: number;
 }
 
 export interface LocalCluster {
@@ -48,11 +50,15 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const eventTtlMs = opts.eventTtlMs ?? 3_600_000;
+  const expiry = setInterval(() => void cluster.expireEvents(eventTtlMs).catch(() => undefined), Math.min(60_000, Math.max(1000, eventTtlMs / 4)));
+  expiry.unref();
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `${tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     async close() {
+      clearInterval(expiry);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

@@ -5,6 +5,7 @@
 // SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100). Model gateway
 // (docs/gateway.md): SVC_LLM_MAX_REQUEST_BYTES (33554432), SVC_LLM_USAGE_RETENTION_DAYS (90),
 // SVC_LLM_USAGE_MAX_RECORDS (50000).
+// SVC_GIT_SPAWN_WORKERS: threads that start git processes (default 2; 0 = the main thread).
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +25,7 @@ import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
-import { DEFAULT_PATCH_LIMITS } from '../git/index.js';
+import { DEFAULT_PATCH_LIMITS, useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
@@ -36,6 +37,8 @@ import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
+  // git processes start from worker threads: a spawn would block this event loop (src/git/spawn-pool.ts)
+  useGitSpawnWorkers(envInt('SVC_GIT_SPAWN_WORKERS', 2, 0));
   const namespace = envString('SVC_NAMESPACE', config.namespace);
   const projectNamespace = envString('SVC_PROJECT_NAMESPACE', 'default');
   const client = new KubeClient(config, 'svc-api');

@@ -9,7 +9,8 @@
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
 // SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10). Change requests:
-// SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600).
+// SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600). SVC_GIT_SPAWN_WORKERS (threads that start git
+// processes, default 2; 0 = the main thread).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import { sessionController } from '../../controllers/session/controller.js';
 import { triggerController } from '../../controllers/trigger/controller.js';
 import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
+import { useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
@@ -34,6 +36,8 @@ export const LEASE_NAME = 'svc-operator';
 
 async function main(): Promise<void> {
   const config = clusterConfigFromEnv();
+  // git processes start from worker threads: a spawn would block this event loop (src/git/spawn-pool.ts)
+  useGitSpawnWorkers(envInt('SVC_GIT_SPAWN_WORKERS', 2, 0));
   const client = new KubeClient(config, 'svc-operator');
   const identity = envString('SVC_POD_NAME', `${os.hostname()}-${process.pid}`);
   const leaseDurationMs = envInt('SVC_LEASE_DURATION_SECONDS', 15, 2) * 1000;

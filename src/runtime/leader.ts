@@ -4,10 +4,14 @@
  * change for leaseDurationSeconds (measured on its own clock, from when it observed the
  * record) or when it is released; writes carry resourceVersion, so of two candidates one wins.
  * A leader that cannot renew for renewDeadline stops leading before the Lease can expire.
+ * Every candidate also watches the Lease: it sees a release at once (a clean shutdown hands over
+ * in milliseconds), observes each renewal when it happens rather than at its next poll, and wakes
+ * exactly when the holder's lease runs out (a crashed leader is replaced within the lease
+ * duration); polling every retryInterval remains the safety net when the watch is down.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { isAlreadyExists, isConflict, Sleeper, type KubeClient, type ResourceClient } from '../kube/index.js';
+import { Informer, isAlreadyExists, isConflict, Sleeper, type KubeClient, type ResourceClient } from '../kube/index.js';
 import { LEASE, type KubeObject } from '../resources/index.js';
 
 export interface LeaseSpec {
@@ -57,9 +61,12 @@ export class LeaderElector {
   private leading = false;
   private running = false;
   private lastRenewal = 0;
-  private observed?: { record: string; at: number };
+  private observed?: { record: string; at: number; holder: string; durationMs: number };
   private loop?: Promise<void>;
   private readonly sleeper = new Sleeper();
+  private readonly watch: Informer<Lease>;
+  /** The watch saw something to act on while no sleep was in progress: the next sleep is skipped. */
+  private nudged = false;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? defaultIdentity();
@@ -71,6 +78,29 @@ export class LeaderElector {
     if (this.renewIntervalMs >= this.renewDeadlineMs || this.renewDeadlineMs >= this.leaseDurationMs) {
       throw new Error('leader election needs renewInterval < renewDeadline < leaseDuration');
     }
+    this.watch = new Informer<Lease>(options.client, LEASE, {
+      namespace: options.namespace,
+      fieldSelector: `metadata.name=${options.name}`,
+      backoffMaxMs: this.retryIntervalMs,
+    });
+    this.watch.on('add', (lease) => this.onLease(lease));
+    this.watch.on('update', (lease) => this.onLease(lease));
+    this.watch.on('delete', () => this.nudge());
+    this.watch.onError((err) => options.onError?.(err));
+  }
+
+  /** A change of the Lease seen by the watch. */
+  private onLease(lease: Lease): void {
+    const spec = lease.spec ?? {};
+    this.observe(spec);
+    const holder = spec.holderIdentity ?? '';
+    // released (a clean shutdown): take it now; someone else holds it while we lead: step down now
+    if ((!this.leading && holder === '') || (this.leading && holder !== this.identity)) this.nudge();
+  }
+
+  private nudge(): void {
+    this.nudged = true;
+    this.sleeper.wake();
   }
 
   isLeader(): boolean {
@@ -80,6 +110,7 @@ export class LeaderElector {
   start(): void {
     if (this.running) return;
     this.running = true;
+    void this.watch.start().catch(() => undefined);
     this.loop = this.run();
   }
 
@@ -88,6 +119,7 @@ export class LeaderElector {
     this.running = false;
     this.sleeper.wake();
     await this.loop;
+    await this.watch.stop();
     if (this.leading) {
       await this.loseLeadership();
       if (release) await this.release().catch((err) => this.options.onError?.(err));
@@ -96,6 +128,7 @@ export class LeaderElector {
 
   private async run(): Promise<void> {
     while (this.running) {
+      this.nudged = false;
       let renewed = false;
       try {
         renewed = await this.tryAcquireOrRenew();
@@ -116,8 +149,16 @@ export class LeaderElector {
         // Someone else holds the Lease now.
         void this.loseLeadership();
       }
-      await this.sleeper.sleep(this.leading && renewed ? this.renewIntervalMs : this.retryIntervalMs);
+      if (!this.nudged) await this.sleeper.sleep(this.leading && renewed ? this.renewIntervalMs : this.candidateDelayMs());
     }
+  }
+
+  /** A candidate (or a leader whose renewal failed) tries again at retryInterval, or sooner when the holder's lease runs out. */
+  private candidateDelayMs(): number {
+    const observed = this.observed;
+    if (this.leading || !observed?.holder || observed.holder === this.identity) return this.retryIntervalMs;
+    const expiresInMs = observed.at + observed.durationMs - Date.now();
+    return Math.max(1, Math.min(this.retryIntervalMs, expiresInMs + 1));
   }
 
   private async loseLeadership(): Promise<void> {
@@ -164,7 +205,7 @@ export class LeaderElector {
     this.observe(spec);
     const holder = spec.holderIdentity;
     const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (holder && holder !== this.identity && Date.now() - this.observed!.at < durationMs) return false;
+    if (holder && holder !== this.identity && Date.now() - this.observed!.at <= durationMs) return false;
     const next = this.desiredSpec(spec, now);
     try {
       await this.leases.replace({ ...lease, spec: next });
@@ -178,7 +219,9 @@ export class LeaderElector {
 
   private observe(spec: LeaseSpec): void {
     const record = `${spec.holderIdentity ?? ''}|${spec.renewTime ?? ''}|${spec.leaseTransitions ?? 0}`;
-    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+    if (this.observed?.record !== record) {
+      this.observed = { record, at: Date.now(), holder: spec.holderIdentity ?? '', durationMs: (spec.leaseDurationSeconds ?? 0) * 1000 };
+    }
   }
 
   private async release(): Promise<void> {

@@ -121,7 +121,8 @@ export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcom
   const next = mergedStatus(obj, outcome.status);
   const statusWritten = statusChanged(obj.status, next);
   if (statusWritten) await writer.writeStatus(obj, next);
-  for (const event of outcome.events ?? []) await writer.recordEvent(obj, event);
+  // independent writes: at once (each Event's key is serialized by the recorder)
+  await Promise.all((outcome.events ?? []).map((event) => writer.recordEvent(obj, event)));
   return { statusWritten };
 }
 
@@ -131,15 +132,16 @@ export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcom
  * spec, with the fields the desired spec dropped sent as null. Delete: this exact object (uid).
  */
 export async function applyChildrenToCluster<C extends KubeObject>(children: CachedResource<C>, plan: ChildPlan<C>): Promise<void> {
-  for (const child of plan.delete) await children.delete(child);
-  for (const child of plan.update) {
+  // deletes, then updates, then creates; the children of one step are written at once
+  await Promise.all(plan.delete.map((child) => children.delete(child)));
+  await Promise.all(plan.update.map(async (child) => {
     const { namespace, name } = child.metadata;
     const current = await children.client.get(namespace!, name!);
     const spec: Record<string, unknown> = { ...(child.spec as object) };
     for (const key of Object.keys((current.spec as object | undefined) ?? {})) if (!(key in spec)) spec[key] = null;
     await children.mergePatch(namespace!, name!, { metadata: { labels: child.metadata.labels }, spec });
-  }
-  for (const child of plan.create) {
+  }));
+  await Promise.all(plan.create.map(async (child) => {
     try {
       await children.create(child);
     } catch (error) {
@@ -147,7 +149,7 @@ export async function applyChildrenToCluster<C extends KubeObject>(children: Cac
       const { namespace, name, labels, ownerReferences } = child.metadata;
       await children.mergePatch(namespace!, name!, { metadata: { labels, ownerReferences }, spec: child.spec });
     }
-  }
+  }));
 }
 
 /** The writer a controller uses: status through the kind's handle, events and children through the client. */

@@ -94,7 +94,7 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'leases')).toEqual([]);
     const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
     expect(leader.metadata.namespace).toBe('svc-system');
-    expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'update']);
+    expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'list', 'update', 'watch']); // list/watch: the Lease is watched
     expect(verbs(leader.rules, 'secrets')).toEqual(['create', 'delete', 'get', 'list']);
     const api = rules('ClusterRole', 'rel-svc-api');
     expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
@@ -102,7 +102,7 @@ describe('charts/svc', () => {
     expect(verbs(api, 'changerequests')).toEqual(['create', 'delete', 'get', 'list', 'update']);
     expect(verbs(api, 'changerequests/status')).toEqual(['update']);
     expect(verbs(api, 'namespaces')).toEqual(['get']);
-    expect(verbs(operator, 'events')).toEqual(['create']);
+    expect(verbs(operator, 'events')).toEqual(['create', 'patch']); // patch: repeats counted on one Event
     // Secrets: never cluster-wide for the API; token Secrets in the release namespace, git
     // credentials, Session Secrets and project secrets in the project namespace (test/chart/rbac-journey.test.ts runs with these)
     expect(verbs(api, 'secrets')).toEqual([]);

@@ -29,6 +29,21 @@ describe('mirror fetch and reads', () => {
     expect(await mirror.readFile('main', 'src')).toBeNull(); // a directory is not a file
   });
 
+  it('reads a branch tip and several files in one go (missing files and branches as null)', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.write('svc.yaml', 'version: 1\n').write('with space.txt', 'x\ny\n').commit('manifest');
+    work.push('main');
+    const mirror = host.mirror();
+    await mirror.fetch();
+    expect(await mirror.readBranchFiles('main', ['svc.yaml', 'svc.toml', 'src/app.txt', 'src', 'with space.txt'])).toEqual({
+      sha: host.tip('main'), files: ['version: 1\n', null, lines(1, 10), null, 'x\ny\n'],
+    });
+    expect(await mirror.readBranchFiles('nope', ['svc.yaml'])).toEqual({ sha: null, files: [null] });
+    await expect(mirror.readBranchFiles('main', ['../x'])).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(mirror.readBranchFiles('bad..name', ['svc.yaml'])).rejects.toBeInstanceOf(InvalidRefError);
+  });
+
   it('answers ancestry and commits ahead', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());

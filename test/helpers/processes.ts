@@ -65,13 +65,21 @@ function startMain(script: 'api.js' | 'operator.js', env: NodeJS.ProcessEnv, lis
   });
 }
 
-/** The API process; resolves once it listens. */
-export function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}): Promise<MainProcess> {
-  return startMain('api.js', {
+/**
+ * The API process; resolves once its caches synced (`/readyz` 200: until then `/v1` answers 503),
+ * or, with `ready: false`, as soon as it listens.
+ */
+export async function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, options: { ready?: boolean } = {}): Promise<MainProcess> {
+  const api = await startMain('api.js', {
     KUBECONFIG: kubeconfig,
     SVC_MIRROR_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-api-mirrors-')),
     ...env,
   }, /svc api listening on http:\/\/127\.0\.0\.1:(\d+)/);
+  while (options.ready !== false && !(await fetch(`${api.url}/readyz`).then((r) => r.ok, () => false))) {
+    if (api.process.exitCode !== null) throw new Error(`the API exited before it was ready:\n${api.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return api;
 }
 
 /** The operator process; resolves once its health port listens. */

@@ -1,7 +1,7 @@
 // The few API calls a node makes (list/watch its Pods, read Secrets and ConfigMaps, write Pod
 // status and Events), over plain HTTP like any client: the simulator may run in another process
 // than the cluster, and it needs nothing but Node built-ins.
-import { randomBytes } from 'node:crypto';
+import { EventCorrelator } from '../../lib/event-correlator.js';
 import type { KObject } from '../status.js';
 
 export class NodeApiError extends Error {
@@ -13,7 +13,23 @@ export class NodeApiError extends Error {
 export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: KObject };
 
 export class NodeApi {
-  constructor(private readonly base: string, private readonly component: string) {}
+  /** Repeated Events (BackOff, Unhealthy, ...) are counted on one Event, as the kubelet's recorder does. */
+  private readonly events: EventCorrelator;
+
+  constructor(private readonly base: string, component: string) {
+    this.events = new EventCorrelator({
+      create: async (event) => { await this.call('POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace ?? 'default')}/events`, event); },
+      patch: async (namespace, name, patch) => {
+        try {
+          await this.call('PATCH', `/api/v1/namespaces/${encodeURIComponent(namespace ?? 'default')}/events/${encodeURIComponent(name)}`, patch, 'application/merge-patch+json');
+          return true;
+        } catch (err) {
+          if (err instanceof NodeApiError && err.status === 404) return false;
+          throw err;
+        }
+      },
+    }, { component });
+  }
 
   private async call<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
     const res = await fetch(this.base + path, {
@@ -62,21 +78,7 @@ export class NodeApi {
 
   async event(pod: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const meta = pod.metadata ?? {};
-    const now = new Date().toISOString();
-    await this.call('POST', `/api/v1/namespaces/${encodeURIComponent(meta.namespace ?? 'default')}/events`, {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}`, namespace: meta.namespace },
-      involvedObject: { apiVersion: 'v1', kind: 'Pod', name: meta.name, namespace: meta.namespace, uid: meta.uid },
-      type,
-      reason,
-      message,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      source: { component: this.component },
-      reportingComponent: this.component,
-    });
+    await this.events.record({ apiVersion: 'v1', kind: 'Pod', name: meta.name, namespace: meta.namespace ?? 'default', uid: meta.uid }, { type, reason, message });
   }
 
   /** Watch events until the server ends the stream or `signal` aborts. */

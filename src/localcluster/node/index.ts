@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { KObject } from '../status.js';
 import { NodeApi, NodeApiError } from './api.js';
 import type { Container, ImageConfig } from './container.js';
+import { HollowAddresses, HollowHost, HollowPod, isHollowPod } from './hollow.js';
 import { PodWorker } from './pod.js';
 
 export type { ImageConfig } from './container.js';
@@ -36,6 +37,8 @@ export interface NodeSimulatorOptions {
   maxRestartBackoffMs?: number;
   /** Cap on the termination grace period (default 10 s). */
   killGraceMs?: number;
+  /** Hollow pods (hollow.ts, README.md) listen on 127.<this>.x.y (default 77). */
+  hollowAddressOctet?: number;
   log?: (line: string) => void;
 }
 
@@ -79,7 +82,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   const log = options.log ?? (() => {});
   const api = new NodeApi(options.kubeUrl.replace(/\/+$/, ''), 'svc-node-simulator');
   const [first, last] = options.addressRange ?? [2, 254];
-  const workers = new Map<string, PodWorker>(); // by uid
+  const workers = new Map<string, PodWorker | HollowPod>(); // by uid
   const controller = new AbortController();
   await mkdir(options.dataDir, { recursive: true });
   const ctx = {
@@ -95,6 +98,29 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   };
   // one admission at a time, so two pods never get the same address
   let admitting = Promise.resolve();
+  // hollow pods: no process, one shared responder, their own addresses (and their own admission line)
+  const hollow = { api, hostIP: HOST_IP, host: new HollowHost(), addresses: new HollowAddresses(options.hollowAddressOctet ?? 77), log };
+  let admittingHollow = Promise.resolve();
+  /** Hollow pods waiting in the admission line, and those of them deleted meanwhile (not admitted). */
+  const hollowQueued = new Set<string>();
+  const hollowCancelled = new Set<string>();
+
+  function admitHollow(pod: KObject, uid: string): void {
+    if (hollowQueued.has(uid)) return;
+    hollowQueued.add(uid);
+    admittingHollow = admittingHollow.then(async () => {
+      hollowQueued.delete(uid);
+      if (hollowCancelled.delete(uid) || controller.signal.aborted || workers.has(uid)) return;
+      const worker = new HollowPod(pod, hollow);
+      if (!(await worker.admit())) {
+        log(`node simulator: no free address for hollow pod ${worker.key}`);
+        return;
+      }
+      workers.set(uid, worker);
+      log(`node simulator: hollow pod ${worker.key} on ${worker.ip}`);
+      void worker.start().catch((err: Error) => log(`node simulator: hollow pod ${worker.key}: ${err.message}`));
+    });
+  }
 
   async function allocateIp(pod: KObject): Promise<string | undefined> {
     const used = new Set([...workers.values()].map((w) => w.ip));
@@ -110,6 +136,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     if (!uid || workers.has(uid) || pod.metadata?.deletionTimestamp || isTerminal(pod)) return;
     const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (nodeName && nodeName !== 'svc-node-simulator') return;
+    if (isHollowPod(pod)) return admitHollow(pod, uid);
     admitting = admitting.then(async () => {
       if (controller.signal.aborted || workers.has(uid)) return;
       const ip = await allocateIp(pod);
@@ -137,7 +164,10 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   function handle(type: string, pod: KObject): void {
     const uid = pod.metadata?.uid;
     if (!uid) return;
-    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) void evict(uid);
+    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) {
+      if (hollowQueued.has(uid)) hollowCancelled.add(uid);
+      void evict(uid);
+    }
     else admit(pod);
   }
 
@@ -181,6 +211,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
       controller.abort();
       await loop;
       await admitting;
+      await admittingHollow;
       await Promise.all([...workers.keys()].map((uid) => evict(uid)));
     },
   };
