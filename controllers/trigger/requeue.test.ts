@@ -45,7 +45,7 @@ describe('the cron scheduler arms bounded timers for far-future instants', () =>
 
   /** Just enough of a ReconcileContext for the scheduler: one cached trigger, no writes expected. */
   function context(t: Trigger, created: string[]): ReconcileContext {
-    const informer = { get: () => t, list: () => [t], on: () => {} };
+    const informer = { get: () => t, list: () => [t], byIndex: () => [], on: () => {} };
     const client = {
       resource: () => ({ decode: (o: Trigger) => o, create: async (o: { metadata: { name: string } }) => { created.push(o.metadata.name); return o; } }),
       recordEvent: async () => {},
