@@ -9,6 +9,7 @@ import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'h
 import type { RequestAuth } from './auth.js';
 import { Forwarder } from './forward.js';
 import { CONTEXT_HEADER } from '../src/lib/context-header.js';
+import { cutStalledBodies, stallServerOptions } from '../src/lib/http-stall.js';
 
 export interface ControlResult { status: number; body: unknown }
 
@@ -169,7 +170,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     return { engine: true, port: handlers.enginePort, path };
   }
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(stallServerOptions(), (req, res) => {
     const r = route(req.url ?? '/');
     if (r.kind === 'control') {
       control(r.name, req, res).catch((err: Error & { status?: number }) => {
@@ -198,6 +199,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     req.url = target.path;
     portUpgrade.upgrade(req, socket as Socket, head);
   });
+  cutStalledBodies(server);
   server.on('close', () => void forwarder.close());
   return server;
 }

@@ -2,6 +2,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { Cluster } from './cluster.js';
 import { Authorizer } from './rbac.js';
 import { createHandler } from './server.js';
@@ -41,7 +42,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer });
   // kubectl sends tokens only over TLS: with authorization the cluster serves https
   const tls = opts.authorization ? servingCertificate(opts.dataDir) : undefined;
-  const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+  const server = tls ? https.createServer({ ...tls, ...stallServerOptions() }, handler) : http.createServer(stallServerOptions(), handler);
+  cutStalledBodies(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -23,6 +23,7 @@ import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
@@ -72,7 +73,9 @@ async function main(): Promise<void> {
     log: (message) => logger.error(message),
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
+  const server = http.createServer(stallServerOptions(), loopbackOnly(host, app));
+  cutStalledBodies(server);
+  server.listen(envInt('SVC_HTTP_PORT', 8080), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   const { port } = server.address() as AddressInfo;
   logger.info(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})`, { namespace: projectNamespace });
