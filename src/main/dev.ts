@@ -10,7 +10,8 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import { clusterFetch, type ClusterFetch } from '../localcluster/client.js';
 import type { NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
@@ -79,9 +80,9 @@ async function writePrivate(file: string, text: string): Promise<void> {
   await chmod(file, 0o600); // an existing file keeps its old mode on writeFile
 }
 
-/** Minimal REST calls against the local cluster (plain http, no auth) for dev's own setup. */
-async function kubeRequest(base: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(base + urlPath, {
+/** Minimal REST calls against the local cluster (as its admin) for dev's own setup. */
+async function kubeRequest(kube: ClusterFetch, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await kube(urlPath, {
     method,
     headers: body ? { 'content-type': 'application/json' } : {},
     body: body ? JSON.stringify(body) : undefined,
@@ -91,7 +92,7 @@ async function kubeRequest(base: string, method: string, urlPath: string, body?:
 }
 
 /** Creates or replaces every CRD of crds/. */
-async function applyCrds(base: string): Promise<string[]> {
+async function applyCrds(base: ClusterFetch): Promise<string[]> {
   const dir = path.join(REPO_ROOT, 'crds');
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
   const names: string[] = [];
@@ -112,7 +113,7 @@ async function applyCrds(base: string): Promise<string[]> {
   return names;
 }
 
-async function ensureNamespace(base: string, namespace: string): Promise<void> {
+async function ensureNamespace(base: ClusterFetch, namespace: string): Promise<void> {
   const res = await kubeRequest(base, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   if (res.status >= 300 && res.status !== 409) throw new Error(`could not create namespace ${namespace}: ${JSON.stringify(res.body)}`);
 }
@@ -121,7 +122,7 @@ async function ensureNamespace(base: string, namespace: string): Promise<void> {
  * The admin token: the one in DIR/env when its Secret still grants it, else a new one. The
  * plaintext lives only in DIR/env (mode 600); the cluster keeps its hash.
  */
-async function ensureAdminToken(base: string, namespace: string, previous: string | undefined): Promise<string> {
+async function ensureAdminToken(base: ClusterFetch, namespace: string, previous: string | undefined): Promise<string> {
   if (previous) {
     const name = lookupName(previous);
     const existing = name ? await kubeRequest(base, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`) : null;
@@ -215,15 +216,16 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     await cluster.close();
   };
   try {
-    await writePrivate(kubeconfigPath, kubeconfigYaml(cluster.url, { namespace }));
-    await ensureNamespace(cluster.url, namespace);
-    const crds = await applyCrds(cluster.url);
+    await writePrivate(kubeconfigPath, adminKubeconfig(cluster, { namespace }));
+    const kube = clusterFetch(cluster);
+    await ensureNamespace(kube, namespace);
+    const crds = await applyCrds(kube);
     log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
-    const token = await ensureAdminToken(cluster.url, namespace, previousEnv.SVC_CLI_TOKEN);
+    const token = await ensureAdminToken(kube, namespace, previousEnv.SVC_CLI_TOKEN);
     if (options.provider === 'kubernetes') {
       // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
       node = await startSandboxNode({
-        kubeUrl: cluster.url,
+        cluster,
         dataDir: path.join(dataDir, 'node'),
         agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
         svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],

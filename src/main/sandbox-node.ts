@@ -5,11 +5,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import type { ClusterAccess } from '../localcluster/client.js';
 import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../localcluster/node/index.js';
 import { ENTRYPOINT, LABEL_SANDBOX } from '../sandbox/kubernetes/index.js';
 
 export interface SandboxNodeOptions {
-  kubeUrl: string;
+  cluster: ClusterAccess;
   dataDir: string;
   /** How svc-agent runs here, e.g. [node, <repo>/bin/svc-agent.js]. */
   agentCommand: string[];
@@ -58,7 +59,7 @@ export async function startSandboxNode(options: SandboxNodeOptions): Promise<Nod
     },
   };
   return startNodeSimulator({
-    kubeUrl: options.kubeUrl,
+    cluster: options.cluster,
     labelSelector: LABEL_SANDBOX,
     namespace: options.namespace,
     dataDir: options.dataDir,

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { run, waitFor } from '../dev/util.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
@@ -76,14 +76,14 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-rbac-journey-'));
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0, authorization: true });
   admin = path.join(tmp, 'admin.kubeconfig');
-  writeFileSync(admin, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(admin, adminKubeconfig(cluster), { mode: 0o600 });
   const install = await helm(['install', 'svc', CHART_DIR, '--kubeconfig', admin, '--namespace', RELEASE_NS, '--create-namespace'], path.join(tmp, 'helm'));
   expect(install.stderr).toBe('');
   expect(install.status).toBe(0);
   for (const role of ['operator', 'api'] as const) {
     const saToken = (await kubectlOk(admin, '-n', RELEASE_NS, 'create', 'token', `svc-${role}`, '--duration', '2h')).trim();
     sa[role] = path.join(tmp, `${role}.kubeconfig`);
-    writeFileSync(sa[role], kubeconfigYaml(cluster.url, { token: saToken, namespace: RELEASE_NS, user: `svc-${role}` }), { mode: 0o600 });
+    writeFileSync(sa[role], kubeconfigYaml(cluster.url, { ca: cluster.ca, token: saToken, namespace: RELEASE_NS, user: `svc-${role}` }), { mode: 0o600 });
   }
   ({ host, work } = seededHost());
   work.write('svc.yaml', 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\ntriggers:\n  - slug: nightly\n    type: cron\n    cron: "0 0 3 * * *"\n    prompt: check\n').commit('manifest');

@@ -25,7 +25,7 @@ beforeAll(async () => {
   const crd = parseYaml(readFileSync(path.join(REPO_ROOT, 'crds/sandboxes.yaml'), 'utf8')) as object;
   expect((await tc.api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
   const { daemon, fixtureEngine } = await buildArtifacts();
-  node = await startSandboxNode({ kubeUrl: tc.cluster.url, dataDir: path.join(tc.dir, 'node'), agentCommand: [process.execPath, daemon], restartBackoffMs: 300 });
+  node = await startSandboxNode({ cluster: tc.cluster, dataDir: path.join(tc.dir, 'node'), agentCommand: [process.execPath, daemon], restartBackoffMs: 300 });
   client = new KubeClient(loadClusterConfig({ file: tc.kubeconfig }), 'test');
   settings = { ...DEFAULT_SETTINGS, extraEnv: { SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}` } };
 });

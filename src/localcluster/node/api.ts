@@ -1,7 +1,8 @@
 // The few API calls a node makes (list/watch its Pods, read Secrets and ConfigMaps, write Pod
-// status and Events), over plain HTTP like any client: the simulator may run in another process
-// than the cluster, and it needs nothing but Node built-ins.
+// status and Events), over HTTPS with a bearer token like any client: the simulator may run in
+// another process than the cluster.
 import { randomBytes } from 'node:crypto';
+import { clusterFetch, type ClusterAccess, type ClusterFetch } from '../client.js';
 import type { KObject } from '../status.js';
 
 export class NodeApiError extends Error {
@@ -13,10 +14,14 @@ export class NodeApiError extends Error {
 export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: KObject };
 
 export class NodeApi {
-  constructor(private readonly base: string, private readonly component: string) {}
+  private readonly fetch: ClusterFetch;
+
+  constructor(access: ClusterAccess, private readonly component: string) {
+    this.fetch = clusterFetch(access);
+  }
 
   private async call<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
-    const res = await fetch(this.base + path, {
+    const res = await this.fetch(path, {
       method,
       headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -81,7 +86,7 @@ export class NodeApi {
 
   /** Watch events until the server ends the stream or `signal` aborts. */
   async *watch(path: string, signal: AbortSignal): AsyncGenerator<WatchEvent> {
-    const res = await fetch(this.base + path, { headers: { accept: 'application/json' }, signal });
+    const res = await this.fetch(path, { headers: { accept: 'application/json' }, signal });
     if (!res.ok || !res.body) throw new NodeApiError(res.status, `watch ${path}: ${res.status}`);
     const decoder = new TextDecoder();
     let buffered = '';

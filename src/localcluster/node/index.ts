@@ -4,6 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import type { ClusterAccess } from '../client.js';
 import type { KObject } from '../status.js';
 import { NodeApi, NodeApiError } from './api.js';
 import type { Container, ImageConfig } from './container.js';
@@ -12,8 +13,8 @@ import { PodWorker } from './pod.js';
 export type { ImageConfig } from './container.js';
 
 export interface NodeSimulatorOptions {
-  /** The API server, e.g. http://127.0.0.1:PORT (no authentication is sent). */
-  kubeUrl: string;
+  /** The API server: its URL, the certificate to trust and the bearer token to send. */
+  cluster: ClusterAccess;
   /** Pods this node runs (a label selector, e.g. `svc.dev/sandbox`). */
   labelSelector: string;
   /** Only this namespace (default: all). */
@@ -77,7 +78,7 @@ function isTerminal(pod: KObject): boolean {
 
 export async function startNodeSimulator(options: NodeSimulatorOptions): Promise<NodeSimulator> {
   const log = options.log ?? (() => {});
-  const api = new NodeApi(options.kubeUrl.replace(/\/+$/, ''), 'svc-node-simulator');
+  const api = new NodeApi(options.cluster, 'svc-node-simulator');
   const [first, last] = options.addressRange ?? [2, 254];
   const workers = new Map<string, PodWorker>(); // by uid
   const controller = new AbortController();
