@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   const client = new KubeClient(loadClusterConfig({ file: kubeconfig }), 'bench');
   const kubernetes = new KubernetesSandboxProvider(client, { ...DEFAULT_SETTINGS, extraEnv: { SVC_ENGINE_COMMAND: engineCommand } });
   const sandboxes = client.resource<KubeObject>(SANDBOX);
-  const processes = new ProcessSandboxProvider({ dataDir: path.join(tmp, 'processes'), agentCommand: [process.execPath, daemon], engineCommand });
+  const processes = new ProcessSandboxProvider({ dataDir: path.join(tmp, 'processes'), agentCommand: [process.execPath, daemon], engineCommand, isolation: 'none' }); // both unisolated here: bench/sessions measures isolation
 
   const request = async (i: number): Promise<SandboxRequest> => {
     const name = `0b6c9a4e-0000-4000-8000-${String(i).padStart(12, '0')}`;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitGatewayUrl } from '../lib/git-credential.js';
+import { Jail, mountsFromEnv, packageToolchain } from '../lib/jail/index.js';
 import type { Project } from '../resources/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiBaseUrl, KubernetesSandboxProvider, kubernetesSettingsFromEnv, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
@@ -24,15 +25,30 @@ export interface SandboxSettings {
   stop(): Promise<void>;
 }
 
+/**
+ * The jail of local sandboxes (process provider, node simulator): they may reach the API's port
+ * at the gateway address (svc dev makes the API listen there), see the svc package read-only and
+ * the --sandbox-mount paths (SVC_SANDBOX_MOUNTS).
+ */
+export function sandboxJail(apiUrl: string, env: NodeJS.ProcessEnv = process.env): Jail {
+  const url = new URL(apiUrl);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return new Jail({ apiPorts: [port], toolchain: packageToolchain(PACKAGE_ROOT), mounts: mountsFromEnv(env.SVC_SANDBOX_MOUNTS) });
+}
+
 export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSettings> {
   const kind = envString('SVC_SANDBOX_PROVIDER', 'process');
   if (kind !== 'process' && kind !== 'kubernetes') throw new Error(`SVC_SANDBOX_PROVIDER must be process or kubernetes, got ${JSON.stringify(kind)}`);
   const apiUrl = apiBaseUrl(envString('SVC_SANDBOX_API_URL', 'http://127.0.0.1:8080/v1'));
   const daemonEnv = Object.fromEntries(DAEMON_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!]));
+  // SVC_SANDBOX_ISOLATION: `jail` (default) or `none` (svc dev --unsafe-no-isolation); docs/sandboxes.md
+  const isolation = envString('SVC_SANDBOX_ISOLATION', 'jail');
+  if (isolation !== 'jail' && isolation !== 'none') throw new Error(`SVC_SANDBOX_ISOLATION must be jail or none, got ${JSON.stringify(isolation)}`);
   // SVC_SANDBOX_DIRECT_LOCAL_REPOS=1 (tests, debugging): a project on a local path is cloned
-  // from that path, bypassing the git gateway and its push rules. Never for remote URLs, and only
-  // where local repositories are allowed at all (SVC_ALLOW_LOCAL_REPOS=1, as under svc dev).
-  const direct = env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && env.SVC_ALLOW_LOCAL_REPOS === '1';
+  // from that path, bypassing the git gateway and its push rules. Never for remote URLs, only
+  // where local repositories are allowed at all (SVC_ALLOW_LOCAL_REPOS=1, as under svc dev), and
+  // never into an isolated sandbox (it cannot see the host's path, by design).
+  const direct = env.SVC_SANDBOX_DIRECT_LOCAL_REPOS === '1' && env.SVC_ALLOW_LOCAL_REPOS === '1' && isolation === 'none';
   const repoUrl = (project: Project) => (direct && path.isAbsolute(project.spec.repoUrl) ? project.spec.repoUrl : gitGatewayUrl(apiUrl, project.metadata.uid!));
   if (kind === 'kubernetes') {
     // Pods (docs/kubernetes.md); the engine command and daemon tunables, when set (svc dev, tests), go in as plain env
@@ -52,6 +68,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     engineCommand: env.SVC_ENGINE_COMMAND?.trim() || undefined,
     daemonEnv,
     pathPrepend: [binDir],
+    isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, env),
   });
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
 }

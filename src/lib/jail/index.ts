@@ -10,11 +10,15 @@ import { jailCommand, type Volume } from './bwrap.js';
 import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
 
 export { SYSTEM_PATHS, type Volume } from './bwrap.js';
+export { mountsFromEnv, parseSandboxMount, SandboxMountError } from './mounts.js';
 export { DEFAULT_SUBNET, RUN_DIR, SANDBOX_UID_BASE, type JailSlot } from './net.js';
 
 /** `svc dev --sandbox-mount HOST_PATH[:ro|:rw]`: a host path shown at the same path in every sandbox. */
 export interface SandboxMount {
+  /** Where the sandbox sees it (the path given). */
   path: string;
+  /** The host path, when it differs (a symlink resolved). */
+  source?: string;
   writable: boolean;
 }
 
@@ -69,7 +73,7 @@ export class Jail {
   constructor(private readonly options: JailOptions) {
     const subnet = options.subnet ?? (process.env.SVC_SANDBOX_SUBNET?.trim() || DEFAULT_SUBNET);
     this.networks = new SandboxNetworks({ plan: new AddressPlan(subnet), apiPorts: options.apiPorts, runDir: options.runDir });
-    this.mounts = (options.mounts ?? []).map((m) => ({ source: m.path, target: m.path, writable: m.writable }));
+    this.mounts = (options.mounts ?? []).map((m) => ({ source: m.source ?? m.path, target: m.path, writable: m.writable }));
   }
 
   /** Where sandboxes reach the host (the API listens here). */
@@ -101,6 +105,7 @@ export class Jail {
    * process), which lives as long as the sandbox.
    */
   async spawn(slot: JailSlot, launch: JailLaunch): Promise<ChildProcess> {
+    // the sandbox's own folders become its uid's (never a --sandbox-mount: that stays the user's)
     for (const v of launch.volumes) if (v.writable) await run('chown', ['-R', `${slot.hostUid}:${slot.hostGid}`, v.source]);
     const { argv, fd3 } = jailCommand({
       netnsPath: slot.netnsPath,
