@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   const crd = parseYaml(readFileSync(path.join(ROOT, 'crds/sandboxes.yaml'), 'utf8')) as object;
   await clusterFetch(cluster)('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) });
-  const node = await startSandboxNode({ cluster, dataDir: path.join(tmp, 'node'), agentCommand: [process.execPath, daemon] });
+  const node = await startSandboxNode({ cluster, dataDir: path.join(tmp, 'node'), agentCommand: [process.execPath, daemon], isolation: 'none' });
   const client = new KubeClient(loadClusterConfig({ file: kubeconfig }), 'bench');
   const kubernetes = new KubernetesSandboxProvider(client, { ...DEFAULT_SETTINGS, extraEnv: { SVC_ENGINE_COMMAND: engineCommand } });
   const sandboxes = client.resource<KubeObject>(SANDBOX);

@@ -16,6 +16,9 @@ import type { NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { parseSandboxMount } from '../lib/jail/index.js';
+import { isolationLines, isolationStatus } from './isolation-check.js';
+import { sandboxJail } from './sandbox-jail.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -47,12 +50,18 @@ export interface DevOptions {
   idleTimeoutSeconds?: number;
   /** Sandbox provider (default process). */
   provider?: 'process' | 'kubernetes';
+  /** --unsafe-no-isolation: sandboxes run unjailed (a loud warning on every start). */
+  unsafeNoIsolation?: boolean;
+  /** --sandbox-mount values, HOST_PATH[:ro|:rw] (docs/sandboxes.md). */
+  sandboxMounts?: readonly string[];
   log?: (line: string) => void;
 }
 
 export interface DevHandle {
   kubeUrl: string;
   apiUrl: string;
+  /** Where sandboxes reach the API (the gateway address when isolated, else apiUrl). */
+  sandboxApiUrl: string;
   kubeconfigPath: string;
   envPath: string;
   token: string;
@@ -199,6 +208,10 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
   await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
   await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
+  // --sandbox-mount paths are checked (never the data directory) before anything starts too
+  const mounts = (options.sandboxMounts ?? []).map((value) => parseSandboxMount(value, dataDir));
+  const isolation = await isolationStatus(options.unsafeNoIsolation ?? false);
+  for (const line of isolationLines(isolation)) log(line);
   const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
   const children: Child[] = [];
   let stopping = false;
@@ -222,17 +235,6 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     const crds = await applyCrds(kube);
     log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
     const token = await ensureAdminToken(kube, namespace, previousEnv.SVC_CLI_TOKEN);
-    if (options.provider === 'kubernetes') {
-      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
-      node = await startSandboxNode({
-        cluster,
-        dataDir: path.join(dataDir, 'node'),
-        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
-        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
-        log: (line) => log(`[node] ${line}`),
-      });
-      log('svc dev: sandboxes run as Pods on the node simulator (pods as local processes on 127.0.0.N)');
-    }
 
     const baseEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -244,20 +246,30 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
       ...sessionEnv(options),
+      SVC_SANDBOX_ISOLATION: isolation.mode === 'none' ? 'none' : 'jail',
+      ...(mounts.length ? { SVC_SANDBOX_MOUNTS: JSON.stringify(mounts) } : {}),
     };
     let apiPort = options.apiPort;
     let listened = false;
+    let sandboxApiBase: string | undefined;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
-    // each process its own mirror dir: a process removes the mirrors of Projects it does not see
-    const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors') }, log, (line) => {
+    const listeningForSandboxes = /listening for sandboxes on (http:\/\/[^\s"]+)/;
+    // each process its own mirror dir: a process removes the mirrors of Projects it does not see;
+    // isolated sandboxes reach the API at the gateway address (docs/sandboxes.md)
+    const api = startChild('api', 'api.js', {
+      ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors'),
+      ...(isolation.mode === 'jail' ? { SVC_HTTP_SANDBOX_HOST: isolation.gateway } : {}),
+    }, log, (line) => {
       const m = listening.exec(line);
       if (m) { apiPort = Number(m[1]); listened = true; }
+      const s = listeningForSandboxes.exec(line);
+      if (s) sandboxApiBase = s[1];
     });
     children.push(watch(api));
     const apiBase = await (async () => {
       // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
       // polling the port alone could reach another server that holds it.
-      while (!listened || apiPort === 0) {
+      while (!listened || apiPort === 0 || (isolation.mode === 'jail' && !sandboxApiBase)) {
         if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -265,6 +277,20 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     })();
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
+    const sandboxApiUrl = sandboxApiBase ? `${sandboxApiBase}/v1` : apiUrl;
+    if (options.provider === 'kubernetes') {
+      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
+      node = await startSandboxNode({
+        cluster,
+        dataDir: path.join(dataDir, 'node'),
+        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
+        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
+        isolation: isolation.mode === 'jail' ? { jail: sandboxJail(sandboxApiUrl, REPO_ROOT, baseEnv) }
+          : isolation.mode === 'unavailable' ? { unavailable: isolation.message } : 'none',
+        log: (line) => log(`[node] ${line}`),
+      });
+      log(`svc dev: sandboxes run as Pods on the node simulator (${isolation.mode === 'jail' ? 'each pod jailed on its own address' : 'pods as local processes on 127.0.0.N'})`);
+    }
     // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
     let operatorUp = false;
     const operator = startChild('operator', 'operator.js', {
@@ -274,7 +300,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_HTTP_HOST: '127.0.0.1',
       SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
-      SVC_SANDBOX_API_URL: apiUrl,
+      SVC_SANDBOX_API_URL: sandboxApiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
     children.unshift(watch(operator));
@@ -287,6 +313,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
+      `  sandboxes:  reach the API at ${sandboxApiUrl}`,
       `  dashboard:  ${apiBase}/  (sign in with the admin token: ${token})`,
       `  cluster:    ${cluster.url}`,
       `  kubeconfig: ${kubeconfigPath}`,
@@ -297,8 +324,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       '  svc projects create NAME --repo URL',
       '',
       'Stop with Ctrl-C; start again with the same --data-dir to get everything back.',
+      ...(isolation.mode === 'jail' ? [] : ['', ...isolationLines(isolation)]),
     ].join('\n'));
-    return { kubeUrl: cluster.url, apiUrl, kubeconfigPath, envPath, token, failed, stop };
+    return { kubeUrl: cluster.url, apiUrl, sandboxApiUrl, kubeconfigPath, envPath, token, failed, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitGatewayUrl } from '../lib/git-credential.js';
-import { Jail, mountsFromEnv, packageToolchain } from '../lib/jail/index.js';
+import { sandboxJail } from './sandbox-jail.js';
 import type { Project } from '../resources/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiBaseUrl, KubernetesSandboxProvider, kubernetesSettingsFromEnv, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
@@ -23,17 +23,6 @@ export interface SandboxSettings {
   repoUrl(project: Project): string;
   /** A clean operator stop (process provider: stops its sandbox processes, keeping their folders). */
   stop(): Promise<void>;
-}
-
-/**
- * The jail of local sandboxes (process provider, node simulator): they may reach the API's port
- * at the gateway address (svc dev makes the API listen there), see the svc package read-only and
- * the --sandbox-mount paths (SVC_SANDBOX_MOUNTS).
- */
-export function sandboxJail(apiUrl: string, env: NodeJS.ProcessEnv = process.env): Jail {
-  const url = new URL(apiUrl);
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  return new Jail({ apiPorts: [port], toolchain: packageToolchain(PACKAGE_ROOT), mounts: mountsFromEnv(env.SVC_SANDBOX_MOUNTS) });
 }
 
 export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSettings> {
@@ -68,7 +57,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     engineCommand: env.SVC_ENGINE_COMMAND?.trim() || undefined,
     daemonEnv,
     pathPrepend: [binDir],
-    isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, env),
+    isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, PACKAGE_ROOT, env),
   });
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildArtifacts } from '../daemon/harness.js';
 import { launchBrowser, type Browser } from '../helpers/browser.js';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, fixtureEngineArgs, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
@@ -61,7 +61,7 @@ async function sessionStatus(id: string): Promise<string> {
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   [dev, browser] = await Promise.all([
-    startDev({ extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' }, args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`] }),
+    startDev({ args: fixtureEngineArgs(fixtureEngine) }),
     launchBrowser(),
   ]);
   base = dev.apiUrl.replace(/\/v1$/, '/');

@@ -1,5 +1,7 @@
 // Starts `svc dev` (the built CLI, as a user runs it) on free ports and a temporary data dir,
-// and returns its URLs, its env and a way to stop it (or restart it on the same dir).
+// and returns its URLs, its env and a way to stop it (or restart it on the same dir). Sandboxes
+// run isolated, as for a user (docs/sandboxes.md): a fixture engine outside the toolchain is
+// shown to them with --sandbox-mount (fixtureEngineArgs).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +15,8 @@ export interface DevInstance {
   dataDir: string;
   kubeconfig: string;
   apiUrl: string;
+  /** Where sandboxes reach the API (svc dev prints it): the gateway address when isolated. */
+  sandboxApiUrl: string;
   token: string;
   /** Environment for kubectl and the svc CLI: KUBECONFIG, SVC_API_URL, SVC_CLI_TOKEN. */
   env: NodeJS.ProcessEnv;
@@ -52,6 +56,7 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
     dataDir,
     kubeconfig: env.KUBECONFIG!,
     apiUrl: env.SVC_API_URL!,
+    sandboxApiUrl: /sandboxes: {2}reach the API at (\S+)/.exec(output)?.[1] ?? env.SVC_API_URL!,
     token: env.SVC_CLI_TOKEN!,
     env: { ...process.env, ...env },
     output: () => output,
@@ -61,6 +66,17 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
       return exited;
     },
   };
+}
+
+/**
+ * svc dev's arguments to run `script` (a fixture engine, e.g. buildArtifacts().fixtureEngine) as
+ * every sandbox's engine: --engine-command, and --sandbox-mount of its folder so that the
+ * isolated sandbox sees it (read-only). `wrap` turns the engine's command into another one
+ * (e.g. a shell that checks something first); it gets the quoted command without `{port}`.
+ */
+export function fixtureEngineArgs(script: string, wrap?: (command: string) => string): string[] {
+  const command = `'${process.execPath}' '${script}'`;
+  return ['--engine-command', wrap ? wrap(command) : `${command} --port {port}`, '--sandbox-mount', path.dirname(script)];
 }
 
 /** Removes a data dir made by startDev. */

@@ -81,11 +81,14 @@ const dotted = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.
 export class AddressPlan {
   readonly gateway: string;
   readonly slots: number;
+  /** The subnet, normalized (base/prefix). */
+  readonly subnet: string;
   private readonly base: number;
 
   constructor(subnet = DEFAULT_SUBNET) {
     const [base, prefix] = parseSubnet(subnet);
     this.base = base;
+    this.subnet = `${dotted(base)}/${prefix}`;
     const size = 2 ** (32 - prefix);
     this.gateway = dotted(base + size - 2);
     this.slots = Math.min(MAX_SLOT, size - 3); // .0, the gateway and the broadcast address are not slots
@@ -152,15 +155,19 @@ export class SandboxNetworks {
     return this.options.plan.gateway;
   }
 
-  /** G on lo, once per machine (idempotent). */
+  /**
+   * Once per machine (idempotent): G on lo, and the subnet unreachable except through a
+   * sandbox's own /32 route, so that nothing meant for a sandbox that is gone (a health check, a
+   * late request) leaves this machine through its default route.
+   */
   async ensureGateway(): Promise<void> {
     const shown = await run('ip', ['-4', '-o', 'addr', 'show', 'dev', 'lo']);
-    if (shown.includes(` ${this.gateway}/32 `)) return;
-    try {
-      await run('ip', ['addr', 'add', `${this.gateway}/32`, 'dev', 'lo']);
-    } catch (error) {
-      if (!/File exists/.test((error as Error).message)) throw error;
+    if (!shown.includes(` ${this.gateway}/32 `)) {
+      await run('ip', ['addr', 'add', `${this.gateway}/32`, 'dev', 'lo']).catch((error: Error) => {
+        if (!/File exists/.test(error.message)) throw error;
+      });
     }
+    await run('ip', ['route', 'replace', 'unreachable', this.options.plan.subnet]);
   }
 
   private recordPath(index: number): string {

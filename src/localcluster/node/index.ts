@@ -1,14 +1,18 @@
 // The node simulator (DESIGN.md §2): plays one node for the Pods a label selector picks, running
-// each container as a local process on the pod's own loopback address. A stand-in like kwok for
-// tests and `svc dev --provider kubernetes`; README.md says what it does not do.
+// each container as a local process on the pod's own loopback address, or, on an isolated node,
+// jailed in the pod's own network namespace and address (src/lib/jail, as the `process` provider's
+// sandboxes). A stand-in like kwok for tests and `svc dev --provider kubernetes`; README.md says
+// what it does not do.
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { ClusterAccess } from '../client.js';
 import type { KObject } from '../status.js';
+import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
+import type { Jail } from '../../lib/jail/index.js';
 import { NodeApi, NodeApiError } from './api.js';
 import type { Container, ImageConfig } from './container.js';
-import { PodWorker } from './pod.js';
+import { PodWorker, type PodPlacement } from './pod.js';
 
 export type { ImageConfig } from './container.js';
 
@@ -32,6 +36,12 @@ export interface NodeSimulatorOptions {
   podEnv?: (pod: { namespace: string; name: string; ip: string }) => Promise<Record<string, string>> | Record<string, string>;
   /** Pod IPs are 127.0.0.N for N in this range (default 2..254); an address whose ports are taken is skipped. */
   addressRange?: [number, number];
+  /**
+   * Isolation (svc dev): every pod in a jail slot of `jail` (its address is the pod IP), each
+   * container as its securityContext says; or `unavailable`: pods cannot start, saying why.
+   * Absent: pods are plain local processes on 127.0.0.N (the chart tests' API and operator pods).
+   */
+  isolation?: { jail: Jail } | { unavailable: string };
   /** First restart back-off (kubelet: 10 s), doubled per restart up to maxRestartBackoffMs (300 s). */
   restartBackoffMs?: number;
   maxRestartBackoffMs?: number;
@@ -71,6 +81,13 @@ function containerPorts(pod: KObject): number[] {
   return containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
 }
 
+/** Ports the node connects to: declared container ports and numbered probe ports (a jail lets in only these). */
+function inboundPorts(pod: KObject): number[] {
+  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers ?? []);
+  const probes = containers.flatMap((c) => [c.readinessProbe, c.livenessProbe].flatMap((p) => [p?.httpGet?.port, p?.tcpSocket?.port]));
+  return [...new Set([...containerPorts(pod), ...probes.filter((p): p is number => typeof p === 'number')])];
+}
+
 function isTerminal(pod: KObject): boolean {
   const phase = (pod.status as { phase?: string } | undefined)?.phase;
   return phase === 'Succeeded' || phase === 'Failed';
@@ -97,6 +114,24 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   // one admission at a time, so two pods never get the same address
   let admitting = Promise.resolve();
 
+  const owner = path.resolve(options.dataDir);
+  const isolation = options.isolation;
+  // a restarted node: the jail slots of its earlier pods are leftovers (their pods start again)
+  if (isolation && 'jail' in isolation) await isolation.jail.sweep(owner, () => false).catch(() => 0);
+
+  /** An isolated pod's slot (its address is the pod IP), or why it cannot have one. */
+  async function place(pod: KObject, uid: string): Promise<PodPlacement> {
+    if (!isolation) throw new Error('not an isolated node');
+    if ('unavailable' in isolation) return { refusal: isolation.unavailable };
+    const report = await checkIsolation();
+    if (!report.ok) return { refusal: describeProblems(report) };
+    try {
+      return { jail: isolation.jail, slot: await isolation.jail.allocate(owner, uid, inboundPorts(pod)) };
+    } catch (error) {
+      return { refusal: (error as Error).message };
+    }
+  }
+
   async function allocateIp(pod: KObject): Promise<string | undefined> {
     const used = new Set([...workers.values()].map((w) => w.ip));
     for (let n = first; n <= last; n++) {
@@ -113,14 +148,15 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     if (nodeName && nodeName !== 'svc-node-simulator') return;
     admitting = admitting.then(async () => {
       if (controller.signal.aborted || workers.has(uid)) return;
-      const ip = await allocateIp(pod);
-      if (!ip) {
+      const placement = isolation ? await place(pod, uid) : undefined;
+      const ip = placement ? ('slot' in placement ? placement.slot.address : '') : await allocateIp(pod);
+      if (ip === undefined) {
         log(`node simulator: no free loopback address for pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
         return;
       }
       // short: programs put Unix sockets in these directories (108-byte path limit)
       const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
-      const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir });
+      const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir }, placement);
       workers.set(uid, worker);
       log(`node simulator: pod ${worker.key} on ${ip}`);
       void worker.start().catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
