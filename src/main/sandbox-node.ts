@@ -63,6 +63,7 @@ export async function startSandboxNode(options: SandboxNodeOptions): Promise<Nod
       SVC_ENGINE_HOME: '/opt/svc/home',
       SVC_SERVICE_HOST: '0.0.0.0',
       SVC_SERVICE_PORT: '8000',
+      SVC_SANDBOX_OWN_NETWORK: '1',
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
     },
   };
@@ -75,7 +76,8 @@ export async function startSandboxNode(options: SandboxNodeOptions): Promise<Nod
     commands: { [ENTRYPOINT]: options.agentCommand, '/usr/local/bin/svc-agent': options.agentCommand },
     isolation,
     // unjailed, no network namespace: the daemon listens on the pod's own address, its engine on a free port
-    podEnv: async ({ ip }) => ({ SVC_SERVICE_HOST: ip, SVC_ENGINE_PORT: String(await freePort()) }),
+    // and its /proxy reaches only its own programs' ports (daemon/own-ports.ts)
+    podEnv: async ({ ip }) => ({ SVC_SERVICE_HOST: ip, SVC_ENGINE_PORT: String(await freePort()), SVC_SANDBOX_OWN_NETWORK: '0' }),
     restartBackoffMs: options.restartBackoffMs,
     log: options.log,
   });

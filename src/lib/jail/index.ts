@@ -120,7 +120,8 @@ export class Jail {
       readOnlyTmp: launch.readOnlyTmp,
     });
     const child = spawn(argv[0]!, argv.slice(1), {
-      env: launch.env,
+      // a network namespace of its own: every port on its loopback is its own (daemon/own-ports.ts)
+      env: { ...launch.env, SVC_SANDBOX_OWN_NETWORK: '1' },
       stdio: [...launch.stdio.slice(0, 3), 'pipe'],
       detached: launch.detached ?? false,
     });
