@@ -54,6 +54,8 @@ export interface DevOptions {
   unsafeNoIsolation?: boolean;
   /** --sandbox-mount values, HOST_PATH[:ro|:rw] (docs/sandboxes.md). */
   sandboxMounts?: readonly string[];
+  /** --sandbox-host-port: ports of the host sandboxes may reach at their gateway address (docs/sandboxes.md). */
+  sandboxHostPorts?: readonly number[];
   log?: (line: string) => void;
 }
 
@@ -248,6 +250,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       ...sessionEnv(options),
       SVC_SANDBOX_ISOLATION: isolation.mode === 'none' ? 'none' : 'jail',
       ...(mounts.length ? { SVC_SANDBOX_MOUNTS: JSON.stringify(mounts) } : {}),
+      ...(options.sandboxHostPorts?.length ? { SVC_SANDBOX_HOST_PORTS: options.sandboxHostPorts.join(',') } : {}),
     };
     let apiPort = options.apiPort;
     let listened = false;

@@ -3,7 +3,7 @@
 // Dockerfile sets (images/sandbox/Dockerfile). Only the sandbox image is known; any other image
 // fails to "pull", as it would on a node that cannot reach its registry. Under svc dev the node is
 // isolated: each pod jailed as its securityContext says (docs/sandboxes.md).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Jail } from '../lib/jail/index.js';
@@ -45,7 +45,9 @@ function freePort(): Promise<number> {
 export async function startSandboxNode(options: SandboxNodeOptions): Promise<NodeSimulator> {
   const binDir = path.join(options.dataDir, '.bin');
   if (options.svcCommand) {
-    await mkdir(binDir, { recursive: true, mode: 0o700 });
+    // 755: a jailed pod (another uid) runs it as /opt/svc/bin/svc; it holds no secret
+    await mkdir(binDir, { recursive: true, mode: 0o755 });
+    await chmod(binDir, 0o755);
     const quoted = options.svcCommand.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(' ');
     await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
   }

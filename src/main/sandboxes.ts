@@ -1,7 +1,7 @@
 // The operator's sandbox settings (docs/sessions.md): which provider makes sandboxes, the API
 // URL they reach, and for the process provider where their folders live and how svc-agent runs;
 // the kubernetes provider reads its SVC_SANDBOX_* settings (docs/kubernetes.md).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,9 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
   const dataDir = path.resolve(envString('SVC_SANDBOX_DIR', path.join(os.tmpdir(), `svc-sandboxes-${process.getuid?.() ?? 0}`)));
   // `svc` on the sandbox's PATH, for the agent's `svc cr open`.
   const binDir = path.join(dataDir, '.bin');
-  await mkdir(binDir, { recursive: true, mode: 0o700 });
+  // 755: a jailed sandbox (another uid) runs it as /opt/svc/bin/svc; it holds no secret
+  await mkdir(binDir, { recursive: true, mode: 0o755 });
+  await chmod(binDir, 0o755);
   await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec '${process.execPath}' '${path.join(PACKAGE_ROOT, 'bin/svc.js')}' "$@"\n`, { mode: 0o755 });
   const provider = new ProcessSandboxProvider({
     dataDir,

@@ -3,13 +3,14 @@
 // by the scripted model (test/fixtures/model-server.ts) that the project's `.svc/engine`
 // selects. The agent commits, pushes its session branch through the git gateway and opens a CR
 // with `svc cr open`; a person merges it over REST; the file is on main. A second scripted push
-// to main is refused by the gateway and main does not move.
+// to main is refused by the gateway and main does not move. The sandbox is isolated: the scripted
+// model listens on the host's sandbox gateway address, the one port there it may reach besides the API.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, sandboxGateway, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { opencodeConfig, startModelServer, toolResults, type ModelServer } from '../fixtures/model-server.js';
 
@@ -42,6 +43,7 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-golden-'));
     model = await startModelServer({
+      host: await sandboxGateway(),
       script: [
         { tool: 'bash', args: {
           description: 'commit, push and open a change request',
@@ -62,7 +64,7 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     repo = path.join(tmp, 'host.git');
     execFileSync('git', ['clone', '-q', '--bare', work, repo]);
     initialMain = tipOf('main')!;
-    dev = await startDev({ dataDir: path.join(tmp, 'dev'), extraEnv: { PATH: `${OPENCODE_BIN}${path.delimiter}${process.env.PATH}` } });
+    dev = await startDev({ dataDir: path.join(tmp, 'dev'), extraEnv: { PATH: `${OPENCODE_BIN}${path.delimiter}${process.env.PATH}` }, args: ['--sandbox-host-port', String(model.port)] });
     const created = JSON.parse(await svc('projects', 'create', 'golden', '--repo', repo, '--json')) as any;
     projectId = (created.project ?? created).id;
     await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'golden', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], dev.env)) === 'True', 60_000);

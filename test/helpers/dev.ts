@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Jail } from '../../src/lib/jail/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
@@ -77,6 +78,16 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
 export function fixtureEngineArgs(script: string, wrap?: (command: string) => string): string[] {
   const command = `'${process.execPath}' '${script}'`;
   return ['--engine-command', wrap ? wrap(command) : `${command} --port {port}`, '--sandbox-mount', path.dirname(script)];
+}
+
+/**
+ * The address isolated sandboxes reach this machine at (made if missing): a test server they
+ * must reach listens here, and svc dev gets its port with --sandbox-host-port.
+ */
+export async function sandboxGateway(): Promise<string> {
+  const jail = new Jail({ apiPorts: [], toolchain: [] });
+  await jail.networks.ensureGateway();
+  return jail.gateway;
 }
 
 /** Removes a data dir made by startDev. */

@@ -11,6 +11,12 @@ function port(value: string): number {
   return n;
 }
 
+function hostPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`invalid --sandbox-host-port ${JSON.stringify(value)}: expected 1-65535`);
+  return n;
+}
+
 function count(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new CliError(`invalid --max-sessions ${JSON.stringify(value)}: expected a whole number >= 0`);
@@ -43,13 +49,14 @@ export function registerDevCommand(program: Command): void {
     .option('--idle-timeout <duration>', 'stop a running session after this long without activity (e.g. 90s, 15m); default 30m', durationSeconds)
     .option('--provider <name>', 'sandbox provider: process (svc-agent as a local process) or kubernetes', provider, 'process')
     .option('--sandbox-mount <path[:ro|:rw]>', 'show a host path at the same path in every sandbox (read-only unless :rw; never the data directory); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--sandbox-host-port <port>', 'let sandboxes reach this port of the host at their gateway address, where a service listens (e.g. a local model server); repeatable', (value: string, previous: number[]) => [...previous, hostPort(value)], [] as number[])
     .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
-    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; unsafeNoIsolation?: boolean }) => {
+    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
       const { runDev } = await import('../../main/dev.js');
       const dev = await runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
         engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
-        sandboxMounts: opts.sandboxMount, unsafeNoIsolation: opts.unsafeNoIsolation === true,
+        sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
       }).catch((error: unknown) => {
         // e.g. a port in use, or a data dir that cannot be written
         throw new CliError(`svc dev could not start: ${error instanceof Error ? error.message : String(error)}`, EXIT.invalid);
