@@ -33,12 +33,14 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 /** Starts svc dev on `dataDir` (a new temp dir by default); resolves once it printed that it runs. */
-export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[] } = {}): Promise<DevInstance> {
+export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[]; uid?: number } = {}): Promise<DevInstance> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-dev-'));
   const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...options.extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // another user (root can): what svc dev does without the rights isolation needs
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });

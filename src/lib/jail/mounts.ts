@@ -18,6 +18,11 @@ export function parseSandboxMount(value: string, dataDir: string): SandboxMount 
   const m = /^(.*?)(?::(ro|rw))?$/.exec(value.trim());
   const given = m?.[1] ?? '';
   if (!given) throw new SandboxMountError(`--sandbox-mount needs a path, e.g. /var/cache/pip or /var/cache/pip:rw; got ${JSON.stringify(value)}`);
+  let data: string;
+  try { data = realpathSync(path.resolve(dataDir)); } catch { data = path.resolve(dataDir); }
+  const refuse = () => new SandboxMountError(`--sandbox-mount ${given}: svc's data directory (${data}) holds the admin token and every project's files and can never be shown to a sandbox, nor can a folder inside it or around it`);
+  // as written, then as resolved (symlinks)
+  if (within(path.resolve(given), data) || within(data, path.resolve(given)) || within(path.resolve(given), path.resolve(dataDir))) throw refuse();
   let resolved: string;
   try {
     resolved = realpathSync(path.resolve(given));
@@ -25,11 +30,7 @@ export function parseSandboxMount(value: string, dataDir: string): SandboxMount 
   } catch {
     throw new SandboxMountError(`--sandbox-mount ${given}: no such file or directory`);
   }
-  let data: string;
-  try { data = realpathSync(path.resolve(dataDir)); } catch { data = path.resolve(dataDir); }
-  if (within(resolved, data) || within(data, resolved)) {
-    throw new SandboxMountError(`--sandbox-mount ${given}: svc's data directory (${data}) holds the admin token and every project's files and can never be shown to a sandbox, nor can a folder inside it or around it`);
-  }
+  if (within(resolved, data) || within(data, resolved)) throw refuse();
   if (resolved !== path.resolve(given)) {
     // a symlink: shown where the sandbox will look for it, the given path
     return { path: path.resolve(given), source: resolved, writable: m?.[2] === 'rw' };
