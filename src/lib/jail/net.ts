@@ -238,10 +238,23 @@ export class SandboxNetworks {
 
   private async teardown(slot: JailSlot): Promise<void> {
     if (existsSync(slot.netnsPath)) {
-      for (const pid of await netnsPids(slot.netns)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      // killed and gone: a process still exiting holds the namespace (and its mounts)
+      for (let attempt = 0; attempt < 60; attempt++) {
+        const pids = await netnsPids(slot.netns);
+        if (pids.length === 0) break;
+        for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+        await sleep(50);
+      }
     }
     if (existsSync(`/sys/class/net/${slot.hostVeth}`)) await run('ip', ['link', 'del', slot.hostVeth]).catch(() => undefined);
-    if (existsSync(slot.netnsPath)) await run('ip', ['netns', 'del', slot.netns]);
+    for (let attempt = 0; existsSync(slot.netnsPath); attempt++) {
+      try {
+        await run('ip', ['netns', 'del', slot.netns]);
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await sleep(100 * (attempt + 1));
+      }
+    }
   }
 
   /** The slot `index` when its record says it belongs to `owner` (a restarted owner finding its sandbox). */
@@ -281,6 +294,8 @@ export class SandboxNetworks {
     return removed;
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ageMs(record: SlotRecord): number {
   const at = Date.parse(record.createdAt);

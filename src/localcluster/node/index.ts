@@ -146,9 +146,15 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     if (!uid || workers.has(uid) || pod.metadata?.deletionTimestamp || isTerminal(pod)) return;
     const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (nodeName && nodeName !== 'svc-node-simulator') return;
+    pending.add(uid);
     admitting = admitting.then(async () => {
-      if (controller.signal.aborted || workers.has(uid)) return;
+      if (controller.signal.aborted || workers.has(uid) || deleted.has(uid)) return;
       const placement = isolation ? await place(pod, uid) : undefined;
+      // deleted (or the node closing) while its slot was being made
+      if (controller.signal.aborted || deleted.has(uid)) {
+        if (placement && 'slot' in placement) await placement.jail.release(placement.slot).catch(() => undefined);
+        return;
+      }
       const ip = placement ? ('slot' in placement ? placement.slot.address : '') : await allocateIp(pod);
       if (ip === undefined) {
         log(`node simulator: no free loopback address for pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
@@ -160,22 +166,36 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
       workers.set(uid, worker);
       log(`node simulator: pod ${worker.key} on ${ip}`);
       void worker.start().catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
+    }).finally(() => {
+      pending.delete(uid);
+      deleted.delete(uid);
     });
   }
+
+  /** Pods being stopped: close() waits for them too (their processes and jail slots). */
+  const stopping = new Set<Promise<void>>();
 
   async function evict(uid: string): Promise<void> {
     const worker = workers.get(uid);
     if (!worker) return;
     workers.delete(uid);
     log(`node simulator: stopping pod ${worker.key}`);
-    await worker.stop();
+    const stopped = worker.stop();
+    stopping.add(stopped);
+    try { await stopped; } finally { stopping.delete(stopped); }
   }
+
+  /** Pods whose admission is in flight, and those of them deleted meanwhile. */
+  const pending = new Set<string>();
+  const deleted = new Set<string>();
 
   function handle(type: string, pod: KObject): void {
     const uid = pod.metadata?.uid;
     if (!uid) return;
-    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) void evict(uid);
-    else admit(pod);
+    if (type === 'DELETED' || pod.metadata?.deletionTimestamp) {
+      if (pending.has(uid)) deleted.add(uid);
+      void evict(uid);
+    } else admit(pod);
   }
 
   async function relist(): Promise<string> {
@@ -219,6 +239,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
       await loop;
       await admitting;
       await Promise.all([...workers.keys()].map((uid) => evict(uid)));
+      await Promise.allSettled([...stopping]);
     },
   };
 }

@@ -406,7 +406,10 @@ export class PodWorker {
     this.stopped = true;
     await Promise.all(this.containers.map((c) => c.stop()));
     await this.writing;
-    if (this.placement && 'jail' in this.placement) await this.placement.jail.release(this.placement.slot).catch(() => undefined);
+    if (this.placement && 'jail' in this.placement) {
+      // what fails here is swept later (a restarted node, or anyone once the node's folder is gone)
+      await this.placement.jail.release(this.placement.slot).catch((err: Error) => this.ctx.log(`pod ${this.key}: its jail slot was not released: ${err.message}`));
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }
