@@ -61,5 +61,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     pathPrepend: [binDir],
     isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, PACKAGE_ROOT, env),
   });
+  // leftovers of a crashed svc dev (jail slots no live sandbox holds) go at start
+  void provider.sweepOnce();
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
 }

@@ -157,10 +157,12 @@ export class ProcessSandboxProvider implements SandboxProvider {
   }
 
   /**
-   * Once per provider (a started or restarted operator): jail slots of this data directory that
-   * no running sandbox holds are leftovers of a crash, removed with whatever still runs in them.
+   * Once per provider (a started or restarted operator; the operator calls it at start, the
+   * first observe or ensure waits for it): jail slots of this data directory that no running
+   * sandbox holds are leftovers of a crash, removed with whatever still runs in them; so are
+   * those of owners whose folder is gone.
    */
-  private sweepOnce(): Promise<void> {
+  sweepOnce(): Promise<void> {
     const jail = this.jail;
     if (!jail) return Promise.resolve();
     this.swept ??= (async () => {
