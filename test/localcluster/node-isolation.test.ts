@@ -48,7 +48,7 @@ async function createPod(name: string, securityContext: Record<string, unknown>,
       volumes: [{ name: 'data', emptyDir: {} }],
     },
   });
-  expect(res.status).toBe(201);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
 }
 const pod = async (name: string) => (await tc.api('GET', `/api/v1/namespaces/default/pods/${name}`)).body as unknown as PodView;
 
