@@ -2,6 +2,7 @@
 // data directory; where isolation cannot be had, svc dev says what is missing and sessions fail
 // saying it too; --unsafe-no-isolation warns loudly on every start.
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chownSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,14 +92,18 @@ describe('svc dev where sandboxes cannot be isolated (not root)', () => {
 });
 
 describe('svc dev --unsafe-no-isolation', () => {
-  it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1)', async () => {
-    const dataDir = path.join(tmp, 'unsafe', 'dev');
+  it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1), under a data directory of any length', async () => {
+    // longer than a unix socket path may be: svc-agent's credential socket used to collide there
+    const dataDir = path.join(tmp, 'unsafe', 'a-data-directory-with-a-long-name'.repeat(3), 'dev');
+    expect(Buffer.byteLength(path.join(dataDir, 'sandboxes', 'default', randomUUID(), 'home', '.svc-agent', 'git-credential.sock'))).toBeGreaterThan(107);
     let dev = await startDev({ dataDir, args: ['--unsafe-no-isolation', ...fixtureEngineArgs(fixtureEngine)] });
     try {
       expect(dev.output().match(/WARNING: svc dev --unsafe-no-isolation: sandboxes are NOT isolated/g)?.length).toBeGreaterThanOrEqual(2);
       const { id } = await session(dev, path.dirname(dataDir));
       const address = await waitFor('the sandbox address', async () => (await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim() || undefined, 60_000);
       expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+      // running: cloned through the git gateway with the credential its socket served
+      await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 60_000);
       await dev.stop();
       dev = await startDev({ dataDir, args: ['--unsafe-no-isolation', ...fixtureEngineArgs(fixtureEngine)] });
       expect(dev.output()).toContain('WARNING: svc dev --unsafe-no-isolation: sandboxes are NOT isolated');
