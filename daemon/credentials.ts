@@ -2,8 +2,10 @@
 // which asks this broker over a unix socket only the sandbox can reach; the broker fetches a
 // short-lived credential from the API (SPEC §4.4) and refetches it once expired. The credential
 // never lands in the remote URL, a file, argv or a log.
+import { createHash } from 'node:crypto';
 import net from 'node:net';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
@@ -26,16 +28,31 @@ export function parseCredentialRequest(text: string): Map<string, string> {
   return fields;
 }
 
+/** The longest unix socket path (sun_path is 108 bytes with its NUL). */
+export const MAX_SOCKET_PATH = 107;
+
+/**
+ * `wanted`, or a short path in the temp dir when `wanted` is too long for a unix socket (a long
+ * data directory): named by a hash of `wanted`, so that every sandbox on a machine has its own.
+ */
+export function socketPathFor(wanted: string): string {
+  if (Buffer.byteLength(wanted) <= MAX_SOCKET_PATH) return wanted;
+  const id = createHash('sha256').update(wanted).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `svc-agent-${id}`, path.basename(wanted).slice(0, 32));
+}
+
 export class CredentialBroker {
   private cached: CloneCredential | null = null;
   private inflight: Promise<CloneCredential> | null = null;
   private server: net.Server | null = null;
   private readonly repo: URL;
+  private readonly socketPath: string;
   /** how many times a credential was fetched from the API (shown in health as a counter) */
   fetches = 0;
 
-  constructor(private readonly source: CredentialSource, private readonly socketPath: string) {
+  constructor(private readonly source: CredentialSource, socketPath: string) {
     this.repo = new URL(source.repoUrl);
+    this.socketPath = socketPathFor(socketPath);
   }
 
   /** The value for git's `credential.helper`: runs the helper with this broker's socket. */
@@ -45,7 +62,11 @@ export class CredentialBroker {
   }
 
   async listen(): Promise<void> {
-    mkdirSync(path.dirname(this.socketPath), { recursive: true, mode: 0o700 });
+    const dir = path.dirname(this.socketPath);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // a folder someone else made (in a shared temp dir) could hand the credential to them
+    const stat = statSync(dir);
+    if (stat.uid !== process.getuid?.() || (stat.mode & 0o077) !== 0) throw new Error(`the credential socket's folder ${dir} is not this sandbox's own (owner ${stat.uid}, mode ${(stat.mode & 0o777).toString(8)})`);
     rmSync(this.socketPath, { force: true });
     // half-open: git's request ends with the client's end of the stream, the answer follows
     this.server = net.createServer({ allowHalfOpen: true }, (socket) => this.serve(socket));
@@ -58,6 +79,8 @@ export class CredentialBroker {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     rmSync(this.socketPath, { force: true });
+    // the short fallback's own folder goes too
+    if (path.dirname(this.socketPath).startsWith(path.join(os.tmpdir(), 'svc-agent-'))) rmSync(path.dirname(this.socketPath), { recursive: true, force: true });
   }
 
   /** A valid credential, fetched from the API when none is cached or the cached one expired. */

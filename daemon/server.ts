@@ -1,5 +1,5 @@
 // The daemon's HTTP server on SVC_SERVICE_PORT (SPEC §4.5): /svc/* control, /proxy/{port}/* to a
-// port inside the sandbox, anything else to the engine. Everything outside /svc/* needs the signed
+// port inside the sandbox (own-ports.ts: never the host's), anything else to the engine. Everything outside /svc/* needs the signed
 // context header; the header is stripped before forwarding. Plain requests go through the
 // Forwarder (undici), WebSocket upgrades through http-proxy-middleware; both stream unbuffered.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -8,7 +8,9 @@ import type { Socket } from 'node:net';
 import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
 import type { RequestAuth } from './auth.js';
 import { Forwarder } from './forward.js';
+import { PortGuard } from './own-ports.js';
 import { CONTEXT_HEADER } from '../src/lib/context-header.js';
+import { cutStalledBodies, stallServerOptions } from '../src/lib/http-stall.js';
 
 export interface ControlResult { status: number; body: unknown }
 
@@ -112,6 +114,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   });
   // the server's own port, read once it listens (a proxy target that must be refused)
   let ownPort: number | undefined;
+  const ports = new PortGuard();
 
   async function control(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (name === 'health') {
@@ -154,6 +157,12 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
         refuse(403, '', { error: 'the engine is reached through its own paths, not /proxy' });
         return null;
       }
+      // only the sandbox's own ports, never the host's (own-ports.ts)
+      const refusal = ports.refusal(r.port);
+      if (refusal) {
+        refuse(refusal.status, '', { error: refusal.error });
+        return null;
+      }
       return { engine: false, port: r.port, path: r.rest };
     }
     const state = handlers.engineState();
@@ -169,7 +178,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     return { engine: true, port: handlers.enginePort, path };
   }
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(stallServerOptions(), (req, res) => {
     const r = route(req.url ?? '/');
     if (r.kind === 'control') {
       control(r.name, req, res).catch((err: Error & { status?: number }) => {
@@ -198,6 +207,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     req.url = target.path;
     portUpgrade.upgrade(req, socket as Socket, head);
   });
+  cutStalledBodies(server);
   server.on('close', () => void forwarder.close());
   return server;
 }

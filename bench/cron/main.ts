@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { adminKubeconfig } from '../../src/localcluster/index.js';
 import {
   API_VERSION, NAMESPACE, PROJECT, TRIGGER, TRIGGER_FIRE, controllerReference,
   type Project, type Trigger, type TriggerFire, type TriggerSpecInput,
@@ -58,9 +58,12 @@ function triggerSpec(slug: string, extra: Partial<TriggerSpecInput>): TriggerSpe
 }
 
 async function main(): Promise<void> {
-  const clusterProc = await child([path.join(ROOT, 'dist/src/localcluster/main.js'), '--data-dir', path.join(tmp, 'cluster')], {}, /(http:\/\/127\.0\.0\.1:\d+)/);
+  const clusterDir = path.join(tmp, 'cluster');
+  const clusterProc = await child([path.join(ROOT, 'dist/src/localcluster/main.js'), '--data-dir', clusterDir], {}, /(https:\/\/127\.0\.0\.1:\d+)/);
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(clusterProc.match[1]!), { mode: 0o600 });
+  // the cluster's admin token and certificate, as its data directory keeps them
+  const access = { url: clusterProc.match[1]!, token: readFileSync(path.join(clusterDir, 'admin-token'), 'utf8').trim(), ca: readFileSync(path.join(clusterDir, 'serving.crt'), 'utf8') };
+  writeFileSync(kubeconfig, adminKubeconfig(access), { mode: 0o600 });
   await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', path.join(ROOT, 'crds')]);
   const client = new KubeClient(loadClusterConfig({ file: kubeconfig }), 'bench');
   await client.resource(NAMESPACE).create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cron', annotations: { 'svc.dev/max-concurrent-sessions': '0' } } });

@@ -124,6 +124,8 @@ async function main(): Promise<void> {
     SVC_ENGINE_COMMAND: `'${OPENCODE}' serve --hostname 127.0.0.1 --port {port}`,
     SVC_ENGINE_PORT: String(enginePort),
     SVC_ENGINE_BOOT_TIMEOUT_MS: '90000',
+    // as in a jail or a Pod: the upstream plays a program of the sandbox (daemon/own-ports.ts)
+    SVC_SANDBOX_OWN_NETWORK: '1',
   });
   try {
     await daemon.waitFor((h) => h.engine.state === 'ready', 'engine ready', 90_000);

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster } from '../../src/localcluster/index.js';
+import { clusterFetch } from '../../src/localcluster/client.js';
+import { adminKubeconfig, startLocalCluster } from '../../src/localcluster/index.js';
 import { startSandboxNode } from '../../src/main/sandbox-node.js';
 import { SANDBOX, type KubeObject } from '../../src/resources/index.js';
 import { DEFAULT_SETTINGS, KubernetesSandboxProvider } from '../../src/sandbox/kubernetes/index.js';
@@ -71,14 +72,14 @@ async function main(): Promise<void> {
   const engineCommand = `'${process.execPath}' '${fixtureEngine}' --port {port}`;
   const cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   const crd = parseYaml(readFileSync(path.join(ROOT, 'crds/sandboxes.yaml'), 'utf8')) as object;
-  await fetch(`${cluster.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) });
-  const node = await startSandboxNode({ kubeUrl: cluster.url, dataDir: path.join(tmp, 'node'), agentCommand: [process.execPath, daemon] });
+  await clusterFetch(cluster)('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(crd) });
+  const node = await startSandboxNode({ cluster, dataDir: path.join(tmp, 'node'), agentCommand: [process.execPath, daemon], isolation: 'none' });
   const client = new KubeClient(loadClusterConfig({ file: kubeconfig }), 'bench');
   const kubernetes = new KubernetesSandboxProvider(client, { ...DEFAULT_SETTINGS, extraEnv: { SVC_ENGINE_COMMAND: engineCommand } });
   const sandboxes = client.resource<KubeObject>(SANDBOX);
-  const processes = new ProcessSandboxProvider({ dataDir: path.join(tmp, 'processes'), agentCommand: [process.execPath, daemon], engineCommand });
+  const processes = new ProcessSandboxProvider({ dataDir: path.join(tmp, 'processes'), agentCommand: [process.execPath, daemon], engineCommand, isolation: 'none' }); // both unisolated here: bench/sessions measures isolation
 
   const request = async (i: number): Promise<SandboxRequest> => {
     const name = `0b6c9a4e-0000-4000-8000-${String(i).padStart(12, '0')}`;

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster } from '../../src/localcluster/index.js';
 import { API_VERSION, PROJECT, type Project } from '../../src/resources/index.js';
 import { median, percentile, writeSection } from '../lib/report.js';
 import { makeRepo, manifestWithTriggers } from '../../test/dev/util.js';
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   makeRepo(repo, { 'svc.yaml': manifestWithTriggers(), 'README.md': '# bench\n' });
   const cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   // Async: the API server runs in this process, a synchronous child would block it.
   await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', path.join(ROOT, 'crds')]);
 

@@ -1,12 +1,13 @@
 // bench/localcluster: create 1,000 custom resources and receive all 1,000 watch events, next to
 // baselines measured in the same run:
-//  - the same number of HTTP POSTs (same bodies, same concurrency) to a bare node http server that
+//  - the same number of HTTP POSTs (same bodies, same concurrency) to a bare node https server (a bearer
+//    token sent, as to the cluster, which authenticates every request) that
 //    parses the JSON and answers it: the floor any HTTP API server has;
 //  - the journal alone: the same 1,000 records appended with the same concurrency and fsync'd
 //    (group commit): the cost of durability without HTTP.
 // Also: startup time, empty and with the 1,000 objects to load, against a bare http server's listen.
 // (The "200 Projects reconcile latency" part of this benchmark belongs to the Project controller.)
-import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import YAML from 'yaml';
+import { clusterFetch, type ClusterFetch } from '../../src/localcluster/client.js';
 import { startLocalCluster } from '../../src/localcluster/index.js';
+import { servingCertificate } from '../../src/localcluster/tls.js';
 import { Journal } from '../../src/localcluster/journal.js';
 import { median, writeSection } from '../lib/report.js';
 
@@ -33,16 +36,16 @@ async function pool(n: number, worker: (i: number) => Promise<void>): Promise<vo
   }));
 }
 
-async function post(url: string, data: string): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: data });
+async function post(kube: ClusterFetch, urlPath: string, data: string): Promise<number> {
+  const res = await kube(urlPath, { method: 'POST', headers: { 'content-type': 'application/json' }, body: data });
   await res.arrayBuffer();
   return res.status;
 }
 
 /** Resolves when `count` ADDED events arrived on the watch. */
-async function watchFor(url: string, count: number): Promise<{ done: Promise<void>; abort: () => void }> {
+async function watchFor(kube: ClusterFetch, urlPath: string, count: number): Promise<{ done: Promise<void>; abort: () => void }> {
   const controller = new AbortController();
-  const res = await fetch(url, { signal: controller.signal });
+  const res = await kube(urlPath, { signal: controller.signal });
   const reader = res.body!.getReader();
   const done = (async () => {
     const decoder = new TextDecoder();
@@ -68,12 +71,13 @@ async function clusterRun(): Promise<{ createAndWatchMs: number; restartMs: numb
     let t0 = performance.now();
     let cluster = await startLocalCluster({ dataDir: dir });
     const emptyStartMs = performance.now() - t0;
-    await post(`${cluster.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, JSON.stringify(CRD));
-    const list = await (await fetch(`${cluster.url}/apis/test.svc.dev/v1/namespaces/default/widgets`)).json() as { metadata: { resourceVersion: string } };
-    const watch = await watchFor(`${cluster.url}/apis/test.svc.dev/v1/namespaces/default/widgets?watch=1&resourceVersion=${list.metadata.resourceVersion}`, N);
+    const kube = clusterFetch(cluster);
+    await post(kube, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(CRD));
+    const list = await (await kube('/apis/test.svc.dev/v1/namespaces/default/widgets')).json() as { metadata: { resourceVersion: string } };
+    const watch = await watchFor(kube, `/apis/test.svc.dev/v1/namespaces/default/widgets?watch=1&resourceVersion=${list.metadata.resourceVersion}`, N);
     t0 = performance.now();
     await pool(N, async (i) => {
-      const status = await post(`${cluster.url}/apis/test.svc.dev/v1/namespaces/default/widgets`, body(i));
+      const status = await post(kube, '/apis/test.svc.dev/v1/namespaces/default/widgets', body(i));
       if (status !== 201) throw new Error(`create ${i}: ${status}`);
     });
     await watch.done;
@@ -91,8 +95,11 @@ async function clusterRun(): Promise<{ createAndWatchMs: number; restartMs: numb
 }
 
 async function bareHttpRun(): Promise<{ roundTripsMs: number; listenMs: number }> {
+  // https with a bearer token, as the cluster is reached (its certificate made beforehand, as the cluster's is)
+  const certDir = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-bare-'));
+  const tls = servingCertificate(certDir);
   const t0 = performance.now();
-  const server = http.createServer((req, res) => {
+  const server = https.createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -103,12 +110,13 @@ async function bareHttpRun(): Promise<{ roundTripsMs: number; listenMs: number }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const listenMs = performance.now() - t0;
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const kube = clusterFetch({ url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 'bench', ca: tls.cert.toString() });
   const t1 = performance.now();
-  await pool(N, async (i) => { await post(url, body(i)); });
+  await pool(N, async (i) => { await post(kube, '/', body(i)); });
   const roundTripsMs = performance.now() - t1;
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
+  rmSync(certDir, { recursive: true, force: true });
   return { roundTripsMs, listenMs };
 }
 

@@ -1,14 +1,17 @@
 // Sessions benchmark: time from POST /sessions to `running` through `svc dev` with the process
-// provider and the fixture engine (20 one at a time, 10 at once), next to the floor measured in
-// the same run (the engine's own start: spawn -> its health answers), and the operator's CPU and
-// memory per live sandbox. Run (after `make build`): npx tsx bench/sessions/main.ts
+// provider and the fixture engine (20 one at a time, isolated and with --unsafe-no-isolation; 10 at
+// once, isolated), next to the floors measured in the same run (the engine's own start: spawn ->
+// its health answers; the same start jailed, slot included), the real opencode both ways next to
+// its own start, and the operator's CPU and memory per live sandbox. Needs root (the jail).
+// Run (after `make build`): npx tsx bench/sessions/main.ts
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { Jail } from '../../src/lib/jail/index.js';
 import { median, percentile, writeSection } from '../lib/report.js';
 import { runCheckpointBench } from './checkpoint.js';
 
@@ -58,57 +61,130 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The jail's floor: a slot, then the fixture engine started jailed in it (spawn -> its health answers through the slot's address). */
+async function jailedEngineStart(jail: Jail, engine: string, owner: string): Promise<{ total: number; slot: number; release: number }> {
+  const port = 4096;
+  const started = performance.now();
+  const slot = await jail.allocate(owner, `bench-${performance.now()}`, [port]);
+  const allocated = performance.now();
+  const child = await jail.spawn(slot, {
+    argv: [process.execPath, engine, '--port', String(port)], cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'ignore'],
+    env: { PATH: '/usr/bin:/bin', HOME: '/tmp', FIXTURE_ENGINE_HOST: '0.0.0.0' },
+  });
+  for (;;) {
+    try {
+      if ((await fetch(`http://${slot.address}:${port}/global/health`, { signal: AbortSignal.timeout(500) })).ok) break;
+    } catch { /* not yet */ }
+    await sleep(5);
+  }
+  const total = performance.now() - started;
+  const releasing = performance.now();
+  await jail.terminate(slot, child.pid!, 2000);
+  await jail.release(slot);
+  return { total, slot: allocated - started, release: performance.now() - releasing };
+}
+
+interface DevBench {
+  process: ChildProcess;
+  dataDir: string;
+  untilRunning(): Promise<{ id: string; ms: number }>;
+  stopSession(id: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** svc dev on `dataDir` with `args`, a project on `repo`, and session calls through its REST API. */
+async function startDev(dataDir: string, repo: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<DevBench> {
+  let output = '';
+  const dev = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', '--max-sessions', '100', ...args], {
+    env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
+  dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
+  while (!output.includes(': leading')) {
+    if (dev.exitCode !== null) throw new Error(`svc dev exited:\n${output}`);
+    await sleep(100);
+  }
+  const env = Object.fromEntries([...readFileSync(path.join(dataDir, 'env'), 'utf8').matchAll(/^export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
+  const kenv = { ...process.env, KUBECONFIG: env.KUBECONFIG };
+  execFileSync('kubectl', ['apply', '-f', '-'], { env: kenv, input: JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'bench' }, spec: { repoUrl: repo, defaultBranch: 'main' } }) });
+  const uid = execFileSync('kubectl', ['get', 'project', 'bench', '-o', 'jsonpath={.metadata.uid}'], { env: kenv, encoding: 'utf8' });
+  const call = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${env.SVC_API_URL}/projects/${uid}/sessions${url}`, {
+      method, headers: { authorization: `Bearer ${env.SVC_CLI_TOKEN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as { session: { id: string; status: string; reason: string | null } };
+  };
+  return {
+    process: dev,
+    dataDir,
+    async untilRunning() {
+      const started = performance.now();
+      const { session } = await call('POST', '', {});
+      for (;;) {
+        const seen = (await call('GET', `/${session.id}`)).session;
+        if (seen.status === 'running') return { id: session.id, ms: performance.now() - started };
+        if (seen.status === 'failed') throw new Error(`session failed: ${seen.reason}\n${output.slice(-3000)}`);
+        await sleep(20);
+      }
+    },
+    async stopSession(id) { await call('POST', `/${id}/stop`); },
+    async stop() {
+      if (dev.exitCode !== null) return;
+      dev.kill('SIGTERM');
+      await new Promise((r) => dev.once('exit', r));
+    },
+  };
+}
+
+/**
+ * `runs` sessions one at a time on each of `devs`, alternating between them (so that a shared
+ * machine's drift and warm-up weigh on both alike), each stopped before the next.
+ */
+async function oneAtATime(devs: DevBench[], runs: number): Promise<number[][]> {
+  const times: number[][] = devs.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    for (const [n, dev] of devs.entries()) {
+      const { id, ms } = await dev.untilRunning();
+      times[n]!.push(ms);
+      await dev.stopSession(id);
+    }
+  }
+  return times;
+}
+
 async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sessions-'));
-  const engine = path.join(work, 'fixture-engine.mjs');
+  // its own folder (readable by the sandboxes' uids): shown to them with --sandbox-mount
+  const engineDir = path.join(work, 'engine');
+  mkdirSync(engineDir, { mode: 0o755 });
+  const engine = path.join(engineDir, 'fixture-engine.mjs');
   await build({ entryPoints: [path.join(ROOT, 'test/fixtures/engine/main.ts')], outfile: engine, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
   const repo = path.join(work, 'repo');
   execFileSync('git', ['init', '-q', '-b', 'main', repo]);
   execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '--allow-empty', '-m', 'init'], { cwd: repo });
+  // the fixture engine outside the toolchain: shown to the sandboxes read-only
+  const fixtureArgs = ['--engine-command', `'${process.execPath}' '${engine}' --port {port}`, '--sandbox-mount', engineDir];
 
-  let dev: ChildProcess | null = null;
+  const devs: DevBench[] = [];
   try {
     const floor: number[] = [];
     for (let i = 0; i < RUNS; i++) floor.push(await engineStart((port) => [process.execPath, engine, '--port', String(port)], mkdtempSync(path.join(work, 'home-'))));
+    const jail = new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: engineDir, writable: false }] });
+    await jail.networks.ensureGateway();
+    const jailed: { total: number; slot: number; release: number }[] = [];
+    for (let i = 0; i < RUNS; i++) jailed.push(await jailedEngineStart(jail, engine, work));
     const opencodeFloor: number[] = [];
     for (let i = 0; i < OPENCODE_RUNS; i++) opencodeFloor.push(await engineStart((port) => [OPENCODE, 'serve', '--hostname', '127.0.0.1', '--port', String(port)], mkdtempSync(path.join(work, 'home-'))));
 
-    const dataDir = path.join(work, 'dev');
-    let output = '';
-    dev = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0',
-      '--engine-command', `'${process.execPath}' '${engine}' --port {port}`, '--max-sessions', '100'], {
-      env: { ...process.env, SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
-    dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
-    while (!output.includes(': leading')) await sleep(100);
-    const env = Object.fromEntries([...readFileSync(path.join(dataDir, 'env'), 'utf8').matchAll(/^export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
-    const kenv = { ...process.env, KUBECONFIG: env.KUBECONFIG };
-    execFileSync('kubectl', ['apply', '-f', '-'], { env: kenv, input: JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'bench' }, spec: { repoUrl: repo, defaultBranch: 'main' } }) });
-    let uid = execFileSync('kubectl', ['get', 'project', 'bench', '-o', 'jsonpath={.metadata.uid}'], { env: kenv, encoding: 'utf8' });
-    const call = async (method: string, url: string, body?: unknown) => {
-      const res = await fetch(`${env.SVC_API_URL}/projects/${uid}/sessions${url}`, {
-        method, headers: { authorization: `Bearer ${env.SVC_CLI_TOKEN}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
-      });
-      return (await res.json()) as { session: { id: string; status: string } };
-    };
-    const untilRunning = async (): Promise<{ id: string; ms: number }> => {
-      const started = performance.now();
-      const { session } = await call('POST', '', {});
-      for (;;) {
-        if ((await call('GET', `/${session.id}`)).session.status === 'running') return { id: session.id, ms: performance.now() - started };
-        await sleep(20);
-      }
-    };
-
-    const sequential: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const { id, ms } = await untilRunning();
-      sequential.push(ms);
-      await call('POST', `/${id}/stop`);
-    }
+    // the fixture engine, both ways at once (alternating): the same repository through the git gateway
+    const dev = await startDev(path.join(work, 'dev'), repo, fixtureArgs);
+    devs.push(dev);
+    const unsafe = await startDev(path.join(work, 'dev-unsafe'), repo, [...fixtureArgs, '--unsafe-no-isolation']);
+    devs.push(unsafe);
+    const [sequential, unisolated] = await oneAtATime([dev, unsafe], RUNS) as [number[], number[]];
+    await unsafe.stop();
     const operator = Number(readdirSync('/proc').find((p) => {
-      try { return /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('operator.js') && readFileSync(`/proc/${p}/environ`, 'latin1').includes(`SVC_SANDBOX_DIR=${path.join(dataDir, 'sandboxes')}\0`); } catch { return false; }
+      try { return /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('operator.js') && readFileSync(`/proc/${p}/environ`, 'latin1').includes(`SVC_SANDBOX_DIR=${path.join(dev.dataDir, 'sandboxes')}\0`); } catch { return false; }
     }));
     await sleep(6000); // the stops settle
     const idleCpu0 = cpuSeconds(operator);
@@ -117,68 +193,66 @@ async function main(): Promise<void> {
     const idleRss = rssMiB(operator);
 
     const concurrentStart = performance.now();
-    const concurrent = await Promise.all(Array.from({ length: CONCURRENT }, () => untilRunning()));
+    const concurrent = await Promise.all(Array.from({ length: CONCURRENT }, () => dev.untilRunning()));
     const allRunningMs = performance.now() - concurrentStart;
     await sleep(3000);
     const cpu0 = cpuSeconds(operator);
     await sleep(10_000);
     const liveCpu = (cpuSeconds(operator) - cpu0) / 10;
     const liveRss = rssMiB(operator);
-    for (const c of concurrent) await call('POST', `/${c.id}/stop`);
+    for (const c of concurrent) await dev.stopSession(c.id);
     await sleep(6000);
+    await dev.stop();
 
-    // The real opencode: a second svc dev without --engine-command (its default engine).
-    dev.kill('SIGTERM');
-    await new Promise((r) => dev!.once('exit', r));
-    const realDir = path.join(work, 'dev-opencode');
-    output = '';
-    dev = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'dev', '--data-dir', realDir, '--api-port', '0', '--kube-port', '0', '--max-sessions', '100'], {
-      env: { ...process.env, ...OPENCODE_OFFLINE, SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
-    dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
-    while (!output.includes(': leading')) await sleep(100);
-    Object.assign(env, Object.fromEntries([...readFileSync(path.join(realDir, 'env'), 'utf8').matchAll(/^export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!])));
-    kenv.KUBECONFIG = env.KUBECONFIG;
-    execFileSync('kubectl', ['apply', '-f', '-'], { env: kenv, input: JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'bench' }, spec: { repoUrl: repo, defaultBranch: 'main' } }) });
-    uid = execFileSync('kubectl', ['get', 'project', 'bench', '-o', 'jsonpath={.metadata.uid}'], { env: kenv, encoding: 'utf8' });
-    const opencode: number[] = [];
-    for (let i = 0; i < OPENCODE_RUNS; i++) {
-      const { id, ms } = await untilRunning();
-      opencode.push(ms);
-      await call('POST', `/${id}/stop`);
-    }
+    // The real opencode, both ways (alternating): svc dev without --engine-command (its default engine).
+    const real = await startDev(path.join(work, 'dev-opencode'), repo, [], OPENCODE_OFFLINE);
+    devs.push(real);
+    const realUnsafe = await startDev(path.join(work, 'dev-opencode-unsafe'), repo, ['--unsafe-no-isolation'], OPENCODE_OFFLINE);
+    devs.push(realUnsafe);
+    const [opencode, opencodeUnisolated] = await oneAtATime([real, realUnsafe], OPENCODE_RUNS) as [number[], number[]];
+    await real.stop();
+    await realUnsafe.stop();
 
     const fmt = (v: number) => `${v.toFixed(0)} ms`;
     const row = (name: string, values: number[], base = floor) => `| ${name} | ${fmt(median(values))} | ${fmt(percentile(values, 95))} | ${(median(values) / median(base)).toFixed(1)}× |`;
-    writeSection('sessions', `## sessions: POST /sessions -> running
+    const jailTotal = jailed.map((j) => j.total);
+    /** Whether a difference of medians is within the spread (p95 − median) of either row. */
+    const within = (delta: number, a: number[], b: number[]) => Math.abs(delta) <= Math.max(percentile(a, 95) - median(a), percentile(b, 95) - median(b));
+    writeSection('sessions', `## sessions: POST /sessions -> running, and the cost of isolation
 
 \`svc dev\` with the process provider and the fixture engine (test/fixtures/engine) on a local
-repository (cloned directly: SVC_SANDBOX_DIRECT_LOCAL_REPOS=1). Latency = POST /sessions ->
-GET shows \`running\` (branch pushed, Session Secret and CLI token written, Sandbox created,
-svc-agent spawned, cloned, engine started, root session created, health polled by the
-controllers), polled every 20 ms through the REST API.
+repository cloned through the git gateway. Latency = POST /sessions -> GET shows \`running\`
+(branch pushed, Session Secret and CLI token written, Sandbox created, jail slot made, svc-agent
+spawned, cloned, engine started, root session created, health polled by the controllers), polled
+every 20 ms through the REST API. Isolated is svc dev's default (docs/sandboxes.md); the
+\`--unsafe-no-isolation\` rows run the same without the jail: a second svc dev, in the same run,
+sessions alternating between the two.
 
 | measure | median | p95 | × floor |
 |---|---|---|---|
-${row(`one at a time (${RUNS} sessions)`, sequential)}
-${row(`${CONCURRENT} started at once, each`, concurrent.map((c) => c.ms))}
+${row(`one at a time, isolated (${RUNS} sessions)`, sequential)}
+${row(`one at a time, --unsafe-no-isolation (${RUNS} sessions)`, unisolated)}
+${row(`${CONCURRENT} started at once, isolated, each`, concurrent.map((c) => c.ms))}
 | floor: the engine's own start (spawn -> health answers), ${RUNS} runs | ${fmt(median(floor))} | ${fmt(percentile(floor, 95))} | 1.0× |
-${row(`real opencode ${'`'}1.18.33${'`'}, one at a time (${OPENCODE_RUNS} sessions)`, opencode, opencodeFloor)}
+${row('the jail alone: a slot, then the same engine started jailed (spawn -> health answers)', jailTotal)}
+${row(`real opencode \`1.18.33\`, one at a time, isolated (${OPENCODE_RUNS} sessions)`, opencode, opencodeFloor)}
+${row(`real opencode, one at a time, --unsafe-no-isolation (${OPENCODE_RUNS} sessions)`, opencodeUnisolated, opencodeFloor)}
 | floor: \`opencode serve\` alone (spawn -> /global/health answers), ${OPENCODE_RUNS} runs | ${fmt(median(opencodeFloor))} | ${fmt(percentile(opencodeFloor, 95))} | 1.0× |
 
+**What isolation costs**: the jail's own share of a start, measured directly, is a slot (network
+namespace, veth, routes, nftables: ${fmt(median(jailed.map((j) => j.slot)))} median) plus ${fmt(Math.max(0, median(jailTotal) - median(jailed.map((j) => j.slot)) - median(floor)))} added to the engine's start by the two
+bubblewraps (a release takes ${fmt(median(jailed.map((j) => j.release)))}, on the stop path). End to end, alternating sessions, the
+median isolated start differs from the unisolated one by ${fmt(median(sequential) - median(unisolated))} with the fixture engine and
+${fmt(median(opencode) - median(opencodeUnisolated))} with the real opencode; ${within(median(sequential) - median(unisolated), sequential, unisolated) && within(median(opencode) - median(opencodeUnisolated), opencode, opencodeUnisolated) ? 'both within the spread of their rows (p95 − median), i.e. lost in this shared machine\'s noise' : 'at least one beyond the spread of its rows (p95 − median)'}.
 All ${CONCURRENT} concurrent sessions were running ${fmt(allRunningMs)} after the first POST.
 Operator (one process: Project, Session and Sandbox controllers): ${(idleCpu * 100).toFixed(1)}% of a core and
 ${idleRss.toFixed(0)} MiB RSS with no live sandbox; ${(liveCpu * 100).toFixed(1)}% and ${liveRss.toFixed(0)} MiB with ${CONCURRENT} live
 sandboxes, i.e. about ${(((liveCpu - idleCpu) / CONCURRENT) * 100).toFixed(2)}% of a core and ${((liveRss - idleRss) / CONCURRENT).toFixed(1)} MiB per live sandbox
-(the controllers poll each running sandbox's health every 5 s). The real opencode rows run a
-second \`svc dev\` with its default engine, offline; their × column is against opencode's own start.`);
+(the controllers poll each running sandbox's health every 5 s). The real opencode rows run
+\`svc dev\` with its default engine, offline; their × column is against opencode's own start.`);
     process.stdout.write(readFileSync(path.join(ROOT, 'docs/benchmarks.md'), 'utf8').split('<!-- bench:sessions:start -->')[1]!.split('<!-- bench:sessions:end -->')[0]!);
   } finally {
-    if (dev && dev.exitCode === null) {
-      dev.kill('SIGTERM');
-      await new Promise((r) => dev!.once('exit', r));
-    }
+    for (const dev of devs) await dev.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

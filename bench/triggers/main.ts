@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster } from '../../src/localcluster/index.js';
+import { clusterFetch } from '../../src/localcluster/client.js';
+import { adminKubeconfig, startLocalCluster } from '../../src/localcluster/index.js';
 import { API_VERSION, NAMESPACE, PROJECT, SECRET, TRIGGER, controllerReference, type KubeObject, type Project, type Trigger, type TriggerSpecInput } from '../../src/resources/index.js';
 import type { ReconcileContext } from '../../src/runtime/index.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
@@ -52,7 +53,7 @@ app.post('/hook', express.raw({ type: () => true, limit: '1mb' }), (req, res) =>
 const server = app.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));`;
 
 /** Open-loop load: one request every 1000/RATE ms for SECONDS; latency of each, send -> response. */
-async function load(url: string, body: string | ((i: number) => string), headers: Record<string, string>): Promise<{ latencies: number[]; errors: number; achieved: number }> {
+async function load(url: string, body: string | ((i: number) => string), headers: Record<string, string>, send: (url: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ status: number; arrayBuffer(): Promise<ArrayBuffer> }> = fetch): Promise<{ latencies: number[]; errors: number; achieved: number }> {
   const latencies: number[] = [];
   let errors = 0;
   const total = RATE * SECONDS;
@@ -65,7 +66,7 @@ async function load(url: string, body: string | ((i: number) => string), headers
     inflight.push((async () => {
       const t = performance.now();
       try {
-        const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : body(i) });
+        const res = await send(url, { method: 'POST', headers, body: typeof body === 'string' ? body : body(i) });
         await res.arrayBuffer();
         if (res.status !== 202 && res.status !== 201) errors++;
         else latencies.push(performance.now() - t);
@@ -96,7 +97,7 @@ function triggerSpec(slug: string, extra: Partial<TriggerSpecInput>): TriggerSpe
 async function main(): Promise<void> {
   const cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, 'apply', '-f', path.join(ROOT, 'crds')]);
   const client = new KubeClient(loadClusterConfig({ file: kubeconfig }), 'bench');
   for (const ns of ['hooks', 'jitter', 'cron']) {
@@ -131,7 +132,8 @@ async function main(): Promise<void> {
     apiVersion: API_VERSION, kind: 'TriggerFire', metadata: { name: `direct-${i}`, namespace: 'hooks' },
     spec: { triggerRef: { name: 'bench-push' }, source: 'webhook', firedAt: new Date().toISOString(), sessionName: '00000000-0000-4000-8000-000000000000', variables: { body: JSON.parse(payload) as unknown } },
   });
-  const writeRun = await load(`${cluster.url}/apis/svc.dev/v1alpha1/namespaces/hooks/triggerfires`, fireBody, { 'content-type': 'application/json' });
+  // the cluster's own certificate and admin token (every request is authenticated)
+  const writeRun = await load('/apis/svc.dev/v1alpha1/namespaces/hooks/triggerfires', fireBody, { 'content-type': 'application/json' }, clusterFetch(cluster));
 
   // (2) cron jitter: 10 triggers firing every second, scheduler in this process
   const jitterTriggers: Trigger[] = [];

@@ -1,7 +1,10 @@
 // The embedded Kubernetes-compatible API server (DESIGN.md §6). See README.md for its limits.
-import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { Cluster } from './cluster.js';
 import { Authorizer } from './rbac.js';
 import { createHandler } from './server.js';
@@ -18,32 +21,50 @@ export interface LocalClusterOptions {
   /** Watch events kept for replay from a resourceVersion; older ones get 410 (default 10,000). */
   watchHistory?: number;
   /**
-   * Authentication and RBAC (rbac.ts): only `adminToken` (all-powerful) and ServiceAccount
-   * tokens from the TokenRequest API are accepted, and a ServiceAccount may do only what its
-   * Roles and ClusterRoles grant. Default false: every request is allowed, any token accepted.
+   * RBAC (rbac.ts): a ServiceAccount token may do only what its Roles and ClusterRoles grant.
+   * Default false: every authenticated caller may do everything. Authentication itself is never
+   * optional: every request needs the admin token or a ServiceAccount token (401 otherwise).
    */
   authorization?: boolean;
-  /** The admin's bearer token when `authorization` is on (default: the one kubeconfigYaml writes). */
+  /** The admin's bearer token (default: the one kept in `dataDir/admin-token`, made once at random). */
   adminToken?: string;
   /** Events not written to for this long are deleted, as kube-apiserver's --event-ttl (default 1 h). */
   eventTtlMs?: number;
 }
 
 export interface LocalCluster {
-  /** http://127.0.0.1:PORT (https:// with authorization) */
+  /** https://127.0.0.1:PORT */
   url: string;
   port: number;
+  /** The admin's bearer token (system:masters). */
+  token: string;
+  /** The PEM certificate the cluster serves (self-signed): trust it to reach `url`. */
+  ca: string;
   close(): Promise<void>;
+}
+
+/** The admin token kept in the data dir, so that a restarted cluster accepts the same kubeconfig. */
+function storedAdminToken(dataDir: string): string {
+  const file = path.join(dataDir, 'admin-token');
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return token;
+  }
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
 }
 
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
   const cluster = await Cluster.open(opts.dataDir, opts.watchHistory);
   const host = opts.host ?? '127.0.0.1';
-  const authorizer = new Authorizer(cluster, opts.authorization ?? false, [opts.adminToken ?? DEFAULT_TOKEN], opts.dataDir);
+  const token = opts.adminToken ?? storedAdminToken(opts.dataDir);
+  const authorizer = new Authorizer(cluster, opts.authorization ?? false, [token], opts.dataDir);
   const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer });
-  // kubectl sends tokens only over TLS: with authorization the cluster serves https
-  const tls = opts.authorization ? servingCertificate(opts.dataDir) : undefined;
-  const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
+  // kubectl sends bearer tokens only over TLS: the cluster always serves https
+  const tls = servingCertificate(opts.dataDir, host);
+  const server = https.createServer({ ...tls, ...stallServerOptions() }, handler);
+  cutStalledBodies(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -55,8 +76,10 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   expiry.unref();
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `${tls ? 'https' : 'http'}://${urlHost}:${port}`,
+    url: `https://${urlHost}:${port}`,
     port,
+    token,
+    ca: tls.cert.toString('utf8'),
     async close() {
       clearInterval(expiry);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -67,14 +90,12 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   };
 }
 
-const DEFAULT_TOKEN = 'svc-local-token';
-
 /**
- * A kubeconfig for the local cluster (plain http: `insecure-skip-tls-verify: true`). Any token is
- * accepted unless the cluster enforces authorization: then the admin token (the default one) or a
- * ServiceAccount token (`kubectl create token NAME`).
+ * A kubeconfig for the local cluster: its URL, the certificate to trust (`ca`, else
+ * `insecure-skip-tls-verify`) and a bearer token (the admin's, or a ServiceAccount's from
+ * `kubectl create token NAME`).
  */
-export function kubeconfigYaml(url: string, opts: { user?: string; token?: string; namespace?: string; context?: string } = {}): string {
+export function kubeconfigYaml(url: string, opts: { token: string; ca?: string; user?: string; namespace?: string; context?: string }): string {
   const context = opts.context ?? 'svc-local';
   const user = opts.user ?? 'svc-local-user';
   // JSON strings are valid YAML double-quoted scalars: no escaping surprises.
@@ -86,11 +107,11 @@ export function kubeconfigYaml(url: string, opts: { user?: string; token?: strin
     `- name: ${q(context)}`,
     '  cluster:',
     `    server: ${q(url)}`,
-    '    insecure-skip-tls-verify: true',
+    opts.ca ? `    certificate-authority-data: ${q(Buffer.from(opts.ca, 'utf8').toString('base64'))}` : '    insecure-skip-tls-verify: true',
     'users:',
     `- name: ${q(user)}`,
     '  user:',
-    `    token: ${q(opts.token ?? DEFAULT_TOKEN)}`,
+    `    token: ${q(opts.token)}`,
     'contexts:',
     `- name: ${q(context)}`,
     '  context:',
@@ -100,4 +121,9 @@ export function kubeconfigYaml(url: string, opts: { user?: string; token?: strin
     `current-context: ${q(context)}`,
     '',
   ].join('\n');
+}
+
+/** The kubeconfig of `cluster` as its admin. */
+export function adminKubeconfig(cluster: Pick<LocalCluster, 'url' | 'token' | 'ca'>, opts: { namespace?: string; context?: string } = {}): string {
+  return kubeconfigYaml(cluster.url, { token: cluster.token, ca: cluster.ca, ...opts });
 }

@@ -1,5 +1,7 @@
 // `node dist/src/localcluster/main.js --data-dir DIR [--port N] [--host H] [--authorization]`:
 // prints the URL when listening; exits cleanly on SIGTERM/SIGINT. --authorization: RBAC (rbac.ts).
+// Every request needs a bearer token: the admin's is in DIR/admin-token, the certificate the
+// cluster serves in DIR/serving.crt.
 import { parseArgs } from 'node:util';
 import { startLocalCluster } from './index.js';
 

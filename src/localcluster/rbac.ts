@@ -1,9 +1,10 @@
-// Opt-in authentication and RBAC authorization (LocalClusterOptions.authorization): the admin
-// token is all-powerful (system:masters); ServiceAccount tokens come from the TokenRequest API
-// (POST .../serviceaccounts/NAME/token) and act as the ServiceAccount, allowed only what Roles,
-// ClusterRoles and their bindings grant (verbs, API groups, resources and subresources,
-// resourceNames, namespaces), else 403 with the real server's Status message. Access reviews
-// (kubectl auth can-i) answer from the same rules. Without the option, nothing is checked.
+// Authentication (always) and opt-in RBAC authorization (LocalClusterOptions.authorization): the
+// admin token is all-powerful (system:masters); ServiceAccount tokens come from the TokenRequest
+// API (POST .../serviceaccounts/NAME/token) and act as the ServiceAccount. Any other token, or
+// none, is 401. With RBAC a ServiceAccount may do only what Roles, ClusterRoles and their
+// bindings grant (verbs, API groups, resources and subresources, resourceNames, namespaces), else
+// 403 with the real server's Status message; access reviews (kubectl auth can-i) answer from the
+// same rules. Without RBAC every authenticated caller may do everything.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -93,7 +94,7 @@ export class Authorizer {
   private readonly key: Buffer;
 
   /**
-   * `enforce`: check tokens and RBAC (else every request is the admin's, as before).
+   * `enforce`: check RBAC (else every authenticated caller may do everything).
    * `adminTokens`: bearer tokens that act as the all-powerful admin (the kubeconfig's).
    * The ServiceAccount token signing key lives in `dataDir`, so tokens survive a restart.
    */
@@ -108,9 +109,8 @@ export class Authorizer {
 
   // --- authentication ------------------------------------------------------------------------
 
-  /** The caller; 401 for a missing or unknown token when enforcing. */
+  /** The caller; 401 for a missing or unknown token. */
   async authenticate(req: IncomingMessage): Promise<Identity> {
-    if (!this.enforce) return ADMIN;
     const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!token) throw unauthorized();
     if (this.adminTokens.some((t) => t.length === token.length && timingSafeEqual(Buffer.from(t), Buffer.from(token)))) return ADMIN;
@@ -197,7 +197,7 @@ export class Authorizer {
   }
 
   async decide(identity: Identity, attrs: RequestAttributes): Promise<{ allowed: boolean; reason: string }> {
-    if (!this.enforce) return { allowed: true, reason: 'the svc local cluster was started without authorization: every request is allowed' };
+    if (!this.enforce) return { allowed: true, reason: 'the svc local cluster was started without RBAC: every authenticated request is allowed' };
     const match = (await this.rulesFor(identity, attrs.namespace)).find(({ rule }) => ruleAllows(rule, attrs));
     return match ? { allowed: true, reason: `RBAC: allowed by ${match.from}` } : { allowed: false, reason: '' };
   }

@@ -4,7 +4,7 @@ import type { Cluster, EventType, PatchType } from './cluster.js';
 import { openApiV3Document, openApiV3Index } from './openapi-v3.js';
 import { OPENAPI_V2_JSON, OPENAPI_V2_PROTOBUF, PROTOBUF_OPENAPI_ACCEPT, PROTOBUF_OPENAPI_CONTENT_TYPE } from './openapi.js';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js';
-import { ADMIN, verbOf, type Authorizer, type Identity } from './rbac.js';
+import { verbOf, type Authorizer, type Identity } from './rbac.js';
 import { apiVersionOf } from './resources.js';
 import type { ResourceType } from './resources.js';
 import { ApiError, errors } from './status.js';
@@ -32,8 +32,8 @@ export interface ServerOptions {
   bookmarkIntervalMs: number;
   /** The address the server listens on: Host headers must name it or loopback (default 127.0.0.1). */
   boundAddress?: string;
-  /** Authentication, RBAC and the TokenRequest API (rbac.ts); absent: everything is allowed. */
-  authorizer?: Authorizer;
+  /** Authentication, RBAC and the TokenRequest API (rbac.ts). */
+  authorizer: Authorizer;
 }
 
 interface Target { t: ResourceType; ns?: string; name?: string; sub?: string; watchPath: boolean }
@@ -137,8 +137,8 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
       res.end('ok');
       return;
     }
-    // every other path needs an authenticated caller when authorization is on (rbac.ts)
-    const identity = opts.authorizer ? await opts.authorizer.authenticate(req) : ADMIN;
+    // every other path needs an authenticated caller (rbac.ts): 401 without a valid token
+    const identity = await opts.authorizer.authenticate(req);
     if (p === '/version') return send(res, 200, SERVER_VERSION);
     if (p === '/openapi/v2') {
       if ((req.headers.accept ?? '').includes(PROTOBUF_OPENAPI_ACCEPT)) {
@@ -183,20 +183,16 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
     const { t, ns, name, sub } = target;
     const watching = target.watchPath || (method === 'GET' && flag(q, 'watch'));
     // the self reviews are open to every caller (what `kubectl auth can-i` needs)
-    if (opts.authorizer && !t.kind.startsWith('SelfSubject')) {
+    if (!t.kind.startsWith('SelfSubject')) {
       await opts.authorizer.authorize(identity, { verb: verbOf(method, name !== undefined, watching), group: t.group, resource: t.plural, subresource: sub, namespace: ns, name });
     }
     if (t.review) {
       if (method !== 'POST' || name !== undefined) throw errors.methodNotAllowed(`${method} is not supported on ${t.plural}`);
       const input = ((await parseBody(req, await readBody(req))) ?? {}) as KObject;
-      const status = opts.authorizer
-        ? await opts.authorizer.review(identity, t.kind, input, ns)
-        : t.kind === 'SelfSubjectRulesReview'
-          ? { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false }
-          : { allowed: true, reason: 'the svc local cluster does not authorize: every request is allowed' };
+      const status = await opts.authorizer.review(identity, t.kind, input, ns);
       return send(res, 201, { ...input, apiVersion: apiVersionOf(t), kind: t.kind, metadata: input.metadata ?? {}, status });
     }
-    if (sub === 'token' && t.plural === 'serviceaccounts' && t.group === '' && opts.authorizer && name !== undefined && ns !== undefined) {
+    if (sub === 'token' && t.plural === 'serviceaccounts' && t.group === '' && name !== undefined && ns !== undefined) {
       if (method !== 'POST') throw errors.methodNotAllowed(`${method} is not supported on serviceaccounts/token`);
       const input = (await parseBody(req, await readBody(req))) as KObject | undefined;
       return send(res, 201, await opts.authorizer.issueToken(ns, name, input));

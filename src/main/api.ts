@@ -1,6 +1,7 @@
 // Composition root of the API: `node dist/src/main/api.js`. Settings (env): KUBECONFIG (else
 // in-cluster), SVC_NAMESPACE (token Secrets), SVC_PROJECT_NAMESPACE (default: default),
-// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0), SVC_GIT_MAX_PUSH_BYTES
+// SVC_HTTP_PORT (default 8080; 0 = any), SVC_HTTP_HOST (default 0.0.0.0), SVC_HTTP_SANDBOX_HOST
+// (svc dev: also listen where isolated sandboxes reach the host), SVC_GIT_MAX_PUSH_BYTES
 // (the git gateway's largest push, default 512 MiB; docs/git-gateway.md). Triggers (docs/triggers.md):
 // SVC_WEBHOOK_BODY_LIMIT_BYTES (default 1048576), SVC_TRIGGER_QUEUE_DEPTH (default 100). Model gateway
 // (docs/gateway.md): SVC_LLM_MAX_REQUEST_BYTES (33554432), SVC_LLM_USAGE_RETENTION_DAYS (90),
@@ -30,6 +31,7 @@ import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
 import { defaultSessionCap } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
+import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { replicaHeartbeat } from './replica-lease.js';
@@ -108,16 +110,24 @@ async function main(): Promise<void> {
   // this process lives by its heartbeat, written before any request can take a claim.
   await heartbeat.start();
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
-  const server = http.createServer(loopbackOnly(host, app)).listen(envInt('SVC_HTTP_PORT', 8080), host);
-  await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
+  const server = await listen(app, host, envInt('SVC_HTTP_PORT', 8080));
   const { port } = server.address() as AddressInfo;
   logger.info(`svc api listening on http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port} (projects in ${projectNamespace})`, { namespace: projectNamespace });
+  // SVC_HTTP_SANDBOX_HOST (svc dev, isolated sandboxes): the same API on the address sandboxes
+  // reach the host at (docs/sandboxes.md), on the same port when it is free there
+  const sandboxHost = process.env.SVC_HTTP_SANDBOX_HOST?.trim();
+  const servers = [server];
+  if (sandboxHost) {
+    const forSandboxes = await listen(app, sandboxHost, port).catch(() => listen(app, sandboxHost, 0));
+    servers.push(forSandboxes);
+    logger.info(`svc api listening for sandboxes on http://${sandboxHost}:${(forSandboxes.address() as AddressInfo).port}`);
+  }
   // every replica has its own mirrors: a deleted Project's goes, and at start those of Projects deleted while we were away
   const pruner = mirrorPruner(mirrorDir);
   void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log: logger.with({ runnable: 'mirror-pruner' }) }));
   void gatewayStore.start();
   stopOnSignal('svc api', async () => {
-    await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
     await heartbeat.stop();
     pruner.stop();
     // counted usage is written before the process goes (a cluster that does not answer gets 10 s)
@@ -127,12 +137,24 @@ async function main(): Promise<void> {
   });
 }
 
+/** One HTTP server of the app on host:port (stalled requests cut, docs/sandboxes.md). */
+async function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
+  const server = http.createServer(stallServerOptions(), loopbackOnly(host, app));
+  cutStalledBodies(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+  });
+  return server;
+}
+
 /**
  * Bound to loopback (`svc dev`), only Host headers naming loopback reach the app: a web page
  * cannot use DNS rebinding to talk to it. A deployment (0.0.0.0 behind a Service) takes any Host.
  */
 function loopbackOnly(host: string, app: http.RequestListener): http.RequestListener {
-  if (!isLoopbackBinding(host)) return app;
+  // the sandbox address of svc dev is a private address of this machine too: the same check
+  if (!isLoopbackBinding(host) && host !== process.env.SVC_HTTP_SANDBOX_HOST?.trim()) return app;
   return (req, res) => {
     if (hostAllowed(req.headers.host, host)) return app(req, res);
     res.writeHead(403, { 'content-type': 'application/json' });

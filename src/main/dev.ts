@@ -10,13 +10,17 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
+import { clusterFetch, type ClusterFetch } from '../localcluster/client.js';
 import type { NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
+import { parseSandboxMount } from '../lib/jail/index.js';
+import { isolationLines, isolationStatus } from './isolation-check.js';
+import { sandboxJail } from './sandbox-jail.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -48,12 +52,20 @@ export interface DevOptions {
   idleTimeoutSeconds?: number;
   /** Sandbox provider (default process). */
   provider?: 'process' | 'kubernetes';
+  /** --unsafe-no-isolation: sandboxes run unjailed (a loud warning on every start). */
+  unsafeNoIsolation?: boolean;
+  /** --sandbox-mount values, HOST_PATH[:ro|:rw] (docs/sandboxes.md). */
+  sandboxMounts?: readonly string[];
+  /** --sandbox-host-port: ports of the host sandboxes may reach at their gateway address (docs/sandboxes.md). */
+  sandboxHostPorts?: readonly number[];
   log?: (line: string) => void;
 }
 
 export interface DevHandle {
   kubeUrl: string;
   apiUrl: string;
+  /** Where sandboxes reach the API (the gateway address when isolated, else apiUrl). */
+  sandboxApiUrl: string;
   kubeconfigPath: string;
   envPath: string;
   token: string;
@@ -81,9 +93,9 @@ async function writePrivate(file: string, text: string): Promise<void> {
   await chmod(file, 0o600); // an existing file keeps its old mode on writeFile
 }
 
-/** Minimal REST calls against the local cluster (plain http, no auth) for dev's own setup. */
-async function kubeRequest(base: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(base + urlPath, {
+/** Minimal REST calls against the local cluster (as its admin) for dev's own setup. */
+async function kubeRequest(kube: ClusterFetch, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await kube(urlPath, {
     method,
     headers: body ? { 'content-type': 'application/json' } : {},
     body: body ? JSON.stringify(body) : undefined,
@@ -93,7 +105,7 @@ async function kubeRequest(base: string, method: string, urlPath: string, body?:
 }
 
 /** Creates or replaces every CRD of crds/. */
-async function applyCrds(base: string): Promise<string[]> {
+async function applyCrds(base: ClusterFetch): Promise<string[]> {
   const dir = path.join(REPO_ROOT, 'crds');
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
   const names: string[] = [];
@@ -114,7 +126,7 @@ async function applyCrds(base: string): Promise<string[]> {
   return names;
 }
 
-async function ensureNamespace(base: string, namespace: string): Promise<void> {
+async function ensureNamespace(base: ClusterFetch, namespace: string): Promise<void> {
   const res = await kubeRequest(base, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   if (res.status >= 300 && res.status !== 409) throw new Error(`could not create namespace ${namespace}: ${JSON.stringify(res.body)}`);
 }
@@ -123,7 +135,7 @@ async function ensureNamespace(base: string, namespace: string): Promise<void> {
  * The admin token: the one in DIR/env when its Secret still grants it, else a new one. The
  * plaintext lives only in DIR/env (mode 600); the cluster keeps its hash.
  */
-async function ensureAdminToken(base: string, namespace: string, previous: string | undefined): Promise<string> {
+async function ensureAdminToken(base: ClusterFetch, namespace: string, previous: string | undefined): Promise<string> {
   if (previous) {
     const name = lookupName(previous);
     const existing = name ? await kubeRequest(base, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`) : null;
@@ -140,7 +152,7 @@ async function ensureAdminToken(base: string, namespace: string, previous: strin
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
 /** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
-const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
   // the model gateway's limits (docs/gateway.md), read by the API
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
@@ -204,6 +216,10 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
   await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
   await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
+  // --sandbox-mount paths are checked (never the data directory) before anything starts too
+  const mounts = (options.sandboxMounts ?? []).map((value) => parseSandboxMount(value, dataDir));
+  const isolation = await isolationStatus(options.unsafeNoIsolation ?? false);
+  for (const line of isolationLines(isolation)) log(line);
   const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
   const children: Child[] = [];
   let stopping = false;
@@ -222,22 +238,12 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     await cluster.close();
   };
   try {
-    await writePrivate(kubeconfigPath, kubeconfigYaml(cluster.url, { namespace }));
-    await ensureNamespace(cluster.url, namespace);
-    const crds = await applyCrds(cluster.url);
+    await writePrivate(kubeconfigPath, adminKubeconfig(cluster, { namespace }));
+    const kube = clusterFetch(cluster);
+    await ensureNamespace(kube, namespace);
+    const crds = await applyCrds(kube);
     log(`svc dev: local cluster at ${cluster.url} (data in ${dataDir}), ${crds.length} CRDs applied`);
-    const token = await ensureAdminToken(cluster.url, namespace, previousEnv.SVC_CLI_TOKEN);
-    if (options.provider === 'kubernetes') {
-      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
-      node = await startSandboxNode({
-        kubeUrl: cluster.url,
-        dataDir: path.join(dataDir, 'node'),
-        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
-        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
-        log: (line) => log(`[node] ${line}`),
-      });
-      log('svc dev: sandboxes run as Pods on the node simulator (pods as local processes on 127.0.0.N)');
-    }
+    const token = await ensureAdminToken(kube, namespace, previousEnv.SVC_CLI_TOKEN);
 
     const baseEnv: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -249,20 +255,31 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_ALLOW_LOCAL_REPOS: '1',
       NODE_OPTIONS: process.env.NODE_OPTIONS,
       ...sessionEnv(options),
+      SVC_SANDBOX_ISOLATION: isolation.mode === 'none' ? 'none' : 'jail',
+      ...(mounts.length ? { SVC_SANDBOX_MOUNTS: JSON.stringify(mounts) } : {}),
+      ...(options.sandboxHostPorts?.length ? { SVC_SANDBOX_HOST_PORTS: options.sandboxHostPorts.join(',') } : {}),
     };
     let apiPort = options.apiPort;
     let listened = false;
+    let sandboxApiBase: string | undefined;
     const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
-    // each process its own mirror dir: a process removes the mirrors of Projects it does not see
-    const api = startChild('api', 'api.js', { ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors') }, log, (line) => {
+    const listeningForSandboxes = /listening for sandboxes on (http:\/\/[^\s"]+)/;
+    // each process its own mirror dir: a process removes the mirrors of Projects it does not see;
+    // isolated sandboxes reach the API at the gateway address (docs/sandboxes.md)
+    const api = startChild('api', 'api.js', {
+      ...baseEnv, SVC_HTTP_PORT: String(options.apiPort), SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: path.join(dataDir, 'api-mirrors'),
+      ...(isolation.mode === 'jail' ? { SVC_HTTP_SANDBOX_HOST: isolation.gateway } : {}),
+    }, log, (line) => {
       const m = listening.exec(line);
       if (m) { apiPort = Number(m[1]); listened = true; }
+      const s = listeningForSandboxes.exec(line);
+      if (s) sandboxApiBase = s[1];
     });
     children.push(watch(api));
     const apiBase = await (async () => {
       // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
       // polling the port alone could reach another server that holds it.
-      while (!listened || apiPort === 0) {
+      while (!listened || apiPort === 0 || (isolation.mode === 'jail' && !sandboxApiBase)) {
         if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -270,6 +287,20 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     })();
     await waitForApi(apiBase, api);
     const apiUrl = `${apiBase}/v1`;
+    const sandboxApiUrl = sandboxApiBase ? `${sandboxApiBase}/v1` : apiUrl;
+    if (options.provider === 'kubernetes') {
+      // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
+      node = await startSandboxNode({
+        cluster,
+        dataDir: path.join(dataDir, 'node'),
+        agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
+        svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
+        isolation: isolation.mode === 'jail' ? { jail: sandboxJail(sandboxApiUrl, REPO_ROOT, baseEnv) }
+          : isolation.mode === 'unavailable' ? { unavailable: isolation.message } : 'none',
+        log: (line) => log(`[node] ${line}`),
+      });
+      log(`svc dev: sandboxes run as Pods on the node simulator (${isolation.mode === 'jail' ? 'each pod jailed on its own address' : 'pods as local processes on 127.0.0.N'})`);
+    }
     // The operator starts after the API: its sandboxes need the API's URL (git gateway, clone credential).
     let operatorUp = false;
     const operator = startChild('operator', 'operator.js', {
@@ -279,7 +310,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_HTTP_HOST: '127.0.0.1',
       SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
       SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
-      SVC_SANDBOX_API_URL: apiUrl,
+      SVC_SANDBOX_API_URL: sandboxApiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
     children.push(watch(operator));
@@ -295,6 +326,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     log([
       'svc dev is running.',
       `  API:        ${apiUrl}`,
+      `  sandboxes:  reach the API at ${sandboxApiUrl}`,
       `  dashboard:  ${apiBase}/  (sign in with the admin token: ${token})`,
       `  cluster:    ${cluster.url}`,
       `  kubeconfig: ${kubeconfigPath}`,
@@ -305,8 +337,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       '  svc projects create NAME --repo URL',
       '',
       'Stop with Ctrl-C; start again with the same --data-dir to get everything back.',
+      ...(isolation.mode === 'jail' ? [] : ['', ...isolationLines(isolation)]),
     ].join('\n'));
-    return { kubeUrl: cluster.url, apiUrl, kubeconfigPath, envPath, token, failed, stop };
+    return { kubeUrl: cluster.url, apiUrl, sandboxApiUrl, kubeconfigPath, envPath, token, failed, stop };
   } catch (error) {
     await stop();
     throw error;

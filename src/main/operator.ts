@@ -26,6 +26,7 @@ import { useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
+import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText, operatorMetrics, schedulerMetrics } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
     logger.info(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
   });
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(stallServerOptions(), (req, res) => {
     const send = (status: number, type: string, body: string) => { res.writeHead(status, { 'content-type': type }); res.end(body); };
     if (req.url === '/healthz' || req.url === '/readyz') return send(200, 'application/json', JSON.stringify({ status: 'ok', leading: manager.isActive() }));
     if (req.url === '/metrics') {
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
     send(404, 'application/json', JSON.stringify({ error: 'not found' }));
   });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
+  cutStalledBodies(server);
   server.listen(envInt('SVC_HTTP_PORT', 8081), host);
   await new Promise<void>((resolve, reject) => { server.once('listening', resolve); server.once('error', reject); });
   logger.info(`svc operator ${identity}: health on port ${(server.address() as AddressInfo).port} of ${host}, waiting for Lease ${LEASE_NAME}`);

@@ -32,7 +32,7 @@ const apis: MainProcess[] = [];
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-claims-'));
   cluster = await startTestCluster();
-  kubeconfig = writeKubeconfig(cluster.url);
+  kubeconfig = writeKubeconfig(cluster);
   token = await adminToken(cluster.client());
   ({ host, work } = seededHost());
   apis.push(await startOperatorProcess(kubeconfig, { SVC_ALLOW_LOCAL_REPOS: '1' }));

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { CHART_DIR, helmAsync as helm } from './helm.js';
 import { runOk } from '../dev/util.js';
 
@@ -17,7 +17,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-helm-install-'));
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
 });
 
 afterAll(async () => {

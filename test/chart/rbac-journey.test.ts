@@ -12,12 +12,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { run, waitFor } from '../dev/util.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { startModelServer, type ModelServer } from '../fixtures/model-server.js';
+import { sandboxGateway } from '../helpers/dev.js';
 
 const RELEASE_NS = 'svc-system';
 const PROJECT_NS = 'default';
@@ -79,14 +80,14 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-rbac-journey-'));
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0, authorization: true });
   admin = path.join(tmp, 'admin.kubeconfig');
-  writeFileSync(admin, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(admin, adminKubeconfig(cluster), { mode: 0o600 });
   const install = await helm(['install', 'svc', CHART_DIR, '--kubeconfig', admin, '--namespace', RELEASE_NS, '--create-namespace'], path.join(tmp, 'helm'));
   expect(install.stderr).toBe('');
   expect(install.status).toBe(0);
   for (const role of ['operator', 'api'] as const) {
     const saToken = (await kubectlOk(admin, '-n', RELEASE_NS, 'create', 'token', `svc-${role}`, '--duration', '2h')).trim();
     sa[role] = path.join(tmp, `${role}.kubeconfig`);
-    writeFileSync(sa[role], kubeconfigYaml(cluster.url, { token: saToken, namespace: RELEASE_NS, user: `svc-${role}` }), { mode: 0o600 });
+    writeFileSync(sa[role], kubeconfigYaml(cluster.url, { ca: cluster.ca, token: saToken, namespace: RELEASE_NS, user: `svc-${role}` }), { mode: 0o600 });
   }
   model = await startModelServer();
   ({ host, work } = seededHost());
@@ -95,14 +96,19 @@ beforeAll(async () => {
   work.branch('feature', { 'feature.txt': 'new\n' }, { from: 'main' });
   // the chart's own settings, with ServiceAccount kubeconfigs instead of in-cluster config
   const common = { SVC_NAMESPACE: RELEASE_NS, SVC_PROJECT_NAMESPACE: PROJECT_NS, SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: '0' };
-  apiUrl = `http://127.0.0.1:${await start('api', 'api.js', { ...common, KUBECONFIG: sa.api, SVC_POD_NAME: 'svc-api-0', SVC_MIRROR_DIR: path.join(tmp, 'api-mirrors') }, /listening on http:\/\/127\.0\.0\.1:(\d+)/)}/v1`;
+  // the API also listens where isolated sandboxes reach the host (docs/sandboxes.md), as under svc dev
+  const gateway = await sandboxGateway();
+  apiUrl = `http://127.0.0.1:${await start('api', 'api.js', { ...common, KUBECONFIG: sa.api, SVC_POD_NAME: 'svc-api-0', SVC_MIRROR_DIR: path.join(tmp, 'api-mirrors'), SVC_HTTP_SANDBOX_HOST: gateway }, /listening on http:\/\/127\.0\.0\.1:(\d+)/)}/v1`;
+  const sandboxApiUrl = `${await waitFor('the API listening for sandboxes', async () => /listening for sandboxes on (http:\/\/[^\s"]+)/.exec(processes.find((p) => p.name === 'api')!.output)?.[1])}/v1`;
   await waitFor('api ready', async () => (await fetch(apiUrl.replace(/\/v1$/, '/readyz'))).ok);
   const { fixtureEngine } = await buildArtifacts();
   await start('operator', 'operator.js', {
     ...common, KUBECONFIG: sa.operator, SVC_POD_NAME: 'svc-operator-0', SVC_MIRROR_DIR: path.join(tmp, 'op-mirrors'), SVC_PROJECT_RESYNC_SECONDS: '2',
-    // sessions: the process provider runs svc-agent with the fixture engine; it clones through the API's git gateway
-    SVC_SANDBOX_PROVIDER: 'process', SVC_SANDBOX_API_URL: apiUrl, SVC_SANDBOX_DIR: path.join(tmp, 'sandboxes'),
+    // sessions: the process provider runs svc-agent jailed with the fixture engine (shown read-only);
+    // it clones through the API's git gateway, at the gateway address
+    SVC_SANDBOX_PROVIDER: 'process', SVC_SANDBOX_API_URL: sandboxApiUrl, SVC_SANDBOX_DIR: path.join(tmp, 'sandboxes'),
     SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
+    SVC_SANDBOX_MOUNTS: JSON.stringify([{ path: path.dirname(fixtureEngine), writable: false }]),
   }, /(health on port \d+)/);
   // the first API token, minted by the admin's kubeconfig (svc tokens)
   const minted = await run(process.execPath, [SVC, 'tokens', 'create', '--name', 'journey', '--write', '--capability', '*', '-n', RELEASE_NS, '--project-namespace', PROJECT_NS, '--json'], { ...process.env, KUBECONFIG: admin, HOME: tmp });

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { startNodeSimulator, type NodeSimulator } from '../../src/localcluster/node/index.js';
 import { CHART_DIR, REPO_ROOT, helmAsync as helm } from './helm.js';
 import { runOk, waitFor } from '../dev/util.js';
@@ -37,10 +37,10 @@ beforeAll(async () => {
   home = path.join(tmp, 'helm');
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   // the node plays the chart's own image with this machine's node
   node = await startNodeSimulator({
-    kubeUrl: cluster.url,
+    cluster,
     labelSelector: 'app.kubernetes.io/component=test',
     dataDir: path.join(tmp, 'node'),
     images: (ref) => (ref.startsWith('ghcr.io/svc-dev/svc:') ? { env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}` } } : undefined),

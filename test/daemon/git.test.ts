@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
@@ -175,6 +175,22 @@ describe('auto-clone over HTTP with a credential from the API', () => {
     await gitAsync(s.workspace, ['push', '--quiet', 'origin', 'HEAD'], agentEnv());
     expect(git(path.join(s.upstream, 'project.git'), 'rev-parse', `refs/heads/${SESSION_ID}`)).toBe(git(s.workspace, 'rev-parse', 'HEAD'));
     expect(issued.length).toBeGreaterThan(before);
+  });
+
+  it('engine homes under a data directory too long for a unix socket each serve their credentials (issue 20: EADDRINUSE before)', async () => {
+    // two sandboxes whose socket paths differ only beyond the 108-byte limit
+    const root = path.join(scratch().home, 'a-data-directory-whose-path-is-long'.repeat(3), 'sandboxes');
+    // one after the other: the test's git server accepts only the newest credential
+    for (const name of ['first', 'second']) {
+      const t = scratch();
+      const home = path.join(root, name, 'home');
+      mkdirSync(home, { recursive: true });
+      expect(Buffer.byteLength(home)).toBeGreaterThan(107);
+      const daemon = await start({ ...t, home }, { SVC_PROJECT_AUTO_CLONE: '1', SVC_REPO_URL: `${gitServer.url}/project.git`, SVC_API_URL: apiUrl });
+      const health = await daemon.waitFor((h) => h.engine.state === 'ready' || h.daemon.state === 'failed', 'cloned over HTTP');
+      expect(health.daemon.error).toBeNull();
+      expect(health.repository.branch).toBe(SESSION_ID);
+    }
   });
 
   it('a clone the API refuses a credential for fails into health without secrets', async () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { encodeContextHeader } from '../../src/lib/context-header.js';
 import {
-  SESSION_ID, TOKEN, cleanupArtifacts, readCalls, sign, signed, startDaemon, tempDir, type DaemonProcess,
+  SESSION_ID, TOKEN, cleanupArtifacts, freePort, readCalls, sign, signed, startDaemon, tempDir, type DaemonProcess,
 } from './harness.js';
 
 type Echo = { url: string; method: string; body: string; headers: Record<string, string | undefined> };
@@ -80,6 +80,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   appPort = (app.address() as AddressInfo).port;
   daemon = await startDaemon({ workspace, home }, {
+    // as in a jail or a Pod (its own network namespace): the test app plays a program of the sandbox
+    SVC_SANDBOX_OWN_NETWORK: '1',
     SVC_BOOTSTRAP_ENGINE_SESSION: '1',
     SVC_AGENT_NAME: 'reviewer',
     SVC_ENGINE_MODEL: 'anthropic/claude-test',
@@ -171,6 +173,34 @@ describe('context header', () => {
     expect((await fetch(`${daemon.url}/svc/env`, { method: 'POST', body: '{"env":{}}', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     expect((await fetch(`${daemon.url}/svc/env`, signed('engine', { method: 'POST', body: '{"env":{}}' }))).status).toBe(200);
     expect((await fetch(`${daemon.url}/svc/env`, signed('proxy', { method: 'POST', body: '{"env":{}}' }))).status).toBe(401);
+  });
+});
+
+describe('/proxy/{port} of a sandbox sharing the host network (svc dev --unsafe-no-isolation)', () => {
+  it('reaches a port a program of the sandbox listens on, and refuses the host\'s ports (403) and free ones (502)', async () => {
+    const ws = tempDir('ws-shared');
+    const h = tempDir('home-shared');
+    const ownPort = await freePort();
+    const shared = await startDaemon({ workspace: ws, home: h }, { FIXTURE_ENGINE_APP_PORT: String(ownPort) });
+    try {
+      await shared.waitFor((x) => x.engine.state === 'ready', 'engine ready');
+      // the engine's own second server: a program the sandbox runs
+      const own = await fetch(`${shared.url}/proxy/${ownPort}/`, signed());
+      expect(own.status).toBe(200);
+      expect(await own.text()).toBe('app of the sandbox');
+      // this test's server (the host's, like the local cluster or the API): refused, never reached
+      const before = cutShort.length;
+      const host = await fetch(`${shared.url}/proxy/${appPort}/api/items`, signed());
+      expect(host.status).toBe(403);
+      expect(await host.json()).toEqual({ error: `port ${appPort} is not a port of this sandbox: only programs the sandbox runs can be reached through /proxy` });
+      expect(cutShort.length).toBe(before);
+      const free = await freePort();
+      expect((await fetch(`${shared.url}/proxy/${free}/`, signed())).status).toBe(502);
+    } finally {
+      await shared.stop();
+      rmSync(ws, { recursive: true, force: true });
+      rmSync(h, { recursive: true, force: true });
+    }
   });
 });
 

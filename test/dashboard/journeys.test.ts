@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildArtifacts } from '../daemon/harness.js';
 import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { removeDevDir, fixtureEngineArgs, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 import { startModelServer } from '../fixtures/model-server.js';
 
@@ -66,7 +66,7 @@ async function sessionStatus(id: string): Promise<string> {
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   [dev, browser] = await Promise.all([
-    startDev({ extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' }, args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`] }),
+    startDev({ args: fixtureEngineArgs(fixtureEngine) }),
     launchBrowser(),
   ]);
   base = dev.apiUrl.replace(/\/v1$/, '/');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, run, runOk, waitFor } from './util.js';
 
@@ -59,13 +59,15 @@ beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   // An engine that refuses to start when the project has the secret FAIL_ENGINE (it arrives
   // through the sandbox Secret like every project secret); split into words, never a shell.
-  const script = `if [ -n "$FAIL_ENGINE" ]; then echo "engine refuses to start: $FAIL_ENGINE" >&2; exit 3; fi; exec '${process.execPath}' '${fixtureEngine}' --port "$1"`;
-  const engineCommand = `/bin/sh -c '${script.replaceAll("'", "'\\''")}' engine {port}`;
+  const engine = fixtureEngineArgs(fixtureEngine, (command) => {
+    const script = `if [ -n "$FAIL_ENGINE" ]; then echo "engine refuses to start: $FAIL_ENGINE" >&2; exit 3; fi; exec ${command} --port "$1"`;
+    return `/bin/sh -c '${script.replaceAll("'", "'\\''")}' engine {port}`;
+  });
   dev = await startDev({
     dataDir: path.join(tmp, 'dev'),
-    args: ['--provider', 'kubernetes', '--engine-command', engineCommand],
-    // local repositories cloned directly (the git gateway is another issue's); a failing engine gives up fast
-    extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1', SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '100' },
+    args: ['--provider', 'kubernetes', ...engine],
+    // a failing engine gives up fast
+    extraEnv: { SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '100' },
     timeoutMs: 90_000,
   });
   await project('web');
@@ -86,7 +88,7 @@ describe('svc dev --provider kubernetes', () => {
     await sessionUntil('web', first, (s) => s.status === 'running', 'the session running');
     const pod = await kubectlJson<PodView>('get', 'pod', `svc-sandbox-${first}`);
     expect(pod.status.phase).toBe('Running');
-    expect(pod.status.podIP).toMatch(/^127\.0\.0\.\d+$/);
+    expect(pod.status.podIP).toMatch(/^10\.\d+\.\d+\.\d+$/);
     expect(pod.metadata.ownerReferences[0]).toMatchObject({ kind: 'Sandbox', name: first });
     expect(await exists('secret', `svc-sandbox-${first}`)).toBe(true);
 

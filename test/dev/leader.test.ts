@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { LEASE, type KubeObject } from '../../src/resources/index.js';
 import { REPO_ROOT } from '../helpers/dev.js';
 import { makeRepo, manifestWithTriggers, runOk, waitFor } from './util.js';
@@ -43,7 +43,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-leader-'));
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   env = { ...process.env, KUBECONFIG: kubeconfig };
   await kubectl('apply', '-f', path.join(REPO_ROOT, 'crds'));
   makeRepo(path.join(tmp, 'repo'), { 'svc.yaml': manifestWithTriggers() });

@@ -20,7 +20,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-local-repos-'));
   makeRepo(path.join(tmp, 'repo'), { 'README.md': 'hi\n' });
   cluster = await startTestCluster();
-  const kubeconfig = writeKubeconfig(cluster.url);
+  const kubeconfig = writeKubeconfig(cluster);
   token = await adminToken(cluster.client());
   [api, operator] = await Promise.all([startApiProcess(kubeconfig), startOperatorProcess(kubeconfig)]);
 });

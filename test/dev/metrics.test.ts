@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, fixtureEngineArgs, startDev, type DevInstance } from '../helpers/dev.js';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, manifestWithTriggers, runOk, waitFor } from './util.js';
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   dev = await startDev({
     dataDir: path.join(tmp, 'dev'),
-    args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`],
+    args: fixtureEngineArgs(fixtureEngine),
     extraEnv: { SVC_SANDBOX_DIRECT_LOCAL_REPOS: '1' },
   });
   const port = /health on port (\d+)/.exec(dev.output())?.[1] ?? (await waitFor('the operator port', async () => /health on port (\d+)/.exec(dev.output())?.[1]));

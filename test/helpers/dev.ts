@@ -1,10 +1,13 @@
 // Starts `svc dev` (the built CLI, as a user runs it) on free ports and a temporary data dir,
-// and returns its URLs, its env and a way to stop it (or restart it on the same dir).
+// and returns its URLs, its env and a way to stop it (or restart it on the same dir). Sandboxes
+// run isolated, as for a user (docs/sandboxes.md): a fixture engine outside the toolchain is
+// shown to them with --sandbox-mount (fixtureEngineArgs).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Jail } from '../../src/lib/jail/index.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
@@ -13,6 +16,8 @@ export interface DevInstance {
   dataDir: string;
   kubeconfig: string;
   apiUrl: string;
+  /** Where sandboxes reach the API (svc dev prints it): the gateway address when isolated. */
+  sandboxApiUrl: string;
   token: string;
   /** Environment for kubectl and the svc CLI: KUBECONFIG, SVC_API_URL, SVC_CLI_TOKEN. */
   env: NodeJS.ProcessEnv;
@@ -30,7 +35,7 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 /** Starts svc dev on `dataDir` (a new temp dir by default); resolves once it printed that it runs. */
-export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[]; detached?: boolean } = {}): Promise<DevInstance> {
+export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.ProcessEnv; timeoutMs?: number; args?: string[]; detached?: boolean; uid?: number } = {}): Promise<DevInstance> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-dev-'));
   const child = spawn(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
@@ -38,6 +43,8 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
     stdio: ['ignore', 'pipe', 'pipe'],
     // its own process group: `kill -9` of the group is a crash of svc dev and its children
     detached: options.detached ?? false,
+    // another user (root can): what svc dev does without the rights isolation needs
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
@@ -56,6 +63,7 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
     dataDir,
     kubeconfig: env.KUBECONFIG!,
     apiUrl: env.SVC_API_URL!,
+    sandboxApiUrl: /sandboxes: {2}reach the API at (\S+)/.exec(output)?.[1] ?? env.SVC_API_URL!,
     token: env.SVC_CLI_TOKEN!,
     env: { ...process.env, ...env },
     output: () => output,
@@ -70,6 +78,27 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
       await exited;
     },
   };
+}
+
+/**
+ * svc dev's arguments to run `script` (a fixture engine, e.g. buildArtifacts().fixtureEngine) as
+ * every sandbox's engine: --engine-command, and --sandbox-mount of its folder so that the
+ * isolated sandbox sees it (read-only). `wrap` turns the engine's command into another one
+ * (e.g. a shell that checks something first); it gets the quoted command without `{port}`.
+ */
+export function fixtureEngineArgs(script: string, wrap?: (command: string) => string): string[] {
+  const command = `'${process.execPath}' '${script}'`;
+  return ['--engine-command', wrap ? wrap(command) : `${command} --port {port}`, '--sandbox-mount', path.dirname(script)];
+}
+
+/**
+ * The address isolated sandboxes reach this machine at (made if missing): a test server they
+ * must reach listens here, and svc dev gets its port with --sandbox-host-port.
+ */
+export async function sandboxGateway(): Promise<string> {
+  const jail = new Jail({ apiPorts: [], toolchain: [] });
+  await jail.networks.ensureGateway();
+  return jail.gateway;
 }
 
 /** Removes a data dir made by startDev. */

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { adminKubeconfig } from '../../src/localcluster/index.js';
 import { mintToken } from '../../src/api/tokens.js';
 import type { KubeClient } from '../../src/kube/index.js';
 import { SECRET, type KubeObject } from '../../src/resources/index.js';
@@ -21,10 +21,10 @@ export interface MainProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** A kubeconfig file for `clusterUrl` in a new temp dir. */
-export function writeKubeconfig(clusterUrl: string): string {
+/** An admin kubeconfig file for `cluster` (its URL, token and certificate) in a new temp dir. */
+export function writeKubeconfig(cluster: { url: string; token: string; ca: string }): string {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'svc-kubeconfig-')), 'kubeconfig');
-  writeFileSync(file, kubeconfigYaml(clusterUrl), { mode: 0o600 });
+  writeFileSync(file, adminKubeconfig(cluster), { mode: 0o600 });
   return file;
 }
 

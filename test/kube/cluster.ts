@@ -5,11 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildCrd } from '../../src/crdgen/crd.js';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../src/localcluster/index.js';
 import { CUSTOM_RESOURCE_DEFINITION, KINDS, type KubeObject, type Project } from '../../src/resources/index.js';
 
 export interface TestCluster {
   url: string;
+  /** The admin's bearer token and the certificate to trust (every request is authenticated). */
+  token: string;
+  ca: string;
   dataDir: string;
   client(component?: string): KubeClient;
   /** Stops the API server, keeping its data (an outage). */
@@ -22,12 +25,14 @@ export interface TestCluster {
 export async function startTestCluster(options: Partial<LocalClusterOptions> = {}): Promise<TestCluster> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-kube-test-'));
   let cluster: LocalCluster | undefined = await startLocalCluster({ dataDir, port: 0, ...options });
-  const { url, port } = cluster;
-  const config = loadClusterConfig({ yaml: kubeconfigYaml(url) });
+  const { url, port, token, ca } = cluster;
+  const config = loadClusterConfig({ yaml: adminKubeconfig(cluster) });
   const admin = new KubeClient(config, 'test');
   for (const def of KINDS) await admin.resource(CUSTOM_RESOURCE_DEFINITION).create(buildCrd(def) as KubeObject);
   return {
     url,
+    token,
+    ca,
     dataDir,
     client: (component = 'test') => new KubeClient(config, component),
     async stopServer() {

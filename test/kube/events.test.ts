@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { adminKubeconfig } from '../../src/localcluster/index.js';
 import { EVENT, PROJECT, type KubeObject, type Project } from '../../src/resources/index.js';
 import { eventually, projectObject, startTestCluster, type TestCluster } from './cluster.js';
 
@@ -17,7 +17,7 @@ let kubeconfig: string;
 beforeAll(async () => {
   cluster = await startTestCluster({ eventTtlMs: 3000 });
   kubeconfig = path.join(cluster.dataDir, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
 });
 afterAll(async () => { await cluster?.close(); });
 

@@ -18,8 +18,9 @@ async function cluster(options: Parameters<typeof startTestCluster>[0] = {}): Pr
   return c;
 }
 
-function informerVia(url: string): Informer<Project> {
-  const client = new KubeClient(loadClusterConfig({ yaml: kubeconfigYaml(url) }));
+/** An informer of `c`'s Projects, reaching it at `url` (its own by default, or a proxy's). */
+function informerVia(c: TestCluster, url = c.url): Informer<Project> {
+  const client = new KubeClient(loadClusterConfig({ yaml: kubeconfigYaml(url, { token: c.token, ca: c.ca }) }));
   const informer = new Informer<Project>(client, PROJECT, { namespace: 'default', backoffInitialMs: 20, backoffMaxMs: 200 });
   cleanups.push(() => informer.stop());
   return informer;
@@ -39,7 +40,7 @@ describe('informer', () => {
     const c = await cluster();
     const projects = c.client().resource<Project>(PROJECT);
     await projects.create(project('one', 'first'));
-    const informer = informerVia(c.url);
+    const informer = informerVia(c);
     const seen: string[] = [];
     informer.on('add', (p) => seen.push(`add ${p.metadata.name}`));
     informer.on('update', (p, old) => seen.push(`update ${p.metadata.name} ${old?.spec.description}->${p.spec.description}`));
@@ -61,7 +62,7 @@ describe('informer', () => {
     const projects = c.client().resource<Project>(PROJECT);
     const proxy: FlakyProxy = await startFlakyProxy(c.url);
     cleanups.push(() => proxy.close());
-    const informer = informerVia(proxy.url);
+    const informer = informerVia(c, proxy.url);
     await informer.start();
     await projects.create(project('a'));
     await until(informer, { a: '' });
@@ -85,7 +86,7 @@ describe('informer', () => {
 
   it('keeps retrying through an API server outage and reports the errors', async () => {
     const c = await cluster();
-    const informer = informerVia(c.url);
+    const informer = informerVia(c);
     const errors: KubeError[] = [];
     informer.onError((e) => errors.push(e));
     await informer.start();

@@ -15,7 +15,7 @@ export interface FlakyProxy {
 }
 
 export async function startFlakyProxy(target: string): Promise<FlakyProxy> {
-  const { hostname, port } = new URL(target);
+  const { hostname, port, protocol } = new URL(target);
   const sockets = new Set<net.Socket>();
   let held: (() => void)[] | undefined;
   let accepted = 0;
@@ -44,7 +44,7 @@ export async function startFlakyProxy(target: string): Promise<FlakyProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `${protocol}//127.0.0.1:${(server.address() as AddressInfo).port}`,
     dropAll: () => sockets.forEach((s) => s.destroy()),
     hold: () => {
       held ??= [];

@@ -1,7 +1,8 @@
 // The local cluster against a web page the developer visits (issue 15): cross-site simple POSTs,
 // DNS rebinding (a foreign Host), deeply nested bodies, and its files on disk.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import http from 'node:http';
+import type http from 'node:http';
+import https from 'node:https';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { startTestCluster, type TestCluster } from './helpers.js';
@@ -13,10 +14,10 @@ afterAll(async () => { await tc?.close(); });
 const SECRETS = '/api/v1/namespaces/default/secrets';
 const secret = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { token: 'x' } });
 
-/** A raw request (fetch may not set Host). */
+/** A raw request as the admin (fetch may not set Host). */
 function raw(method: string, urlPath: string, headers: http.OutgoingHttpHeaders, body?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${tc.cluster.url}${urlPath}`, { method, headers }, (res) => {
+    const req = https.request(`${tc.cluster.url}${urlPath}`, { method, headers: { authorization: `Bearer ${tc.cluster.token}`, ...headers }, ca: tc.cluster.ca, servername: '' }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => { text += c; });

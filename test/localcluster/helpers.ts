@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml, startLocalCluster } from '../../src/localcluster/index.js';
+import { clusterFetch, type ClusterFetch } from '../../src/localcluster/client.js';
+import { adminKubeconfig, startLocalCluster } from '../../src/localcluster/index.js';
 import type { LocalCluster, LocalClusterOptions } from '../../src/localcluster/index.js';
 
 export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/localcluster');
@@ -35,6 +36,9 @@ export interface TestCluster {
   kubectl(args: string[], input?: string): Promise<RunResult>;
   /** kubectl that must succeed; returns stdout. */
   kubectlOk(args: string[], input?: string): Promise<string>;
+  /** fetch() against the cluster as the admin: `tc.fetch('/api/v1/...')`. */
+  fetch: ClusterFetch;
+  /** A raw call as the admin (the token and the certificate picked up). */
   api(method: string, urlPath: string, body?: unknown, contentType?: string, accept?: string): Promise<ApiResponse>;
   close(): Promise<void>;
 }
@@ -43,7 +47,8 @@ export async function startTestCluster(opts: Partial<LocalClusterOptions> = {}):
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-localcluster-'));
   const cluster = await startLocalCluster({ dataDir: path.join(dir, 'data'), port: 0, ...opts });
   const kubeconfig = path.join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
+  const kube = clusterFetch(cluster);
   const env = { ...process.env, KUBECONFIG: kubeconfig, HOME: dir };
   const kubectl = (args: string[], input?: string) => run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'kcache'), ...args], { input, env });
   return {
@@ -51,13 +56,14 @@ export async function startTestCluster(opts: Partial<LocalClusterOptions> = {}):
     dir,
     kubeconfig,
     kubectl,
+    fetch: kube,
     async kubectlOk(args, input) {
       const r = await kubectl(args, input);
       if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
       return r.stdout;
     },
     async api(method, urlPath, body, contentType = 'application/json', accept = 'application/json') {
-      const res = await fetch(cluster.url + urlPath, {
+      const res = await kube(urlPath, {
         method,
         headers: { 'content-type': contentType, accept },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

@@ -61,7 +61,7 @@ const engineHeader = (name: string) => signContextHeader(TOKEN, { sub: 'user-1',
 
 beforeAll(async () => {
   tc = await startTestCluster();
-  node = await startNodeSimulator({ kubeUrl: tc.cluster.url, labelSelector: LABEL, dataDir: path.join(tc.dir, 'node'), images: () => undefined, hollowAddressOctet: 78 });
+  node = await startNodeSimulator({ cluster: tc.cluster, labelSelector: LABEL, dataDir: path.join(tc.dir, 'node'), images: () => undefined, hollowAddressOctet: 78 });
   await tc.api('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 'hollow-secrets' }, data: { SVC_SANDBOX_TOKEN: Buffer.from(TOKEN).toString('base64') } });
 });
 afterAll(async () => {

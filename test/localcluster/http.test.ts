@@ -1,10 +1,11 @@
 // The REST protocol as clients see it: status codes and Status bodies, patch formats, selectors,
 // tables, paging, watch details, discovery and openapi.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { FIXTURES, WIDGETS, eventually, startTestCluster, widget } from './helpers.js';
+import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { FIXTURES, WIDGETS, eventually, run, startTestCluster, widget } from './helpers.js';
 import type { TestCluster } from './helpers.js';
 
 let tc: TestCluster;
@@ -15,6 +16,27 @@ beforeAll(async () => {
   expect((await tc.api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
 });
 afterAll(async () => tc?.close());
+
+describe('authentication', () => {
+  it('answers 401 with the Kubernetes Status body to a request without a token or with a wrong one, for every path and verb; kubectl with a wrong token fails', async () => {
+    const unauthorized = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
+    const cm = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'anonymous' } });
+    for (const authorization of ['', 'Bearer not-the-token', `Bearer ${tc.cluster.token}x`, `Basic ${Buffer.from(`admin:${tc.cluster.token}`).toString('base64')}`]) {
+      for (const [method, urlPath, body] of [['GET', '/api/v1/namespaces/default/secrets'], ['GET', '/api'], ['GET', '/version'], ['GET', `${CMS}?watch=1`], ['POST', CMS, cm], ['DELETE', `${CMS}/c`]] as const) {
+        const res = await tc.fetch(urlPath, { method, headers: { authorization, 'content-type': 'application/json' }, body });
+        expect(res.status, `${authorization} ${method} ${urlPath}`).toBe(401);
+        expect(await res.json()).toEqual(unauthorized);
+      }
+    }
+    expect((await tc.api('GET', `${CMS}/anonymous`)).status).toBe(404);
+    const wrong = path.join(tc.dir, 'wrong.kubeconfig');
+    writeFileSync(wrong, kubeconfigYaml(tc.cluster.url, { token: 'not-the-token', ca: tc.cluster.ca }), { mode: 0o600 });
+    const denied = await run('kubectl', ['--kubeconfig', wrong, '--cache-dir', path.join(tc.dir, 'wrong-cache'), 'get', 'secrets'], { env: { ...process.env, HOME: tc.dir } });
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain('You must be logged in to the server');
+    expect(tc.cluster.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+  });
+});
 
 describe('status codes', () => {
   it('404 NotFound, 409 AlreadyExists, 409 Conflict with Kubernetes Status bodies', async () => {
@@ -189,7 +211,7 @@ describe('lists', () => {
 describe('watch', () => {
   it('streams newline-delimited events as soon as headers are flushed; ends at timeoutSeconds', async () => {
     const rv = (await tc.api('GET', CMS)).body.metadata!.resourceVersion as string;
-    const res = await fetch(`${tc.cluster.url}${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1&allowWatchBookmarks=true`);
+    const res = await tc.fetch(`${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1&allowWatchBookmarks=true`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'watched' } });
@@ -215,7 +237,7 @@ describe('watch', () => {
     await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sel', labels: { keep: 'yes' } } });
     const rv = (await tc.api('GET', `${CMS}/sel`)).body.metadata!.resourceVersion as string;
     await tc.api('PATCH', `${CMS}/sel`, { metadata: { labels: { keep: 'no' } } }, 'application/merge-patch+json');
-    const res = await fetch(`${tc.cluster.url}/api/v1/watch/namespaces/default/configmaps?labelSelector=keep%3Dyes&resourceVersion=${rv}&timeoutSeconds=1`);
+    const res = await tc.fetch(`/api/v1/watch/namespaces/default/configmaps?labelSelector=keep%3Dyes&resourceVersion=${rv}&timeoutSeconds=1`);
     const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { type: string });
     expect(lines.map((l) => l.type)).toEqual(['DELETED']);
   });
@@ -231,15 +253,15 @@ describe('discovery and openapi', () => {
       expect.objectContaining({ name: 'widgets/status', verbs: ['get', 'patch', 'update'] }),
     ]);
     expect((await tc.api('GET', '/version')).body.gitVersion).toMatch(/^v1\.\d+\.\d+$/);
-    expect((await fetch(`${tc.cluster.url}/healthz`)).status).toBe(200);
+    expect((await tc.fetch(`/healthz`)).status).toBe(200);
   });
 
   it('answers /openapi/v2 in protobuf when asked, and lists /openapi/v3 documents (kubectl explain)', async () => {
-    const pb = await fetch(`${tc.cluster.url}/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+    const pb = await tc.fetch(`/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
     expect(pb.headers.get('content-type')).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     const bytes = Buffer.from(await pb.arrayBuffer());
     expect(bytes.subarray(0, 5)).toEqual(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30])); // field 1 "2.0"
-    const v3 = await fetch(`${tc.cluster.url}/openapi/v3`);
+    const v3 = await tc.fetch(`/openapi/v3`);
     expect(v3.status).toBe(200);
     expect(Object.keys(((await v3.json()) as { paths: Record<string, unknown> }).paths)).toContain('apis/test.svc.dev/v1');
   });

@@ -13,7 +13,7 @@ let node: NodeSimulator;
 beforeAll(async () => {
   tc = await startTestCluster();
   node = await startNodeSimulator({
-    kubeUrl: tc.cluster.url,
+    cluster: tc.cluster,
     labelSelector: LABEL,
     dataDir: path.join(tc.dir, 'node'),
     images: (image) => (image === 'fixture:1' ? { entrypoint: ['/bin/fixture'], env: { PATH: process.env.PATH ?? '', FROM_IMAGE: 'image' }, workingDir: '/app' } : undefined),

@@ -73,10 +73,10 @@ describe('local cluster RBAC (authorization: true)', () => {
     const review = await raw('POST', '/api/v1/namespaces/team/serviceaccounts/bot/token', botToken, { spec: {} });
     expect(review.status).toBe(403); // the bot may not mint tokens for itself
     expect((await raw('POST', '/api/v1/namespaces/team/serviceaccounts/bot/token', undefined, { spec: {} })).status).toBe(401);
-    const issued = await raw('POST', '/api/v1/namespaces/team/serviceaccounts/bot/token', 'svc-local-token', { spec: { expirationSeconds: 3600 } });
+    const issued = await raw('POST', '/api/v1/namespaces/team/serviceaccounts/bot/token', tc.cluster.token, { spec: { expirationSeconds: 3600 } });
     expect(issued.status).toBe(201);
     expect(issued.body).toMatchObject({ kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', status: { token: expect.any(String), expirationTimestamp: expect.any(String) } });
-    expect((await raw('POST', '/api/v1/namespaces/team/serviceaccounts/nobody/token', 'svc-local-token', {})).status).toBe(404);
+    expect((await raw('POST', '/api/v1/namespaces/team/serviceaccounts/nobody/token', tc.cluster.token, {})).status).toBe(404);
     expect((await asBot(['get', 'configmaps'])).code).toBe(0);
   });
 

@@ -3,12 +3,14 @@
 // journal compacted into a snapshot loads back the same state.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
+import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { clusterFetch, type ClusterFetch } from '../../src/localcluster/client.js';
 import { Cluster } from '../../src/localcluster/cluster.js';
 
 let dir: string;
@@ -26,14 +28,17 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startProcess(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+/** The process on `dataDir`, and fetch() as its admin (the token and certificate it keeps in its data dir). */
+async function startProcess(dataDir: string): Promise<{ child: ChildProcess; url: string; fetch: ClusterFetch }> {
   const child = spawn(process.execPath, [entry, '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`localcluster exited with ${code}`)));
   });
-  return { child, url: line.trim() };
+  const url = line.trim();
+  const access = { url, token: readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim(), ca: readFileSync(path.join(dataDir, 'serving.crt'), 'utf8') };
+  return { child, url, fetch: clusterFetch(access) };
 }
 
 const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
@@ -41,23 +46,24 @@ const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => 
 it('kill -9 loses nothing that was acknowledged', async () => {
   const dataDir = path.join(dir, 'kill');
   const first = await startProcess(dataDir);
-  expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-  const cms = `${first.url}/api/v1/namespaces/default/configmaps`;
+  expect(first.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+  expect((await fetch(`${first.url}/api/v1/namespaces`, { dispatcher: new Agent({ connect: { ca: readFileSync(path.join(dataDir, 'serving.crt')) } }) })).status).toBe(401);
+  const cms = '/api/v1/namespaces/default/configmaps';
   // Concurrent writes (group-committed); the process is killed the moment the last is acknowledged.
   const acked = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
-    const res = await fetch(cms, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { i: String(i) } }) });
+    const res = await first.fetch(cms, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { i: String(i) } }) });
     expect(res.status).toBe(201);
     return (await res.json()) as { metadata: { name: string; uid: string; resourceVersion: string } };
   }));
-  const patched = await fetch(`${cms}/cm-0`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{"data":{"i":"changed"}}' });
+  const patched = await first.fetch(`${cms}/cm-0`, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{"data":{"i":"changed"}}' });
   expect(patched.status).toBe(200);
-  const deleted = await fetch(`${cms}/cm-1`, { method: 'DELETE' });
+  const deleted = await first.fetch(`${cms}/cm-1`, { method: 'DELETE' });
   expect(deleted.status).toBe(200);
   first.child.kill('SIGKILL');
   await exited(first.child);
 
   const second = await startProcess(dataDir);
-  const list = (await (await fetch(`${second.url}/api/v1/namespaces/default/configmaps`)).json()) as { metadata: { resourceVersion: string }; items: { metadata: { name: string; uid: string }; data: { i: string } }[] };
+  const list = (await (await second.fetch('/api/v1/namespaces/default/configmaps')).json()) as { metadata: { resourceVersion: string }; items: { metadata: { name: string; uid: string }; data: { i: string } }[] };
   const byName = new Map(list.items.map((o) => [o.metadata.name, o]));
   expect(byName.size).toBe(49);
   expect(byName.has('cm-1')).toBe(false);

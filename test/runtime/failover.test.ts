@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { adminKubeconfig } from '../../src/localcluster/index.js';
 import { PROJECT, type Project } from '../../src/resources/index.js';
 import { eventually, projectObject, startTestCluster, type TestCluster } from '../kube/cluster.js';
 
@@ -14,7 +14,7 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   cluster = await startTestCluster();
   kubeconfig = path.join(cluster.dataDir, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
 });
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');

@@ -1,12 +1,14 @@
 // The kubernetes provider's whole path against the local cluster, with the node simulator playing
 // the node and the real svc-agent (fixture engine) playing the sandbox image: Secret and Pod,
-// probes, status mapping, deletion, and a pod killed from outside.
+// probes, status mapping, deletion, and a pod killed from outside. The node is isolated, as
+// under svc dev: each pod jailed on its own address (src/lib/jail).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
 import { SANDBOX, type KubeObject } from '../../src/resources/index.js';
+import { Jail, packageToolchain } from '../../src/lib/jail/index.js';
 import { startSandboxNode } from '../../src/main/sandbox-node.js';
 import type { NodeSimulator } from '../../src/localcluster/node/index.js';
 import { DEFAULT_SETTINGS, KubernetesSandboxProvider, type KubernetesSandboxSettings } from '../../src/sandbox/kubernetes/index.js';
@@ -25,7 +27,8 @@ beforeAll(async () => {
   const crd = parseYaml(readFileSync(path.join(REPO_ROOT, 'crds/sandboxes.yaml'), 'utf8')) as object;
   expect((await tc.api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status).toBe(201);
   const { daemon, fixtureEngine } = await buildArtifacts();
-  node = await startSandboxNode({ kubeUrl: tc.cluster.url, dataDir: path.join(tc.dir, 'node'), agentCommand: [process.execPath, daemon], restartBackoffMs: 300 });
+  const jail = new Jail({ apiPorts: [], toolchain: packageToolchain(REPO_ROOT) });
+  node = await startSandboxNode({ cluster: tc.cluster, dataDir: path.join(tc.dir, 'node'), agentCommand: [process.execPath, daemon], restartBackoffMs: 300, isolation: { jail } });
   client = new KubeClient(loadClusterConfig({ file: tc.kubeconfig }), 'test');
   settings = { ...DEFAULT_SETTINGS, extraEnv: { SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}` } };
 });
@@ -61,7 +64,7 @@ describe('kubernetes provider with the node simulator', () => {
       const o = await provider.observe(request);
       return o.state === 'running' ? o : undefined;
     }, 'the sandbox running', 400);
-    expect(running.address).toMatch(/^127\.0\.0\.\d+:8000$/);
+    expect(running.address).toMatch(/^10\.\d+\.\d+\.\d+:8000$/);
     const health = await eventually(async () => {
       const h = await fetch(`http://${running.address}/svc/health`).then((r) => r.json() as Promise<{ status: string; engine: { state: string } }>, () => undefined);
       return h?.status === 'ok' ? h : undefined;

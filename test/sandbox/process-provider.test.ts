@@ -1,15 +1,18 @@
-// The process provider with the real svc-agent and the fixture engine: the environment the
-// engine sees, nothing secret in argv, a second provider (a restarted operator) finds the
-// sandbox again, a dead sandbox is restarted, never two processes per sandbox, delete.
+// The process provider with the real svc-agent and the fixture engine, isolated (src/lib/jail):
+// the environment the engine sees, nothing secret in argv, a second provider (a restarted
+// operator) finds the sandbox again, a dead sandbox is restarted, never two processes per
+// sandbox, delete removes its jail too. The repository is a sandbox mount (no git gateway here).
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProcessSandboxProvider } from '../../src/sandbox/process/index.js';
 import { launchEnv, readDaemonHealth, sessionEnv, type SandboxRequest } from '../../src/sandbox/index.js';
 import { newSandboxToken } from '../../src/lib/sandbox-token.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
-import { buildArtifacts } from '../daemon/harness.js';
+import { Jail, packageToolchain } from '../../src/lib/jail/index.js';
+import { buildArtifacts, REPO_ROOT } from '../daemon/harness.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 
 const SESSION = '5e0b7f5c-3a51-4c2f-9d1b-7a3e9c0d1f22';
@@ -27,13 +30,19 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-process-provider-'));
   const repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'README.md': '# hi\n' });
+  // the daemon pushes the session branch at boot: the sandbox (its own uid) may write this repository
+  execFileSync('chmod', ['-R', 'a+rwX', repo]);
+  const gitconfig = path.join(tmp, 'gitconfig');
+  writeFileSync(gitconfig, '[safe]\n\tdirectory = *\n');
   const { daemon, fixtureEngine } = await buildArtifacts();
   providerOptions = {
     dataDir: path.join(tmp, 'sandboxes'),
     agentCommand: [process.execPath, daemon],
     engineCommand: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
-    daemonEnv: { SVC_ENGINE_RESTART_BACKOFF_MS: '50' },
+    // the repository is the host's (uid 0, nobody inside): git must not refuse it as foreign
+    daemonEnv: { SVC_ENGINE_RESTART_BACKOFF_MS: '50', GIT_CONFIG_GLOBAL: gitconfig },
     stopGraceMs: 3000,
+    isolation: new Jail({ apiPorts: [], toolchain: packageToolchain(REPO_ROOT), mounts: [{ path: repo, writable: true }, { path: gitconfig, writable: false }] }),
   };
   const plain = sessionEnv({ projectId: PROJECT, sessionId: SESSION, repoUrl: repo, defaultBranch: 'main', baseRef: 'main', apiUrl: 'http://127.0.0.1:9/v1', agent: 'default', initialPrompt: 'hello' });
   const { env, secretEnv } = launchEnv(plain, { sandboxToken: token, cliToken: 'svc_clitoken', projectSecrets: { API_KEY: 'sekrit-value' }, secretsRevision: '7' });
@@ -61,6 +70,8 @@ describe('process provider', () => {
     // what the engine (and so the agent) sees
     const engineEnv = (await (await signed(address, '/fixture/env')).json()) as Record<string, string>;
     expect(engineEnv.SVC_SERVICE_PORT).toBe('8000');
+    expect(engineEnv.HOME).toBe('/opt/svc/home');
+    expect(address).toMatch(/^10\.\d+\.\d+\.\d+:8000$/);
     expect(engineEnv).not.toHaveProperty('SVC_WORKSPACE');
     expect(engineEnv).not.toHaveProperty('SVC_DAEMON_PORT');
     expect(engineEnv.SVC_SESSION_ID).toBe(SESSION);
@@ -96,8 +107,11 @@ describe('process provider', () => {
     }, 30_000);
     expect(after.engine.initial_prompt_sent_at).toBe(health.engine.initial_prompt_sent_at);
 
+    const slot = (JSON.parse(readFileSync(path.join(providerOptions.dataDir, 'default', SESSION, 'state.json'), 'utf8')) as { slot: number }).slot;
+    expect(existsSync(`/run/netns/svcj-${slot}`)).toBe(true);
     await again.delete(request);
     expect(await again.observe(request)).toEqual({ state: 'absent' });
+    expect(existsSync(`/run/netns/svcj-${slot}`)).toBe(false);
     await waitFor('the daemon gone', async () => { try { process.kill(restarted.detail!.pid!, 0); return false; } catch { return true; } });
   }, 90_000);
 

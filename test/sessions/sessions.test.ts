@@ -4,12 +4,13 @@
 // with SIGKILL (the sandbox is found again, never doubled).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
+import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -54,10 +55,11 @@ const engineCalls = (id: string) => {
   const file = path.join(sandboxDir(id), 'home', 'fixture-calls.jsonl');
   return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { method: string; path: string; body?: { parts?: { text: string }[] } }) : [];
 };
-/** Daemon processes of one session on this machine (there must never be two). */
+/** Daemon processes of one session on this machine (there must never be two): node running svc-agent, not the jail's launchers. */
 function daemonsOf(id: string): number[] {
   return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
     try {
+      if (readlinkSync(`/proc/${pid}/exe`) !== process.execPath) return false;
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       return cmd.includes('bin/svc-agent.js') && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${id}\0`);
     } catch { return false; }
@@ -72,7 +74,7 @@ async function createProject(name: string, spec: Record<string, unknown> = {}): 
 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--max-sessions', '20', '--idle-timeout', '30m'];
+  devArgs = [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
   dev = await startDev({ extraEnv, args: devArgs });
   repo = path.join(dev.dataDir, 'repo');
   makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n  reviewer: {}\n' });
@@ -115,11 +117,12 @@ describe('sessions through svc dev', () => {
       SVC_SESSION_ID: first.id,
       SVC_BRANCH_NAME: first.id,
       SVC_HEAD_REF: first.id,
-      SVC_REPO_URL: `${dev.apiUrl}/projects/${projects.demo}/git`,
+      // isolated, the sandbox reaches the API at the gateway address (docs/sandboxes.md)
+      SVC_REPO_URL: `${dev.sandboxApiUrl}/projects/${projects.demo}/git`,
       SVC_DEFAULT_BRANCH: 'main',
       SVC_BASE_REF: 'main',
       SVC_SERVICE_PORT: '8000',
-      SVC_API_URL: dev.apiUrl,
+      SVC_API_URL: dev.sandboxApiUrl,
       SVC_AGENT_NAME: 'coder',
       SVC_ENGINE_MODEL: 'mock/m1',
       SVC_INITIAL_PROMPT: 'write the README',
@@ -303,7 +306,8 @@ describe('sessions through svc dev', () => {
     // give the new operator a few reconciles: it must adopt, not start another
     await new Promise((r) => setTimeout(r, 6000));
     expect(sandboxPid(s.id)).toBe(pid);
-    expect(daemonsOf(s.id)).toEqual([pid]);
+    // one daemon, the one the recorded sandbox runs (jailed: below its launcher)
+    expect(daemonsOf(s.id)).toEqual([payloadPid(pid)]);
     expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.status}')).toBe('running');
   }, 120_000);
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
+import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { TRIGGER_FIRE, type TriggerFire } from '../../src/resources/index.js';
 import { REPO_ROOT } from '../helpers/dev.js';
 import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
@@ -73,7 +73,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-cron-'));
   cluster = await startLocalCluster({ dataDir: path.join(tmp, 'cluster'), port: 0 });
   const kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   env = { ...process.env, KUBECONFIG: kubeconfig };
   await kubectl('apply', '-f', path.join(REPO_ROOT, 'crds'));
   await runOk('kubectl', ['apply', '-f', '-'], env, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', annotations: { 'svc.dev/max-concurrent-sessions': '0' } } }));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { kubeconfigYaml } from '../../src/localcluster/index.js';
+import { adminKubeconfig, kubeconfigYaml } from '../../src/localcluster/index.js';
 import { NAMESPACE, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { makeRepo, waitFor } from '../dev/util.js';
@@ -32,9 +32,9 @@ beforeAll(async () => {
   cluster = await startTestCluster();
   proxy = await startFlakyProxy(cluster.url);
   kubeconfig = path.join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigYaml(cluster.url), { mode: 0o600 });
+  writeFileSync(kubeconfig, adminKubeconfig(cluster), { mode: 0o600 });
   proxiedKubeconfig = path.join(tmp, 'kubeconfig-proxied');
-  writeFileSync(proxiedKubeconfig, kubeconfigYaml(proxy.url), { mode: 0o600 });
+  writeFileSync(proxiedKubeconfig, kubeconfigYaml(proxy.url, { token: cluster.token, ca: cluster.ca }), { mode: 0o600 });
   const client = cluster.client();
   // the namespace runs no session: fires queue, nothing else starts
   await client.resource<KubeObject>(NAMESPACE).mergePatch('', 'default', { metadata: { annotations: { 'svc.dev/max-concurrent-sessions': '0' } } });

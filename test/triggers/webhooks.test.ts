@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, fixtureEngineArgs, startDev, type DevInstance } from '../helpers/dev.js';
+import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 
@@ -74,8 +75,8 @@ beforeAll(async () => {
   repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'svc.yaml': manifest() });
   // Sessions started by fires run for real (the Session controller is part of svc dev) on the light fixture engine.
-  const engine = `'${process.execPath}' --import tsx '${path.join(REPO_ROOT, 'test/fixtures/engine/main.ts')}' --port {port}`;
-  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: ['--engine-command', engine] });
+  const { fixtureEngine } = await buildArtifacts();
+  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: fixtureEngineArgs(fixtureEngine) });
   const project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'hooks' }, spec: { repoUrl: repo, defaultBranch: 'main' } };
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(project));
   await kubectl('create', 'secret', 'generic', 'hooks-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
@@ -87,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dev?.stop();
   if (tmp) removeDevDir(tmp);
+  cleanupArtifacts();
 });
 
 describe('webhook receiver', () => {

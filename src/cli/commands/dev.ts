@@ -1,12 +1,19 @@
 // `svc dev [--data-dir DIR] [--api-port N] [--kube-port N] [--engine-command CMD] [--max-sessions N]
-// [--idle-timeout DURATION] [--provider process]`: the whole system on this machine (docs/dev.md,
-// docs/sessions.md). Runs until SIGINT/SIGTERM, then stops every part cleanly.
+// [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
+// the whole system on this machine (docs/dev.md, docs/sessions.md, docs/sandboxes.md). Runs until
+// SIGINT/SIGTERM, then stops every part cleanly.
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../output.js';
 
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new CliError(`invalid port ${JSON.stringify(value)}: expected 0-65535 (0 = any free port)`);
+  return n;
+}
+
+function hostPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`invalid --sandbox-host-port ${JSON.stringify(value)}: expected 1-65535`);
   return n;
 }
 
@@ -41,11 +48,15 @@ export function registerDevCommand(program: Command): void {
     .option('--max-sessions <n>', 'concurrent sessions allowed (provisioning or running); default 10', count)
     .option('--idle-timeout <duration>', 'stop a running session after this long without activity (e.g. 90s, 15m); default 30m', durationSeconds)
     .option('--provider <name>', 'sandbox provider: process (svc-agent as a local process) or kubernetes', provider, 'process')
-    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes' }) => {
+    .option('--sandbox-mount <path[:ro|:rw]>', 'show a host path at the same path in every sandbox (read-only unless :rw; never the data directory); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--sandbox-host-port <port>', 'let sandboxes reach this port of the host at their gateway address, where a service listens (e.g. a local model server); repeatable', (value: string, previous: number[]) => [...previous, hostPort(value)], [] as number[])
+    .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
+    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
       const { runDev } = await import('../../main/dev.js');
       const dev = await runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
         engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
+        sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
       }).catch((error: unknown) => {
         // e.g. a port in use, or a data dir that cannot be written
         throw new CliError(`svc dev could not start: ${error instanceof Error ? error.message : String(error)}`, EXIT.invalid);

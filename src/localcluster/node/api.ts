@@ -1,7 +1,8 @@
 // The few API calls a node makes (list/watch its Pods, read Secrets and ConfigMaps, write Pod
-// status and Events), over plain HTTP like any client: the simulator may run in another process
-// than the cluster, and it needs nothing but Node built-ins.
+// status and Events), over HTTPS with a bearer token like any client: the simulator may run in
+// another process than the cluster.
 import { EventCorrelator } from '../../lib/event-correlator.js';
+import { clusterFetch, type ClusterAccess, type ClusterFetch } from '../client.js';
 import type { KObject } from '../status.js';
 
 export class NodeApiError extends Error {
@@ -15,8 +16,10 @@ export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' |
 export class NodeApi {
   /** Repeated Events (BackOff, Unhealthy, ...) are counted on one Event, as the kubelet's recorder does. */
   private readonly events: EventCorrelator;
+  private readonly fetch: ClusterFetch;
 
-  constructor(private readonly base: string, component: string) {
+  constructor(access: ClusterAccess, component: string) {
+    this.fetch = clusterFetch(access);
     this.events = new EventCorrelator({
       create: async (event) => { await this.call('POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace ?? 'default')}/events`, event); },
       patch: async (namespace, name, patch) => {
@@ -32,7 +35,7 @@ export class NodeApi {
   }
 
   private async call<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
-    const res = await fetch(this.base + path, {
+    const res = await this.fetch(path, {
       method,
       headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': contentType }) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -83,7 +86,7 @@ export class NodeApi {
 
   /** Watch events until the server ends the stream or `signal` aborts. */
   async *watch(path: string, signal: AbortSignal): AsyncGenerator<WatchEvent> {
-    const res = await fetch(this.base + path, { headers: { accept: 'application/json' }, signal });
+    const res = await this.fetch(path, { headers: { accept: 'application/json' }, signal });
     if (!res.ok || !res.body) throw new NodeApiError(res.status, `watch ${path}: ${res.status}`);
     const decoder = new TextDecoder();
     let buffered = '';

@@ -15,6 +15,13 @@ export interface ImageConfig {
   env?: Record<string, string>;
   /** WORKDIR */
   workingDir?: string;
+  /** USER, numeric (default 0, as an image without USER) */
+  user?: number;
+  /**
+   * Local paths the image holds at `target`, shown read-only to a jailed container (an
+   * unjailed one sees this machine as it is; a jailed one sees only the toolchain and these).
+   */
+  files?: { source: string; target: string }[];
 }
 
 export interface Container {
@@ -188,4 +195,35 @@ export async function resolveProcess(input: ResolveInput): Promise<ProcessSpec> 
   const argv = mapped ? [...mapped, ...words.slice(1)] : words;
   const cwd = rewriteMountPath(container.workingDir ?? image.workingDir ?? input.defaultCwd, input.mounts);
   return { argv, env, cwd };
+}
+
+interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  readOnlyRootFilesystem?: boolean;
+}
+
+/** Who the container runs as, inside its jail (the kubelet's resolution of securityContext). */
+export interface RunAs {
+  uid: number;
+  gid: number;
+  /** readOnlyRootFilesystem: nothing but its volumes writable (/tmp included). */
+  readOnlyRoot: boolean;
+}
+
+/**
+ * The container's securityContext over the pod's over the image's USER. runAsNonRoot with an
+ * effective uid 0 is the kubelet's CreateContainerConfigError.
+ */
+export function runAs(pod: KObject, container: Container, image: ImageConfig): RunAs {
+  const podContext = ((pod.spec as { securityContext?: SecurityContext } | undefined)?.securityContext) ?? {};
+  const own = (container.securityContext ?? {}) as SecurityContext;
+  const uid = own.runAsUser ?? podContext.runAsUser ?? image.user ?? 0;
+  const gid = own.runAsGroup ?? podContext.runAsGroup ?? 0;
+  if ((own.runAsNonRoot ?? podContext.runAsNonRoot) && uid === 0) {
+    throw new ContainerConfigError(`container has runAsNonRoot and image will run as root (pod: "${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})", container: ${container.name})`);
+  }
+  if (!Number.isInteger(uid) || uid < 0 || !Number.isInteger(gid) || gid < 0) throw new ContainerConfigError(`runAsUser and runAsGroup must be non-negative integers, got ${uid} and ${gid}`);
+  return { uid, gid, readOnlyRoot: own.readOnlyRootFilesystem === true };
 }

@@ -1,20 +1,25 @@
 // The node simulator (DESIGN.md §2): plays one node for the Pods a label selector picks, running
-// each container as a local process on the pod's own loopback address. A stand-in like kwok for
-// tests and `svc dev --provider kubernetes`; README.md says what it does not do.
+// each container as a local process on the pod's own loopback address, or, on an isolated node,
+// jailed in the pod's own network namespace and address (src/lib/jail, as the `process` provider's
+// sandboxes). A stand-in like kwok for tests and `svc dev --provider kubernetes`; README.md says
+// what it does not do.
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import type { ClusterAccess } from '../client.js';
 import type { KObject } from '../status.js';
+import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
+import type { Jail } from '../../lib/jail/index.js';
 import { NodeApi, NodeApiError } from './api.js';
 import type { Container, ImageConfig } from './container.js';
 import { HollowAddresses, HollowHost, HollowPod, isHollowPod } from './hollow.js';
-import { PodWorker } from './pod.js';
+import { PodWorker, type PodPlacement } from './pod.js';
 
 export type { ImageConfig } from './container.js';
 
 export interface NodeSimulatorOptions {
-  /** The API server, e.g. http://127.0.0.1:PORT (no authentication is sent). */
-  kubeUrl: string;
+  /** The API server: its URL, the certificate to trust and the bearer token to send. */
+  cluster: ClusterAccess;
   /** Pods this node runs (a label selector, e.g. `svc.dev/sandbox`). */
   labelSelector: string;
   /** Only this namespace (default: all). */
@@ -32,6 +37,12 @@ export interface NodeSimulatorOptions {
   podEnv?: (pod: { namespace: string; name: string; ip: string }) => Promise<Record<string, string>> | Record<string, string>;
   /** Pod IPs are 127.0.0.N for N in this range (default 2..254); an address whose ports are taken is skipped. */
   addressRange?: [number, number];
+  /**
+   * Isolation (svc dev): every pod in a jail slot of `jail` (its address is the pod IP), each
+   * container as its securityContext says; or `unavailable`: pods cannot start, saying why.
+   * Absent: pods are plain local processes on 127.0.0.N (the chart tests' API and operator pods).
+   */
+  isolation?: { jail: Jail } | { unavailable: string };
   /** First restart back-off (kubelet: 10 s), doubled per restart up to maxRestartBackoffMs (300 s). */
   restartBackoffMs?: number;
   maxRestartBackoffMs?: number;
@@ -73,6 +84,13 @@ function containerPorts(pod: KObject): number[] {
   return containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
 }
 
+/** Ports the node connects to: declared container ports and numbered probe ports (a jail lets in only these). */
+function inboundPorts(pod: KObject): number[] {
+  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers ?? []);
+  const probes = containers.flatMap((c) => [c.readinessProbe, c.livenessProbe].flatMap((p) => [p?.httpGet?.port, p?.tcpSocket?.port]));
+  return [...new Set([...containerPorts(pod), ...probes.filter((p): p is number => typeof p === 'number')])];
+}
+
 function isTerminal(pod: KObject): boolean {
   const phase = (pod.status as { phase?: string } | undefined)?.phase;
   return phase === 'Succeeded' || phase === 'Failed';
@@ -80,7 +98,7 @@ function isTerminal(pod: KObject): boolean {
 
 export async function startNodeSimulator(options: NodeSimulatorOptions): Promise<NodeSimulator> {
   const log = options.log ?? (() => {});
-  const api = new NodeApi(options.kubeUrl.replace(/\/+$/, ''), 'svc-node-simulator');
+  const api = new NodeApi(options.cluster, 'svc-node-simulator');
   const [first, last] = options.addressRange ?? [2, 254];
   const workers = new Map<string, PodWorker | HollowPod>(); // by uid
   const controller = new AbortController();
@@ -122,6 +140,24 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     });
   }
 
+  const owner = path.resolve(options.dataDir);
+  const isolation = options.isolation;
+  // a restarted node: the jail slots of its earlier pods are leftovers (their pods start again)
+  if (isolation && 'jail' in isolation) await isolation.jail.sweep(owner, () => false).catch(() => 0);
+
+  /** An isolated pod's slot (its address is the pod IP), or why it cannot have one. */
+  async function place(pod: KObject, uid: string): Promise<PodPlacement> {
+    if (!isolation) throw new Error('not an isolated node');
+    if ('unavailable' in isolation) return { refusal: isolation.unavailable };
+    const report = await checkIsolation();
+    if (!report.ok) return { refusal: describeProblems(report) };
+    try {
+      return { jail: isolation.jail, slot: await isolation.jail.allocate(owner, uid, inboundPorts(pod)) };
+    } catch (error) {
+      return { refusal: (error as Error).message };
+    }
+  }
+
   async function allocateIp(pod: KObject): Promise<string | undefined> {
     const used = new Set([...workers.values()].map((w) => w.ip));
     for (let n = first; n <= last; n++) {
@@ -137,38 +173,57 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     const nodeName = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (nodeName && nodeName !== 'svc-node-simulator') return;
     if (isHollowPod(pod)) return admitHollow(pod, uid);
+    pending.add(uid);
     admitting = admitting.then(async () => {
-      if (controller.signal.aborted || workers.has(uid)) return;
-      const ip = await allocateIp(pod);
-      if (!ip) {
+      if (controller.signal.aborted || workers.has(uid) || deleted.has(uid)) return;
+      const placement = isolation ? await place(pod, uid) : undefined;
+      // deleted (or the node closing) while its slot was being made
+      if (controller.signal.aborted || deleted.has(uid)) {
+        if (placement && 'slot' in placement) await placement.jail.release(placement.slot).catch(() => undefined);
+        return;
+      }
+      const ip = placement ? ('slot' in placement ? placement.slot.address : '') : await allocateIp(pod);
+      if (ip === undefined) {
         log(`node simulator: no free loopback address for pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
         return;
       }
       // short: programs put Unix sockets in these directories (108-byte path limit)
       const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
-      const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir });
+      const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir }, placement);
       workers.set(uid, worker);
       log(`node simulator: pod ${worker.key} on ${ip}`);
       void worker.start().catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
+    }).finally(() => {
+      pending.delete(uid);
+      deleted.delete(uid);
     });
   }
+
+  /** Pods being stopped: close() waits for them too (their processes and jail slots). */
+  const stopping = new Set<Promise<void>>();
 
   async function evict(uid: string): Promise<void> {
     const worker = workers.get(uid);
     if (!worker) return;
     workers.delete(uid);
     log(`node simulator: stopping pod ${worker.key}`);
-    await worker.stop();
+    const stopped = worker.stop();
+    stopping.add(stopped);
+    try { await stopped; } finally { stopping.delete(stopped); }
   }
+
+  /** Pods whose admission is in flight, and those of them deleted meanwhile. */
+  const pending = new Set<string>();
+  const deleted = new Set<string>();
 
   function handle(type: string, pod: KObject): void {
     const uid = pod.metadata?.uid;
     if (!uid) return;
     if (type === 'DELETED' || pod.metadata?.deletionTimestamp) {
       if (hollowQueued.has(uid)) hollowCancelled.add(uid);
+      if (pending.has(uid)) deleted.add(uid);
       void evict(uid);
-    }
-    else admit(pod);
+    } else admit(pod);
   }
 
   async function relist(): Promise<string> {
@@ -213,6 +268,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
       await admitting;
       await admittingHollow;
       await Promise.all([...workers.keys()].map((uid) => evict(uid)));
+      await Promise.allSettled([...stopping]);
     },
   };
 }

@@ -1,13 +1,20 @@
 // One Pod on the simulated node: a process per container, its probes, restarts per the pod's
-// restartPolicy with the kubelet's back-off, and the Pod status written after every change.
+// restartPolicy with the kubelet's back-off, and the Pod status written after every change. On an
+// isolated node (src/lib/jail) the pod is one jail slot (its network namespace and address) and
+// each container a jailed process in it, as its securityContext says (runAs).
+//
+// The launch path of a container, for readers adding another kind of pod beside it:
+//   ContainerRunner.start -> resolve (image, env, mounts) -> launch(): jailed or plain spawn
+//   ContainerRunner.kill  -> stopProcess(): jail.terminate or a signal to the process group
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import type { Jail, JailSlot } from '../../lib/jail/index.js';
 import type { KObject } from '../status.js';
 import type { NodeApi } from './api.js';
-import { ContainerConfigError, resolveProcess, type Container, type ImageConfig, type Probe } from './container.js';
+import { ContainerConfigError, resolveProcess, runAs, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
 import { podStatus, terminatedFromExit, type ContainerState, type ContainerView, type PodCondition, type Terminated } from './status.js';
 
 export interface PodContext {
@@ -22,6 +29,12 @@ export interface PodContext {
   killGraceMs: number;
   log: (line: string) => void;
 }
+
+/** Where an isolated pod runs: its jail slot, or why it cannot have one. */
+export type PodPlacement = { jail: Jail; slot: JailSlot } | { refusal: string };
+
+/** A volume mount of a container: the local directory behind its mountPath. */
+interface LocalMount { mountPath: string; dir: string; readOnly: boolean }
 
 interface Run {
   child: ChildProcess;
@@ -58,15 +71,30 @@ class ContainerRunner {
       this.scheduleRestart();
       return;
     }
-    let spec;
+    const placement = this.pod.placement;
+    if (placement && 'refusal' in placement) {
+      const message = `the pod cannot be isolated on this node: ${placement.refusal}`;
+      this.setState({ waiting: { reason: 'CreateContainerError', message } });
+      void this.pod.event('Warning', 'Failed', `Error: ${message}`);
+      this.scheduleRestart();
+      return;
+    }
+    let spec: ProcessSpec;
+    let mounts: LocalMount[];
+    let user: RunAs | undefined;
     try {
-      const mounts = await this.pod.mounts(this.spec);
+      mounts = await this.pod.mounts(this.spec);
+      // jailed, mount paths are real inside: nothing to rewrite
+      const rewrites = placement ? {} : Object.fromEntries(mounts.map((m) => [m.mountPath, m.dir]));
       spec = await resolveProcess({
-        pod: obj, container: this.spec, image, podIP: this.pod.ip, hostIP: ctx.hostIP, mounts, commands: ctx.commands,
-        defaultCwd: this.pod.dir, sources: this.pod.sources,
+        pod: obj, container: this.spec, image, podIP: this.pod.ip, hostIP: ctx.hostIP, mounts: rewrites, commands: ctx.commands,
+        defaultCwd: placement ? '/' : this.pod.dir, sources: this.pod.sources,
       });
-      Object.assign(spec.env, await ctx.podEnv?.({ namespace: this.pod.namespace, name: this.pod.name, ip: this.pod.ip }));
-      await mkdir(spec.cwd, { recursive: true });
+      if (placement) user = runAs(obj, this.spec, image);
+      else {
+        Object.assign(spec.env, await ctx.podEnv?.({ namespace: this.pod.namespace, name: this.pod.name, ip: this.pod.ip }));
+        await mkdir(spec.cwd, { recursive: true });
+      }
     } catch (err) {
       if (this.pod.stopped) return;
       const message = (err as Error).message;
@@ -80,7 +108,18 @@ class ContainerRunner {
     await mkdir(logDir, { recursive: true });
     const logPath = path.join(logDir, `${this.view.restartCount}.log`);
     const logFile = createWriteStream(logPath);
-    const child = spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let child: ChildProcess;
+    try {
+      child = await this.launch(spec, mounts, user, image);
+    } catch (err) {
+      logFile.end();
+      if (this.pod.stopped) return;
+      const message = (err as Error).message;
+      this.setState({ waiting: { reason: 'CreateContainerError', message } });
+      void this.pod.event('Warning', 'Failed', `Error: ${message}`);
+      this.scheduleRestart();
+      return;
+    }
     child.stdout!.pipe(logFile, { end: false });
     child.stderr!.pipe(logFile, { end: false });
     const startedAt = new Date().toISOString();
@@ -98,6 +137,23 @@ class ContainerRunner {
     this.setState({ running: { startedAt } });
     void this.pod.event('Normal', 'Started', `Started container ${this.spec.name}`);
     this.startProbes();
+  }
+
+  /** The container's process: jailed in the pod's slot on an isolated node, else a plain child. */
+  private async launch(spec: ProcessSpec, mounts: LocalMount[], user: RunAs | undefined, image: ImageConfig): Promise<ChildProcess> {
+    const placement = this.pod.placement;
+    if (placement && 'jail' in placement) {
+      return placement.jail.spawn(placement.slot, {
+        argv: spec.argv, env: spec.env, cwd: spec.cwd,
+        volumes: [
+          ...(image.files ?? []).map((f) => ({ source: f.source, target: f.target, writable: false })),
+          ...mounts.map((m) => ({ source: m.dir, target: m.mountPath, writable: !m.readOnly })),
+        ],
+        uid: user?.uid, gid: user?.gid, readOnlyTmp: user?.readOnlyRoot,
+        stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      });
+    }
+    return spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, logPath: string, spawnError?: Error): void {
@@ -189,11 +245,17 @@ class ContainerRunner {
     this.probeTimers = [];
   }
 
-  /** SIGTERM to the process group, SIGKILL after the grace period. */
+  /** SIGTERM to the process (its group; jailed: its main program), SIGKILL after the grace period. */
   async kill(graceMs = this.pod.ctx.killGraceMs): Promise<void> {
     clearTimeout(this.restartTimer);
     const run = this.run;
     if (!run) return;
+    const placement = this.pod.placement;
+    if (placement && 'jail' in placement) {
+      await placement.jail.terminate(placement.slot, run.child.pid!, graceMs);
+      await run.exited;
+      return;
+    }
     signalGroup(run.child, 'SIGTERM');
     const timer = setTimeout(() => signalGroup(run.child, 'SIGKILL'), graceMs);
     await run.exited;
@@ -275,7 +337,7 @@ export class PodWorker {
   private dirty = false;
   readonly sources;
 
-  constructor(readonly obj: KObject, readonly ip: string, readonly dir: string, readonly ctx: PodContext) {
+  constructor(readonly obj: KObject, readonly ip: string, readonly dir: string, readonly ctx: PodContext, readonly placement?: PodPlacement) {
     const meta = obj.metadata ?? {};
     this.namespace = meta.namespace ?? 'default';
     this.name = meta.name ?? '';
@@ -298,16 +360,16 @@ export class PodWorker {
   }
 
   /** Local directories for the container's emptyDir mounts (other volume kinds are refused). */
-  async mounts(container: Container): Promise<Record<string, string>> {
+  async mounts(container: Container): Promise<LocalMount[]> {
     const volumes = ((this.obj.spec as { volumes?: { name: string; emptyDir?: object }[] }).volumes ?? []);
-    const out: Record<string, string> = {};
+    const out: LocalMount[] = [];
     for (const mount of container.volumeMounts ?? []) {
       const volume = volumes.find((v) => v.name === mount.name);
       if (!volume) throw new ContainerConfigError(`volume "${mount.name}" not found`);
       if (!volume.emptyDir) throw new ContainerConfigError(`volume "${mount.name}": only emptyDir volumes are supported by the node simulator`);
       const dir = path.join(this.dir, 'v', mount.name, mount.subPath ?? '');
       await mkdir(dir, { recursive: true });
-      out[mount.mountPath] = dir;
+      out.push({ mountPath: mount.mountPath, dir, readOnly: mount.readOnly === true });
     }
     return out;
   }
@@ -344,6 +406,10 @@ export class PodWorker {
     this.stopped = true;
     await Promise.all(this.containers.map((c) => c.stop()));
     await this.writing;
+    if (this.placement && 'jail' in this.placement) {
+      // what fails here is swept later (a restarted node, or anyone once the node's folder is gone)
+      await this.placement.jail.release(this.placement.slot).catch((err: Error) => this.ctx.log(`pod ${this.key}: its jail slot was not released: ${err.message}`));
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }

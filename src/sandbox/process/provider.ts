@@ -1,12 +1,16 @@
 // The `process` sandbox provider (the embedded default of `svc dev`): svc-agent as a detached
 // child process of the operator, with its own folder under the data directory:
-//   <dataDir>/<namespace>/<name>/state.json  pid, ports, the Sandbox uid (what a restarted operator reads)
+//   <dataDir>/<namespace>/<name>/state.json  pid, address, jail slot, the Sandbox uid (what a restarted operator reads)
 //                               /workspace   the clone (discarded on every start, SPEC §1.2)
 //                               /home        the engine home (kept across a restart after a crash,
 //                                            fresh after a stop: a wake gets a new root session)
 //                               /daemon.log  the daemon's output
-// The daemon listens on a free port of 127.0.0.1 (SVC_DAEMON_PORT) and its engine on another;
-// the agent still sees SVC_SERVICE_PORT=8000 and no SVC_WORKSPACE (SPEC §2.6). Secrets reach
+// Isolated (the default; src/lib/jail, docs/sandboxes.md): the daemon and everything it runs live
+// in a jail of their own, as the image lays it out (/workspace, /opt/svc/home, the `svc` CLI in
+// /opt/svc/bin), listening on port 8000 of the sandbox's own address, reaching only the API.
+// Without isolation (`svc dev --unsafe-no-isolation`) the daemon listens on a free port of
+// 127.0.0.1 (SVC_DAEMON_PORT) and its engine on another, with the host's view of everything.
+// Either way the agent sees SVC_SERVICE_PORT=8000 and no SVC_WORKSPACE (SPEC §2.6). Secrets reach
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { spawn } from 'node:child_process';
@@ -14,6 +18,8 @@ import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
+import type { Jail } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
@@ -36,15 +42,28 @@ export interface ProcessProviderOptions {
    * engine and the sandbox's processes) before SIGKILL (default SANDBOX_STOP_GRACE_MS, 35 s).
    */
   stopGraceMs?: number;
+  /**
+   * The jail every sandbox runs in (src/lib/jail), or 'none' (`svc dev --unsafe-no-isolation`:
+   * the agent runs as the operator's user with the host's view of everything).
+   */
+  isolation: Jail | 'none';
 }
 
 interface SandboxState {
   pid: number;
-  port: number;
-  enginePort: number;
+  /** host:port of the daemon */
+  address: string;
+  /** The jail slot (isolated sandboxes). */
+  slot?: number;
   uid: string;
   startedAt: string;
 }
+
+/** Where the image puts things (SPEC §2.6), and so where a jailed sandbox sees them. */
+const WORKSPACE = '/workspace';
+const ENGINE_HOME = '/opt/svc/home';
+const BIN_DIR = '/opt/svc/bin';
+const DAEMON_PORT = 8000;
 
 function running(pid: number): boolean {
   try {
@@ -104,30 +123,40 @@ export class ProcessSandboxProvider implements SandboxProvider {
   readonly name = 'process' as const;
   private readonly locks = new KeyedMutex();
   private readonly host: string;
+  private readonly jail: Jail | null;
   /** Sandboxes this operator started or found, for stopAll(). */
   private readonly known = new Set<string>();
+  private swept?: Promise<void>;
 
   constructor(private readonly options: ProcessProviderOptions) {
     this.host = options.host ?? '127.0.0.1';
+    this.jail = options.isolation === 'none' ? null : options.isolation;
   }
 
   private dir(ref: SandboxRef): string {
     return path.join(this.options.dataDir, ref.namespace, ref.name);
   }
 
-  private async readState(ref: SandboxRef): Promise<SandboxState | null> {
-    try {
-      return JSON.parse(await readFile(path.join(this.dir(ref), 'state.json'), 'utf8')) as SandboxState;
-    } catch {
-      return null;
-    }
+  /** Who owns this provider's jail slots: its data directory. */
+  private get owner(): string {
+    return path.resolve(this.options.dataDir);
   }
 
-  private observeState(ref: SandboxRef, state: SandboxState | null): SandboxObservation {
+  private async readState(ref: SandboxRef): Promise<SandboxState | null> {
+    return readStateFile(path.join(this.dir(ref), 'state.json'));
+  }
+
+  private async running(state: SandboxState): Promise<boolean> {
+    if (!this.jail || state.slot === undefined) return !this.jail && alive(state.pid);
+    const slot = await this.jail.find(state.slot, this.owner);
+    return slot !== undefined && this.jail.running(slot, state.pid);
+  }
+
+  private async observeState(ref: SandboxRef, state: SandboxState | null): Promise<SandboxObservation> {
     if (!state || state.uid !== ref.uid) return { state: 'absent' };
-    if (alive(state.pid)) {
+    if (await this.running(state)) {
       this.known.add(this.dir(ref));
-      return { state: 'running', address: `${this.host}:${state.port}`, detail: { pid: state.pid } };
+      return { state: 'running', address: state.address, detail: { pid: state.pid } };
     }
     return {
       state: 'absent',
@@ -137,72 +166,165 @@ export class ProcessSandboxProvider implements SandboxProvider {
   }
 
   async observe(ref: SandboxRef): Promise<SandboxObservation> {
+    await this.sweepOnce();
     return this.observeState(ref, await this.readState(ref));
+  }
+
+  /**
+   * Once per provider (a started or restarted operator; the operator calls it at start, the
+   * first observe or ensure waits for it): jail slots of this data directory that no running
+   * sandbox holds are leftovers of a crash, removed with whatever still runs in them; so are
+   * those of owners whose folder is gone.
+   */
+  sweepOnce(): Promise<void> {
+    const jail = this.jail;
+    if (!jail) return Promise.resolve();
+    this.swept ??= (async () => {
+      const held = new Map<number, number>(); // slot -> pid of the sandbox that holds it
+      const root = this.options.dataDir;
+      for (const namespace of safeReaddir(root)) {
+        for (const name of safeReaddir(path.join(root, namespace))) {
+          const state = await readStateFile(path.join(root, namespace, name, 'state.json'));
+          if (state?.slot !== undefined) held.set(state.slot, state.pid);
+        }
+      }
+      await jail.sweep(this.owner, (slot) => held.has(slot.index) && jail.running(slot, held.get(slot.index)!)).catch(() => 0);
+    })();
+    return this.swept;
   }
 
   ensure(request: SandboxRequest): Promise<SandboxObservation> {
     return this.locks.run(this.dir(request), async () => {
+      await this.sweepOnce();
       const previous = await this.readState(request);
-      const seen = this.observeState(request, previous);
+      const seen = await this.observeState(request, previous);
       if (seen.state !== 'absent') return seen;
+      if (this.jail) {
+        const report = await checkIsolation();
+        if (!report.ok) {
+          return { state: 'failed', reason: 'IsolationUnavailable', message: `the sandbox cannot be isolated on this machine: ${describeProblems(report)} (or start svc dev with --unsafe-no-isolation)` };
+        }
+      }
       const dir = this.dir(request);
       // Same Sandbox, process died: keep the engine home (its root session and the record that
       // the initial prompt went out). Another Sandbox of that name: start from nothing.
       if (previous && previous.uid !== request.uid) await rm(dir, { recursive: true, force: true });
+      if (previous) await this.stopState(previous);
       const workspace = path.join(dir, 'workspace');
       const home = path.join(dir, 'home');
       for (const pid of strays(home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
       await rm(workspace, { recursive: true, force: true });
       await mkdir(workspace, { recursive: true, mode: 0o700 });
       await mkdir(home, { recursive: true, mode: 0o700 });
-      const port = await freePort(this.host);
-      let enginePort = await freePort(this.host);
-      while (enginePort === port) enginePort = await freePort(this.host);
-      const env: Record<string, string> = {
-        PATH: [...(this.options.pathPrepend ?? []), process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
-        HOME: home,
-        ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
-        ...this.options.daemonEnv,
-        ...request.env,
-        ...request.secretEnv,
-        SVC_WORKSPACE: workspace,
-        SVC_ENGINE_HOME: home,
-        SVC_SERVICE_HOST: this.host,
-        SVC_DAEMON_PORT: String(port),
-        SVC_ENGINE_PORT: String(enginePort),
-        ...(this.options.engineCommand ? { SVC_ENGINE_COMMAND: this.options.engineCommand } : {}),
-      };
-      const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
-      const [command, ...args] = this.options.agentCommand;
-      const child = spawn(command!, args, { cwd: dir, env, detached: true, stdio: ['ignore', log, log] });
-      closeSync(log);
-      const pid = await new Promise<number>((resolve, reject) => {
-        child.once('spawn', () => resolve(child.pid!));
-        child.once('error', reject);
-      });
-      child.unref();
-      const state: SandboxState = { pid, port, enginePort, uid: request.uid, startedAt: new Date().toISOString() };
+      const started = this.jail ? await this.startJailed(request, dir, workspace, home) : await this.startPlain(request, dir, workspace, home);
+      const state: SandboxState = { ...started, uid: request.uid, startedAt: new Date().toISOString() };
       const file = path.join(dir, 'state.json');
       await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
       await rename(`${file}.tmp`, file);
       this.known.add(dir);
-      return { state: 'provisioning', address: `${this.host}:${port}`, detail: { pid } };
+      return { state: 'provisioning', address: state.address, detail: { pid: state.pid } };
     });
   }
 
-  /**
-   * Stops the sandbox and removes its folder; resolves only when nothing of it runs (the daemon,
-   * its engine, what the agent's tools started), else rejects naming what is left.
-   */
+  /** The environment of every sandbox: SPEC §2.6 plus the daemon's settings, then the local placement. */
+  private baseEnv(request: SandboxRequest, pathPrepend: readonly string[]): Record<string, string> {
+    return {
+      PATH: [...pathPrepend, process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
+      ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+      ...this.options.daemonEnv,
+      ...request.env,
+      ...request.secretEnv,
+      ...(this.options.engineCommand ? { SVC_ENGINE_COMMAND: this.options.engineCommand } : {}),
+    };
+  }
+
+  private async startJailed(request: SandboxRequest, dir: string, workspace: string, home: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'>> {
+    const jail = this.jail!;
+    const slot = await jail.allocate(this.owner, `${request.namespace}/${request.name}`, [DAEMON_PORT]);
+    const bins = (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
+    const env = {
+      ...this.baseEnv(request, bins.map((b) => b.target)),
+      HOME: ENGINE_HOME,
+      SVC_WORKSPACE: WORKSPACE,
+      SVC_ENGINE_HOME: ENGINE_HOME,
+      SVC_SERVICE_HOST: '0.0.0.0', // its own network namespace: every address there is its own
+      SVC_SERVICE_PORT: String(DAEMON_PORT),
+    };
+    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+    try {
+      const child = await jail.spawn(slot, {
+        argv: this.options.agentCommand,
+        env,
+        cwd: WORKSPACE,
+        volumes: [{ source: workspace, target: WORKSPACE, writable: true }, { source: home, target: ENGINE_HOME, writable: true }, ...bins],
+        stdio: ['ignore', log, log],
+        detached: true,
+      });
+      child.unref();
+      return { pid: child.pid!, address: `${slot.address}:${DAEMON_PORT}`, slot: slot.index };
+    } catch (error) {
+      await jail.release(slot).catch(() => undefined);
+      throw error;
+    } finally {
+      closeSync(log);
+    }
+  }
+
+  private async startPlain(request: SandboxRequest, dir: string, workspace: string, home: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'>> {
+    const port = await freePort(this.host);
+    let enginePort = await freePort(this.host);
+    while (enginePort === port) enginePort = await freePort(this.host);
+    const env: Record<string, string> = {
+      ...this.baseEnv(request, this.options.pathPrepend ?? []),
+      HOME: home,
+      SVC_WORKSPACE: workspace,
+      SVC_ENGINE_HOME: home,
+      SVC_SERVICE_HOST: this.host,
+      SVC_DAEMON_PORT: String(port),
+      SVC_ENGINE_PORT: String(enginePort),
+    };
+    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+    const [command, ...args] = this.options.agentCommand;
+    const child = spawn(command!, args, { cwd: dir, env, detached: true, stdio: ['ignore', log, log] });
+    closeSync(log);
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once('spawn', () => resolve(child.pid!));
+      child.once('error', reject);
+    });
+    child.unref();
+    return { pid, address: `${this.host}:${port}` };
+  }
+
   delete(ref: SandboxRef): Promise<void> {
     const dir = this.dir(ref);
     return this.locks.run(dir, async () => {
       const state = await this.readState(ref);
-      if (state) await this.kill(state.pid);
+      if (state) await this.stopState(state);
       await this.endStrays(path.join(dir, 'home'));
       await rm(dir, { recursive: true, force: true });
       this.known.delete(dir);
     });
+  }
+
+  /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.known].map(async (dir) => {
+      const state = await readStateFile(path.join(dir, 'state.json'));
+      if (state) await this.stopState(state);
+    }));
+  }
+
+  /** Stops a sandbox's processes and frees its jail slot. */
+  private async stopState(state: SandboxState): Promise<void> {
+    const grace = this.options.stopGraceMs ?? SANDBOX_STOP_GRACE_MS;
+    if (this.jail && state.slot !== undefined) {
+      const slot = await this.jail.find(state.slot, this.owner);
+      if (!slot) return;
+      if (this.jail.running(slot, state.pid)) await this.jail.terminate(slot, state.pid, grace);
+      await this.jail.release(slot);
+      return;
+    }
+    await this.kill(state.pid, grace);
   }
 
   /** SIGKILL to what a sandbox left (found by its engine home), waiting until it is gone. */
@@ -217,25 +339,15 @@ export class ProcessSandboxProvider implements SandboxProvider {
     }
   }
 
-  /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
-  async stopAll(): Promise<void> {
-    await Promise.all([...this.known].map(async (dir) => {
-      try {
-        const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as SandboxState;
-        await this.kill(state.pid);
-      } catch { /* gone already */ }
-    }));
-  }
-
   /**
    * SIGTERM to the daemon (it checkpoints, then ends its engine and the sandbox's processes; its
    * own git children keep running for the checkpoint), SIGKILL to its process group after the
    * grace period; resolves when the daemon is gone.
    */
-  private async kill(pid: number): Promise<void> {
+  private async kill(pid: number, graceMs: number): Promise<void> {
     if (!alive(pid)) return;
     try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
-    const deadline = Date.now() + (this.options.stopGraceMs ?? SANDBOX_STOP_GRACE_MS);
+    const deadline = Date.now() + graceMs;
     while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (!alive(pid)) return;
     try { process.kill(-pid, 'SIGKILL'); } catch { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
@@ -243,4 +355,17 @@ export class ProcessSandboxProvider implements SandboxProvider {
     while (alive(pid) && Date.now() < killed) await new Promise((r) => setTimeout(r, 20));
     if (alive(pid)) throw new Error(`the sandbox process ${pid} still runs after SIGKILL`);
   }
+
+}
+
+async function readStateFile(file: string): Promise<SandboxState | null> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as SandboxState;
+  } catch {
+    return null;
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try { return readdirSync(dir); } catch { return []; }
 }

@@ -1,0 +1,91 @@
+// Can sandboxes be isolated here? What is missing, said so that a person can act on it. Checked
+// by `svc dev` at start (src/main/isolation-check.ts prints it) and by every provider before it
+// starts a sandbox (a session then fails with this message instead of running unisolated).
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Jail } from './index.js';
+import { run } from './net.js';
+
+/** Programs the jail runs, and the Debian package of each. */
+export const REQUIRED_COMMANDS: readonly { command: string; pkg: string }[] = [
+  { command: 'bwrap', pkg: 'bubblewrap' },
+  { command: 'ip', pkg: 'iproute2' },
+  { command: 'nft', pkg: 'nftables' },
+  { command: 'nsenter', pkg: 'util-linux' },
+  { command: 'setpriv', pkg: 'util-linux' },
+  { command: 'chown', pkg: 'coreutils' },
+];
+
+export interface IsolationReport {
+  ok: boolean;
+  /** What is missing or failed, one line each. */
+  problems: string[];
+}
+
+function onPath(command: string): boolean {
+  for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(path.delimiter).concat(['/usr/sbin', '/sbin'])) {
+    try {
+      accessSync(path.join(dir, command), constants.X_OK);
+      return true;
+    } catch { /* next */ }
+  }
+  return false;
+}
+
+/** One line for people: what is missing and how to get it (Debian packages). */
+export function describeProblems(report: IsolationReport): string {
+  return report.problems.join('; ');
+}
+
+let cached: Promise<IsolationReport> | undefined;
+
+/**
+ * Root, the programs, and a trial: a jailed `true` in a network namespace of its own, as a
+ * sandbox runs. Cached once it succeeds; a failure is checked again next time (a package
+ * installed meanwhile counts).
+ */
+export function checkIsolation(): Promise<IsolationReport> {
+  cached ??= probe().then((report) => {
+    if (!report.ok) cached = undefined;
+    return report;
+  });
+  return cached;
+}
+
+async function probe(): Promise<IsolationReport> {
+  const problems: string[] = [];
+  if (process.platform !== 'linux') return { ok: false, problems: [`sandbox isolation needs Linux (namespaces, bubblewrap, nftables); this is ${process.platform}`] };
+  if (process.getuid?.() !== 0) {
+    problems.push('sandbox isolation needs root (it creates network namespaces, veth pairs and firewall rules, and runs each sandbox as its own uid): run svc dev as root');
+  }
+  const missing = REQUIRED_COMMANDS.filter((c) => !onPath(c.command));
+  if (missing.length) {
+    const packages = [...new Set(missing.map((c) => c.pkg))];
+    problems.push(`missing ${missing.map((c) => `${c.command} (Debian package ${c.pkg})`).join(', ')}: install with \`apt-get install ${packages.join(' ')}\``);
+  } else {
+    const version = /(\d+)\.(\d+)/.exec(await run('bwrap', ['--version']).catch(() => '')) ?? [];
+    if (Number(version[1] ?? 0) === 0 && Number(version[2] ?? 0) < 8) problems.push(`bubblewrap 0.8 or newer is needed (--disable-userns); found ${version[0] ?? 'an unknown version'}`);
+  }
+  if (problems.length) return { ok: false, problems };
+  const owner = mkdtempSync(path.join(os.tmpdir(), 'svc-isolation-check-'));
+  const jail = new Jail({ apiPorts: [], toolchain: [] });
+  try {
+    await jail.networks.ensureGateway();
+    const slot = await jail.allocate(owner, 'check', []);
+    try {
+      const child = await jail.spawn(slot, { argv: ['/bin/sh', '-c', 'test "$(id -u)" = 1000 && ! touch /usr/.svc-probe 2>/dev/null'], env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+      const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+      if (code !== 0) problems.push(`a trial sandbox failed (exit ${code}): ${stderr.trim() || 'no output'}`);
+    } finally {
+      await jail.release(slot);
+    }
+  } catch (error) {
+    problems.push(`a trial sandbox could not be set up: ${(error as Error).message}`);
+  } finally {
+    rmSync(owner, { recursive: true, force: true });
+  }
+  return { ok: problems.length === 0, problems };
+}

@@ -1,0 +1,198 @@
+// Jails for sandboxes on one machine (issue 20 §1, DESIGN.md §8.1), shared by the `process`
+// provider and the node simulator: each sandbox gets its own network namespace (net.ts), runs
+// as its own non-root uid in its own mount, PID, IPC, UTS and user namespaces (bwrap.ts), sees
+// its own folders read-write and the toolchain read-only, and reaches only the API. Pure Node:
+// src/localcluster may import it. docs/sandboxes.md is the threat model.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { jailCommand, type Volume } from './bwrap.js';
+import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
+
+export { SYSTEM_PATHS, type Volume } from './bwrap.js';
+export { mountsFromEnv, parseSandboxMount, SandboxMountError } from './mounts.js';
+export { DEFAULT_SUBNET, RUN_DIR, SANDBOX_UID_BASE, type JailSlot } from './net.js';
+
+/** `svc dev --sandbox-mount HOST_PATH[:ro|:rw]`: a host path shown at the same path in every sandbox. */
+export interface SandboxMount {
+  /** Where the sandbox sees it (the path given). */
+  path: string;
+  /** The host path, when it differs (a symlink resolved). */
+  source?: string;
+  writable: boolean;
+}
+
+export interface JailOptions {
+  /** Ports of the gateway address a sandbox may reach: the API's. */
+  apiPorts: readonly number[];
+  /** Host paths shown read-only at the same path beyond the system folders (node, the svc package's bin/, dist/, node_modules/, package.json). */
+  toolchain: readonly string[];
+  /** --sandbox-mount paths. */
+  mounts?: readonly SandboxMount[];
+  /** The sandboxes' address range (SVC_SANDBOX_SUBNET, default 10.213.0.0/16); its last address is the gateway. */
+  subnet?: string;
+  /** Where slot records live (default /run/svc-jail). */
+  runDir?: string;
+}
+
+export interface JailLaunch {
+  argv: readonly string[];
+  env: Record<string, string>;
+  /** Working directory inside. */
+  cwd: string;
+  /** The sandbox's own folders (made writable for its uid), and any other path to show. */
+  volumes: readonly Volume[];
+  /** What the sandbox sees as its uid and gid (a pod's runAsUser/runAsGroup; default 1000). */
+  uid?: number;
+  gid?: number;
+  /** A pod's readOnlyRootFilesystem: /tmp read-only too (everything else but volumes already is). */
+  readOnlyTmp?: boolean;
+  /** stdio of fds 0-2 (fd 3 carries the jail's own arguments). */
+  stdio: readonly ('ignore' | 'pipe' | 'inherit' | number)[];
+  /** Its own process group, to outlive its parent (the process provider's sandboxes do). */
+  detached?: boolean;
+}
+
+/** The gateway address of a subnet: where the API listens for sandboxes. */
+export function gatewayAddress(subnet = process.env.SVC_SANDBOX_SUBNET?.trim() || DEFAULT_SUBNET): string {
+  return new AddressPlan(subnet).gateway;
+}
+
+/** The svc package's paths a sandbox needs (read-only): never the package root, which may hold .svc-dev/. */
+export function packageToolchain(packageRoot: string): string[] {
+  const paths = ['bin', 'dist', 'node_modules', 'package.json'].map((p) => path.join(packageRoot, p));
+  const node = path.dirname(process.execPath);
+  if (!['/usr/', '/bin', '/sbin'].some((system) => node === system || node.startsWith(system.endsWith('/') ? system : `${system}/`))) paths.push(node);
+  return paths;
+}
+
+export class Jail {
+  readonly networks: SandboxNetworks;
+  private readonly mounts: Volume[];
+
+  constructor(private readonly options: JailOptions) {
+    const subnet = options.subnet ?? (process.env.SVC_SANDBOX_SUBNET?.trim() || DEFAULT_SUBNET);
+    this.networks = new SandboxNetworks({ plan: new AddressPlan(subnet), apiPorts: options.apiPorts, runDir: options.runDir });
+    this.mounts = (options.mounts ?? []).map((m) => ({ source: m.source ?? m.path, target: m.path, writable: m.writable }));
+  }
+
+  /** Where sandboxes reach the host (the API listens here). */
+  get gateway(): string {
+    return this.networks.gateway;
+  }
+
+  /** A network slot for a sandbox of `owner` (its provider's data directory), named `key`. */
+  allocate(owner: string, key: string, inboundPorts: readonly number[]): Promise<JailSlot> {
+    return this.networks.allocate(owner, key, inboundPorts);
+  }
+
+  /** Stops whatever still runs in the slot and removes its network. */
+  release(slot: Pick<JailSlot, 'index'>): Promise<void> {
+    return this.networks.release(slot);
+  }
+
+  find(index: number, owner: string): Promise<JailSlot | undefined> {
+    return this.networks.find(index, owner);
+  }
+
+  sweep(owner: string, keep: (slot: JailSlot) => boolean): Promise<number> {
+    return this.networks.sweep(owner, keep);
+  }
+
+  /**
+   * Starts `launch.argv` jailed in `slot`. The sandbox's writable volumes are handed to its host
+   * uid first. Resolves once spawned; the pid is nsenter's, then the outer bwrap's (the same
+   * process), which lives as long as the sandbox.
+   */
+  async spawn(slot: JailSlot, launch: JailLaunch): Promise<ChildProcess> {
+    // the sandbox's own folders become its uid's (never a --sandbox-mount: that stays the user's)
+    for (const v of launch.volumes) if (v.writable) await run('chown', ['-R', `${slot.hostUid}:${slot.hostGid}`, v.source]);
+    const { argv, fd3 } = jailCommand({
+      netnsPath: slot.netnsPath,
+      hostUid: slot.hostUid,
+      hostGid: slot.hostGid,
+      uid: launch.uid ?? 1000,
+      gid: launch.gid ?? launch.uid ?? 1000,
+      toolchain: this.options.toolchain,
+      volumes: [...this.mounts, ...launch.volumes],
+      cwd: launch.cwd,
+      argv: launch.argv,
+      readOnlyTmp: launch.readOnlyTmp,
+    });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      // a network namespace of its own: every port on its loopback is its own (daemon/own-ports.ts)
+      env: { ...launch.env, SVC_SANDBOX_OWN_NETWORK: '1' },
+      stdio: [...launch.stdio.slice(0, 3), 'pipe'],
+      detached: launch.detached ?? false,
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', reject);
+    });
+    const args = child.stdio[3] as NodeJS.WritableStream;
+    args.on('error', () => undefined); // bwrap gone early: its exit says why
+    args.end(fd3);
+    return child;
+  }
+
+  /** Whether `pid` is the launcher of the sandbox in `slot` (a recycled pid is not). */
+  running(slot: JailSlot, pid: number): boolean {
+    return inNetns(pid, slot.netnsPath);
+  }
+
+  /**
+   * Stops the sandbox started as `pid` in `slot`: SIGTERM to its main process (the payload, so
+   * that it can stop its children and save its work), SIGKILL to everything in the slot after
+   * `graceMs`.
+   */
+  async terminate(slot: JailSlot, pid: number, graceMs: number): Promise<void> {
+    const main = payloadPid(pid);
+    if (main !== undefined) { try { process.kill(main, 'SIGTERM'); } catch { /* gone */ } }
+    const deadline = Date.now() + graceMs;
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const p of await netnsPids(slot.netns)) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const state = /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+    return state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Children of every process (from /proc/<pid>/stat). */
+function childrenMap(): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch { /* gone */ }
+  }
+  return children;
+}
+
+const LAUNCHERS = new Set(['nsenter', 'bwrap', 'setpriv']);
+
+/** The first process below `root` that is not part of the jail's machinery (the sandbox's main program). */
+export function payloadPid(root: number): number | undefined {
+  const children = childrenMap();
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    let exe: string;
+    try { exe = path.basename(readlinkSync(`/proc/${pid}/exe`)); } catch { continue; }
+    if (!LAUNCHERS.has(exe)) return pid;
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return undefined;
+}

@@ -1,0 +1,114 @@
+// svc dev's isolation settings (issue 20 §1, docs/sandboxes.md): --sandbox-mount never shows the
+// data directory; where isolation cannot be had, svc dev says what is missing and sessions fail
+// saying it too; --unsafe-no-isolation warns loudly on every start.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chownSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
+import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { makeRepo, run, runOk, waitFor } from './util.js';
+
+const SVC = path.join(REPO_ROOT, 'bin/svc.js');
+const NOBODY = 65534;
+let tmp: string;
+let fixtureEngine: string;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-isolation-'));
+  ({ fixtureEngine } = await buildArtifacts());
+});
+afterAll(() => {
+  removeDevDir(tmp);
+  cleanupArtifacts();
+});
+
+async function api<T>(dev: DevInstance, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(dev.apiUrl + urlPath, {
+    method, headers: { authorization: `Bearer ${dev.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** A project on a repository of this machine, and a started session; resolves with the session's id. */
+async function session(dev: DevInstance, dir: string, owner?: number): Promise<{ projectId: string; id: string }> {
+  const repo = path.join(dir, 'repo');
+  makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });
+  if (owner !== undefined) execFileSync('chown', ['-R', `${owner}:${owner}`, repo]); // svc dev's user's own repository
+  const manifest = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'demo', namespace: 'default' }, spec: { repoUrl: repo, defaultBranch: 'main' } };
+  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(manifest));
+  await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], dev.env)) === 'True', 60_000);
+  const projectId = (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.metadata.uid}'], dev.env)).trim();
+  const created = await api<{ session: { id: string } }>(dev, 'POST', `/projects/${projectId}/sessions`, {});
+  expect(created.status).toBe(201);
+  return { projectId, id: created.body.session.id };
+}
+
+describe('svc dev --sandbox-mount', () => {
+  it('refuses the data directory, a folder inside or around it, and a missing path, before starting anything', async () => {
+    const dataDir = path.join(tmp, 'refusals', 'dev');
+    for (const [mount, says] of [
+      [dataDir, "svc's data directory"], [path.join(dataDir, 'sandboxes'), "svc's data directory"], [`${path.dirname(dataDir)}:rw`, "svc's data directory"],
+      ['/', "svc's data directory"], ['/no/such/path', 'no such file or directory'],
+    ] as const) {
+      const r = await run(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0', '--sandbox-mount', mount]);
+      expect(r.code, mount).not.toBe(0);
+      expect(r.stderr, mount).toContain('svc dev could not start: --sandbox-mount');
+      expect(r.stderr, mount).toContain(says);
+      expect(r.stdout).not.toContain('svc dev is running');
+    }
+  });
+});
+
+describe('svc dev where sandboxes cannot be isolated (not root)', () => {
+  let dev: DevInstance;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-nobody-'));
+    chownSync(dir, NOBODY, NOBODY);
+    dev = await startDev({ dataDir: path.join(dir, 'dev'), uid: NOBODY, extraEnv: { HOME: dir }, args: fixtureEngineArgs(fixtureEngine), timeoutMs: 90_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    removeDevDir(dir);
+  });
+
+  it('says what is missing at start, and a session fails with IsolationUnavailable saying it too', async () => {
+    expect(dev.output()).toContain('svc dev: ERROR: sandboxes cannot be isolated on this machine: sandbox isolation needs root');
+    expect(dev.output()).toContain('--unsafe-no-isolation');
+    const { projectId, id } = await session(dev, dir, NOBODY);
+    const failed = await waitFor('the session failed', async () => {
+      const s = await api<{ session: { status: string; reason: string | null } }>(dev, 'GET', `/projects/${projectId}/sessions/${id}`);
+      return s.body.session.status === 'failed' ? s.body.session : undefined;
+    }, 60_000);
+    expect(failed.reason).toBe('IsolationUnavailable');
+    const conditions = await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.conditions}'], dev.env);
+    expect(conditions).toContain('sandbox isolation needs root');
+    expect(readFileSync(path.join(dev.dataDir, 'env'), 'utf8')).toContain('SVC_CLI_TOKEN'); // svc dev itself runs
+  }, 120_000);
+});
+
+describe('svc dev --unsafe-no-isolation', () => {
+  it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1), under a data directory of any length', async () => {
+    // longer than a unix socket path may be: svc-agent's credential socket used to collide there
+    const dataDir = path.join(tmp, 'unsafe', 'a-data-directory-with-a-long-name'.repeat(3), 'dev');
+    expect(Buffer.byteLength(path.join(dataDir, 'sandboxes', 'default', randomUUID(), 'home', '.svc-agent', 'git-credential.sock'))).toBeGreaterThan(107);
+    let dev = await startDev({ dataDir, args: ['--unsafe-no-isolation', ...fixtureEngineArgs(fixtureEngine)] });
+    try {
+      expect(dev.output().match(/WARNING: svc dev --unsafe-no-isolation: sandboxes are NOT isolated/g)?.length).toBeGreaterThanOrEqual(2);
+      const { id } = await session(dev, path.dirname(dataDir));
+      const address = await waitFor('the sandbox address', async () => (await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim() || undefined, 60_000);
+      expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+      // running: cloned through the git gateway with the credential its socket served
+      await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 60_000);
+      await dev.stop();
+      dev = await startDev({ dataDir, args: ['--unsafe-no-isolation', ...fixtureEngineArgs(fixtureEngine)] });
+      expect(dev.output()).toContain('WARNING: svc dev --unsafe-no-isolation: sandboxes are NOT isolated');
+    } finally {
+      await dev.stop();
+    }
+  }, 180_000);
+});

@@ -1,0 +1,86 @@
+// The node simulator isolated (issue 20 §1), as under `svc dev --provider kubernetes`: each pod
+// jailed on its own address, each container as its securityContext says (runAsUser, runAsGroup,
+// runAsNonRoot, readOnlyRootFilesystem), its slot gone with the pod.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Jail, RUN_DIR } from '../../src/lib/jail/index.js';
+import { startNodeSimulator, type NodeSimulator } from '../../src/localcluster/node/index.js';
+import { eventually, startTestCluster, type TestCluster } from './helpers.js';
+
+const SERVER = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs');
+const LABEL = 'test.svc.dev/jailed';
+let tc: TestCluster;
+let node: NodeSimulator;
+
+beforeAll(async () => {
+  tc = await startTestCluster();
+  node = await startNodeSimulator({
+    cluster: tc.cluster,
+    labelSelector: LABEL,
+    dataDir: path.join(tc.dir, 'node'),
+    images: (image) => (image === 'fixture:1' ? { entrypoint: ['/bin/fixture'], env: { PATH: '/usr/bin:/bin' } } : undefined),
+    commands: { '/bin/fixture': [process.execPath, SERVER] },
+    // the fixture lives outside the toolchain: shown read-only, as --sandbox-mount does
+    isolation: { jail: new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: path.dirname(SERVER), writable: false }] }) },
+    restartBackoffMs: 200,
+    killGraceMs: 2000,
+  });
+});
+afterAll(async () => {
+  await node?.close();
+  await tc?.close();
+});
+
+interface PodView { metadata: { uid: string }; status?: { phase?: string; podIP?: string; containerStatuses?: { state: Record<string, { reason?: string; message?: string }> }[] } }
+
+async function createPod(name: string, securityContext: Record<string, unknown>, containerContext: Record<string, unknown> = {}): Promise<void> {
+  const res = await tc.api('POST', '/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { [LABEL]: 'yes' } },
+    spec: {
+      securityContext,
+      containers: [{
+        name: 'main', image: 'fixture:1', ports: [{ containerPort: 8080 }],
+        env: [{ name: 'LISTEN_HOST', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        securityContext: containerContext,
+      }],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+const pod = async (name: string) => (await tc.api('GET', `/api/v1/namespaces/default/pods/${name}`)).body as unknown as PodView;
+
+it('runs the container jailed on the pod\'s own address as its runAsUser and runAsGroup; readOnlyRootFilesystem leaves /tmp read-only', async () => {
+  await createPod('runs-as', { runAsNonRoot: true, runAsUser: 4242, runAsGroup: 4343 }, { readOnlyRootFilesystem: true });
+  const ip = await eventually(async () => { const p = await pod('runs-as'); return p.status?.phase === 'Running' ? p.status.podIP : undefined; }, 'running', 200);
+  expect(ip).toMatch(/^10\.\d+\.\d+\.\d+$/);
+  const seen = await eventually(async () => fetch(`http://${ip}:8080/env`).then((r) => r.json() as Promise<{ uid: number; gid: number; tmpWritable: boolean; env: Record<string, string> }>, () => undefined), 'answering', 200);
+  expect(seen).toMatchObject({ uid: 4242, gid: 4343, tmpWritable: false });
+  expect(seen.env.SVC_SANDBOX_OWN_NETWORK).toBe('1');
+  const uid = (await pod('runs-as')).metadata.uid;
+  await tc.api('DELETE', '/api/v1/namespaces/default/pods/runs-as');
+  // its slot goes with it: nothing answers there any more
+  await eventually(async () => fetch(`http://${ip}:8080/env`, { signal: AbortSignal.timeout(1000) }).then(() => false, () => true), 'the pod gone', 200);
+  expect(uid).toBeTruthy();
+});
+
+it('refuses runAsNonRoot with an image that runs as root (CreateContainerConfigError, the kubelet\'s message)', async () => {
+  await createPod('as-root', { runAsNonRoot: true });
+  const waiting = await eventually(async () => (await pod('as-root')).status?.containerStatuses?.[0]?.state.waiting, 'waiting', 200);
+  expect(waiting.reason).toBe('CreateContainerConfigError');
+  expect(waiting.message).toContain('container has runAsNonRoot and image will run as root');
+  await tc.api('DELETE', '/api/v1/namespaces/default/pods/as-root');
+});
+
+it('close stops every pod and frees its jail slot', async () => {
+  await createPod('at-close', { runAsUser: 1000 });
+  const ip = await eventually(async () => { const p = await pod('at-close'); return p.status?.phase === 'Running' ? p.status.podIP : undefined; }, 'running', 200);
+  const owner = path.join(tc.dir, 'node');
+  const slotsOfNode = () => readdirSync(path.join(RUN_DIR, 'slots')).filter((f) => readFileSync(path.join(RUN_DIR, 'slots', f), 'utf8').includes(JSON.stringify(owner)));
+  expect(slotsOfNode()).toHaveLength(1);
+  await node.close();
+  expect(slotsOfNode()).toEqual([]);
+  await expect(fetch(`http://${ip}:8080/env`, { signal: AbortSignal.timeout(1000) })).rejects.toThrow();
+});

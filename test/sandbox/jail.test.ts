@@ -1,0 +1,152 @@
+// The jail every local sandbox runs in (src/lib/jail, issue 20 §1), tried from the inside by a
+// probe program: its own uid, PID and mount namespaces, its own folders writable and the
+// toolchain read-only, nothing else of the host's files; on the network the API's port at the
+// gateway and nothing else (the host's loopback, the gateway's other ports, another sandbox),
+// reachable from the host on its own ports only; and everything it made gone after release,
+// also after a crash (sweep).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkIsolation } from '../../src/lib/jail/check.js';
+import { Jail, payloadPid, type JailSlot } from '../../src/lib/jail/index.js';
+
+// What the probe checks, from inside the sandbox; prints one JSON object.
+const PROBE = `
+const fs = require('node:fs');
+const net = require('node:net');
+const [gateway, apiPort, otherPort, hostPort, neighbour, secretDir, toolchain] = process.argv.slice(2);
+const can = (f) => { try { f(); return true; } catch { return false; } };
+const connect = (host, port) => new Promise((resolve) => {
+  const s = net.connect({ host, port: Number(port), timeout: 1500 });
+  s.once('connect', () => { s.destroy(); resolve(true); });
+  s.once('timeout', () => { s.destroy(); resolve(false); });
+  s.once('error', () => resolve(false));
+});
+(async () => {
+  const out = {
+    uid: process.getuid(),
+    pids: fs.readdirSync('/proc').filter((e) => /^\\d+$/.test(e)).map(Number),
+    seesSecretDir: fs.existsSync(secretDir),
+    seesRoot: can(() => fs.readdirSync('/root')),
+    writesWorkspace: can(() => fs.writeFileSync('/workspace/written', 'x')),
+    writesUsr: can(() => fs.writeFileSync('/usr/.svc-jail-test', 'x')),
+    writesToolchain: can(() => fs.writeFileSync(toolchain + '/.svc-jail-test', 'x')),
+    readsToolchain: can(() => fs.readdirSync(toolchain)),
+    writesTmp: can(() => fs.writeFileSync('/tmp/x', 'x')),
+    api: await connect(gateway, apiPort),
+    gatewayOtherPort: await connect(gateway, otherPort),
+    hostLoopback: await connect('127.0.0.1', hostPort),
+    neighbour: await connect(neighbour, 8000),
+  };
+  require('node:http').createServer((q, r) => r.end('inside')).listen(8000, '0.0.0.0', () => {
+    require('node:http').createServer((q, r) => r.end('not exposed')).listen(8001, '0.0.0.0', () => process.stdout.write(JSON.stringify(out) + '\\n'));
+  });
+})();
+`;
+
+let tmp: string;
+let owner: string;
+let jail: Jail;
+let api: http.Server;
+let other: http.Server;
+let hostOnly: http.Server;
+const slots: JailSlot[] = [];
+
+const listen = (server: http.Server, host: string) => new Promise<number>((resolve) => server.listen(0, host, () => resolve((server.address() as AddressInfo).port)));
+const answer = (text: string) => http.createServer((_req, res) => res.end(text));
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-jail-test-'));
+  owner = path.join(tmp, 'owner');
+  mkdirSync(path.join(owner, 'secret'), { recursive: true });
+  writeFileSync(path.join(owner, 'secret', 'env'), 'SVC_CLI_TOKEN=admin\n', { mode: 0o600 });
+  writeFileSync(path.join(tmp, 'probe.js'), PROBE);
+  const probe = new Jail({ apiPorts: [], toolchain: [] });
+  await probe.networks.ensureGateway();
+  api = answer('api');
+  other = answer('other');
+  hostOnly = answer('host');
+  const apiPort = await listen(api, probe.gateway);
+  jail = new Jail({ apiPorts: [apiPort], toolchain: [path.join(tmp, 'probe.js')] });
+  await listen(other, '0.0.0.0');
+  await listen(hostOnly, '127.0.0.1');
+});
+
+afterAll(async () => {
+  for (const slot of slots) await jail.release(slot).catch(() => undefined);
+  for (const s of [api, other, hostOnly]) s?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the sandbox jail', () => {
+  it('is available on this machine (root, bubblewrap, iproute2, nftables, util-linux)', async () => {
+    expect(await checkIsolation()).toEqual({ ok: true, problems: [] });
+  });
+
+  it('runs as its own non-root uid in its own namespaces, sees only its folders and the toolchain, reaches only the API', async () => {
+    const [a, b] = [await jail.allocate(owner, 'a', [8000]), await jail.allocate(owner, 'b', [8000])];
+    slots.push(a, b);
+    const workspace = path.join(owner, 'a', 'workspace');
+    mkdirSync(workspace, { recursive: true });
+    const apiPort = (api.address() as AddressInfo).port;
+    const args = [jail.gateway, apiPort, (other.address() as AddressInfo).port, (hostOnly.address() as AddressInfo).port, b.address, path.join(owner, 'secret'), path.dirname(process.execPath)].map(String);
+    const child = await jail.spawn(a, {
+      argv: [process.execPath, path.join(tmp, 'probe.js'), ...args],
+      env: { PATH: '/usr/bin:/bin' },
+      cwd: '/workspace',
+      volumes: [{ source: workspace, target: '/workspace', writable: true }],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+    await expect.poll(() => stdout.includes('\n') || child.exitCode !== null, { timeout: 20_000 }).toBe(true);
+    expect(stderr).toBe('');
+    const seen = JSON.parse(stdout) as Record<string, unknown>;
+    expect(seen).toMatchObject({
+      uid: 1000, seesSecretDir: false, seesRoot: false,
+      writesWorkspace: true, writesUsr: false, writesToolchain: false, readsToolchain: true, writesTmp: true,
+      api: true, gatewayOtherPort: false, hostLoopback: false, neighbour: false,
+    });
+    // its own processes only (the jail's three, the probe): none of the host's, not this test's
+    expect((seen.pids as number[]).length).toBeLessThanOrEqual(6);
+    expect(seen.pids).not.toContain(process.pid);
+    // on the host: its own uid, not root; its file written as that uid
+    const payload = payloadPid(child.pid!)!;
+    expect(readFileSync(`/proc/${payload}/status`, 'utf8')).toMatch(new RegExp(`^Uid:\\s+${a.hostUid}\\s`, 'm'));
+    expect(a.hostUid).toBeGreaterThan(0);
+    expect(execFileSync('stat', ['-c', '%u', path.join(workspace, 'written')], { encoding: 'utf8' }).trim()).toBe(String(a.hostUid));
+    // the host reaches its own port, not another one
+    expect(await (await fetch(`http://${a.address}:8000/`)).text()).toBe('inside');
+    await expect(fetch(`http://${a.address}:8001/`, { signal: AbortSignal.timeout(1500) })).rejects.toThrow();
+    expect(jail.running(a, child.pid!)).toBe(true);
+    expect(jail.running(b, child.pid!)).toBe(false);
+
+    await jail.terminate(a, child.pid!, 2_000);
+    expect(child.exitCode !== null || child.signalCode !== null || !existsSync(`/proc/${payload}`)).toBe(true);
+  });
+
+  it('release removes the namespace, the veth and the record; sweep removes the slots a crash left', async () => {
+    const slot = await jail.allocate(owner, 'c', [8000]);
+    expect(existsSync(slot.netnsPath)).toBe(true);
+    expect(existsSync(`/sys/class/net/${slot.hostVeth}`)).toBe(true);
+    await jail.release(slot);
+    expect(existsSync(slot.netnsPath)).toBe(false);
+    expect(existsSync(`/sys/class/net/${slot.hostVeth}`)).toBe(false);
+    expect(await jail.find(slot.index, owner)).toBeUndefined();
+
+    // a restarted owner keeps what it still runs and removes the rest
+    const kept = await jail.allocate(owner, 'kept', [8000]);
+    const left = await jail.allocate(owner, 'left', [8000]);
+    slots.push(kept, left);
+    expect(await jail.sweep(owner, (s) => s.key === 'kept')).toBeGreaterThanOrEqual(1);
+    expect(existsSync(left.netnsPath)).toBe(false);
+    expect(existsSync(kept.netnsPath)).toBe(true);
+    expect((await jail.find(kept.index, owner))?.key).toBe('kept');
+  });
+});
