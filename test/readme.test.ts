@@ -142,7 +142,7 @@ describe('README.md commands against svc dev, as written', () => {
     mkdirSync(home);
     const { fixtureEngine } = await buildArtifacts();
     const [program, ...args] = makeDevCommand();
-    dev = spawn(program!, [...args, '--data-dir', '.svc-dev', '--api-port', '0', '--kube-port', '0', '--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`], {
+    dev = spawn(program!, [...args, '--data-dir', '.svc-dev', '--api-port', '0', '--kube-port', '0', '--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine)], {
       cwd: checkout, env: { PATH: CLEAN_PATH, HOME: home, LANG: process.env.LANG }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     dev.stdout!.on('data', (c: Buffer) => { devOutput += c.toString(); });

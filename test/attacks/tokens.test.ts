@@ -102,7 +102,7 @@ function receivePackRefs(credential: { username: string; password: string }): Pr
 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--max-sessions', '20', '--idle-timeout', '30m'];
+  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
   dev = await startDev({ args: devArgs });
   repo = path.join(dev.dataDir, 'repo');
   makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });

@@ -112,7 +112,7 @@ beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   model = await startModelServer({ usage: 'when-asked' });
   anthropic = await startAnthropicServer({ apiKey: ANTHROPIC_KEY });
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--idle-timeout', '30m'];
+  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--idle-timeout', '30m'];
   dev = await startDev({ args: devArgs, extraEnv: { SVC_LLM_MAX_REQUEST_BYTES: String(1024 * 1024) } });
   const repo = path.join(dev.dataDir, 'repo');
   makeRepo(repo, { 'README.md': '# gateway\n' });

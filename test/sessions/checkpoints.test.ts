@@ -118,7 +118,7 @@ async function createProject(name: string, spec: Record<string, unknown> = {}): 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   // `serve` in the command: the daemon imports a saved conversation with `... import <file>`, as with opencode
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' serve --port {port}`, '--max-sessions', '20', '--idle-timeout', '30m'];
+  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' serve --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
   // a short data dir: the daemon's credential socket lies below it, and a unix socket path has
   // at most 107 bytes (a sandbox restarted under svc dev's default temp dir trips over that today)
   dev = await startDev({ dataDir: mkdtempSync('/tmp/ck'), extraEnv, args: devArgs });
