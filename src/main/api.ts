@@ -57,6 +57,7 @@ async function main(): Promise<void> {
   // This replica and this process, in merge claims and in the heartbeat Lease the ChangeRequest controller reads.
   const claimHolder = { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() };
   const heartbeat = replicaHeartbeat({ client, namespace, ...claimHolder, log: (message) => logger.error(message) });
+  let heartbeatStarted = false;
   const changeRequests = new ChangeRequestService({
     store: kubeChangeRequestStore(client, { findProject }),
     mirrorDir,
@@ -101,14 +102,17 @@ async function main(): Promise<void> {
       sessionTokens: sessionTokenCheck(kubeSessionCredentialReader(client, projectNamespace)),
     }),
     tokens: new TokenService(kubeTokenStore(client, namespace)),
-    isReady: () => store.hasSynced() && gatewayStore.hasSynced(),
+    // ready once the caches synced and the first heartbeat was written: no request takes a merge
+    // claim before it (and until then /v1 answers 503, never a wrong 404)
+    isReady: () => heartbeatStarted && store.hasSynced() && gatewayStore.hasSynced(),
     config: { projectNamespace, webhookBodyLimit: envInt('SVC_WEBHOOK_BODY_LIMIT_BYTES', 1024 * 1024, 1) },
     metrics: metricsText,
     log: (message) => logger.error(message),
   });
   // Merges whose API process died are settled by the operator's ChangeRequest controller; it tells
-  // this process lives by its heartbeat, written before any request can take a claim.
-  await heartbeat.start();
+  // this process lives by its heartbeat, written before any request can take a claim (isReady).
+  // Not awaited before listening: a cluster that does not answer yet gets 503s, not refused connections.
+  void heartbeat.start().then(() => { heartbeatStarted = true; });
   const host = envString('SVC_HTTP_HOST', '0.0.0.0');
   const server = await listen(app, host, envInt('SVC_HTTP_PORT', 8080));
   const { port } = server.address() as AddressInfo;

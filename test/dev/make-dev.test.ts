@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, removeDevDir } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from './util.js';
-import { OPENCODE_OFFLINE_ENV, opencodeConfig, startModelServer, type ModelServer } from '../fixtures/model-server.js';
+import { OPENCODE_OFFLINE_ENV, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { parseEnvFile } from '../../src/main/dev.js';
 import { findExecutable } from '../../src/lib/engine-path.js';
 
@@ -40,7 +40,9 @@ describe('make dev: the default engine, started the way the Makefile starts it',
     model = await startModelServer({ script: [{ text: 'Hello from the scripted model.' }] });
     const work = path.join(tmp, 'work');
     mkdirSync(path.join(work, '.svc', 'engine'), { recursive: true });
-    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify(opencodeConfig(model.url), null, 2));
+    // the engine config names no provider: the model is the project's gateway provider, set with
+    // one command as the README says (a jailed sandbox never reaches a port of the host's loopback)
+    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify({ $schema: 'https://opencode.ai/config.json', autoupdate: false, share: 'disabled' }, null, 2));
     makeRepo(work, { 'README.md': '# demo\n', 'svc.yaml': 'svc_version: 2\ndefault_agent: build\nagents:\n  build:\n    workspace: branch\n' });
     execFileSync('git', ['clone', '-q', '--bare', work, path.join(tmp, 'demo.git')]);
 
@@ -72,6 +74,7 @@ describe('make dev: the default engine, started the way the Makefile starts it',
     expect(findExecutable('opencode', CLEAN_PATH)).toBeNull(); // only the package can provide it
     await svc('projects', 'create', 'demo', '--repo', path.join(tmp, 'demo.git'));
     await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], env)) === 'True', 60_000);
+    await runOk('node', [path.join(REPO_ROOT, 'bin/svc.js'), 'gateway', 'providers', 'set', 'scripted', '--base-url', model.url, '--project', 'demo'], env, 'sk-scripted-key');
     // opencode stays on this machine: no model catalogue fetch, no self-update (project secrets reach the engine's env)
     for (const [name, value] of Object.entries(OPENCODE_OFFLINE_ENV)) await runOk('node', [path.join(REPO_ROOT, 'bin/svc.js'), 'secrets', 'set', name, '--project', 'demo'], env, value);
     const started = JSON.parse(await svc('sessions', 'start', '--project', 'demo', '--prompt', 'Say hello', '--json')) as any;
@@ -84,7 +87,7 @@ describe('make dev: the default engine, started the way the Makefile starts it',
       return s.status === 'running' || s.status === 'failed' ? s : undefined;
     }, 180_000).catch(async (error: Error) => { throw new Error(error.message + (await explain())); });
     expect(session.status, await explain()).toBe('running');
-    // the pinned opencode really runs: it sends the prompt to the model of the repository's engine config
+    // the pinned opencode really runs: it sends the prompt to the model, through the gateway
     await waitFor('the prompt at the model', async () => model.requests.some((r) => r.kind === 'turn' && JSON.stringify(r.body?.messages ?? []).includes('Say hello')), 120_000)
       .catch(async (error: Error) => { throw new Error(error.message + (await explain())); });
     expect(output).not.toMatch(/ENOENT/);

@@ -155,7 +155,7 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('golden path: 
     // the sandbox never sees the real key: not in any of its processes' environments, not in its files
     const environments = sandboxEnvironments(sessionId);
     expect(environments.length).toBeGreaterThanOrEqual(2); // svc-agent and opencode
-    expect(environments.every((e) => e.includes(`SVC_LLM_BASE_URL=${dev.apiUrl}/llm\0`) && /SVC_LLM_API_KEY=svcllm\./.test(e))).toBe(true);
+    expect(environments.every((e) => e.includes(`SVC_LLM_BASE_URL=${dev.sandboxApiUrl}/llm\0`) && /SVC_LLM_API_KEY=svcllm\./.test(e))).toBe(true);
     expect(environments.filter((e) => e.includes(MODEL_KEY))).toEqual([]);
     expect(filesContaining(path.join(dev.dataDir, 'sandboxes'), MODEL_KEY)).toEqual([]);
     // the usage routes show the run's tokens (10 in, 5 out per completion)

@@ -207,7 +207,7 @@ describe('a session of a project with providers', () => {
   it('gets SVC_LLM_BASE_URL, its own SVC_LLM_API_KEY and SVC_LLM_PROVIDERS; never a real key', async () => {
     sessionId = await startSession(projectId);
     const env = await engineEnv(projectId, sessionId);
-    expect(env.SVC_LLM_BASE_URL).toBe(`${dev.apiUrl}/llm`);
+    expect(env.SVC_LLM_BASE_URL).toBe(`${dev.sandboxApiUrl}/llm`);
     expect(env.SVC_LLM_PROVIDERS).toBe('claude:anthropic,local:openai');
     expect(env.SVC_LLM_API_KEY).toMatch(new RegExp(`^svcllm\\.${sessionId}\\.[A-Za-z0-9_-]{43}$`));
     sessionKey = env.SVC_LLM_API_KEY!;

@@ -20,6 +20,7 @@ const PROJECT = 'a1b2c3d4-0000-4000-8000-00000000aaaa';
 let tmp: string;
 let request: SandboxRequest;
 let providerOptions: ConstructorParameters<typeof ProcessSandboxProvider>[0];
+let fixtureEnginePath: string;
 const token = newSandboxToken(SESSION);
 
 const signed = (address: string, urlPath: string) => fetch(`http://${address}${urlPath}`, {
@@ -35,6 +36,7 @@ beforeAll(async () => {
   const gitconfig = path.join(tmp, 'gitconfig');
   writeFileSync(gitconfig, '[safe]\n\tdirectory = *\n');
   const { daemon, fixtureEngine } = await buildArtifacts();
+  fixtureEnginePath = fixtureEngine;
   providerOptions = {
     dataDir: path.join(tmp, 'sandboxes'),
     agentCommand: [process.execPath, daemon],
@@ -136,12 +138,21 @@ describe('process provider', () => {
         return !/^\d+ \(.*\) Z/.test(stat) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
       } catch { return false; }
     });
-    await waitFor('the background process', async () => running().length === 1 || undefined, 10_000);
-    const engine = (await (await signed(address, '/global/health')).json() as { pid: number }).pid;
+    // sh -c, and the sleep it may fork (dash execs it or not)
+    await waitFor('the background process', async () => running().length >= 1 || undefined, 10_000);
+    // the engine as the host sees it (the pid it reports is its PID namespace's own)
+    const engines = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+          && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(fixtureEnginePath)
+          && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${SESSION}\0`);
+      } catch { return false; }
+    });
+    expect(engines()).toHaveLength(1);
     await provider.delete(request);
     // at once, no waiting: delete's promise is the report
     expect(running()).toEqual([]);
-    expect(() => process.kill(engine, 0)).toThrow();
+    expect(engines()).toEqual([]);
     expect(() => process.kill(started.detail!.pid!, 0)).toThrow();
   }, 60_000);
 });

@@ -51,10 +51,10 @@ const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
 const sessionsPath = (project: string) => `/projects/${projects[project]}/sessions`;
 const directive = (d: Record<string, unknown>) => `#fixture ${JSON.stringify(d)}`;
 const sandboxDir = (id: string) => path.join(dev.dataDir, 'sandboxes', 'default', id);
-const sandboxState = (id: string) => JSON.parse(readFileSync(path.join(sandboxDir(id), 'state.json'), 'utf8')) as { pid: number; port: number };
+const sandboxState = (id: string) => JSON.parse(readFileSync(path.join(sandboxDir(id), 'state.json'), 'utf8')) as { pid: number; address: string };
 const hostGit = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
 const hostRef = (id: string) => { try { return hostGit('rev-parse', '--verify', '-q', `refs/svc/checkpoints/${id}`); } catch { return null; } };
-const workspaceStatus = (id: string) => execFileSync('git', ['status', '--porcelain'], { cwd: path.join(sandboxDir(id), 'workspace'), encoding: 'utf8' }).trimEnd();
+const workspaceStatus = (id: string) => execFileSync('git', ['-c', 'safe.directory=*', 'status', '--porcelain'], { cwd: path.join(sandboxDir(id), 'workspace'), encoding: 'utf8' }).trimEnd();
 const workspaceFile = (id: string, file: string) => {
   const p = path.join(sandboxDir(id), 'workspace', file);
   return existsSync(p) ? readFileSync(p, 'utf8') : null;
@@ -63,7 +63,7 @@ const workspaceFile = (id: string, file: string) => {
 /** The daemon's GET /svc/health of the session's current sandbox. */
 async function health(id: string): Promise<Health | undefined> {
   try {
-    const res = await fetch(`http://127.0.0.1:${sandboxState(id).port}/svc/health`, { signal: AbortSignal.timeout(3000) });
+    const res = await fetch(`http://${sandboxState(id).address}/svc/health`, { signal: AbortSignal.timeout(3000) });
     return res.ok ? await res.json() as Health : undefined;
   } catch { return undefined; }
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
-import { opencodeConfig, startModelServer, toolResults, type ChatMessage, type ModelServer } from '../fixtures/model-server.js';
+import { startModelServer, toolResults, type ChatMessage, type ModelServer } from '../fixtures/model-server.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
 const OPENCODE_BIN = path.join(REPO_ROOT, 'node_modules', '.bin');
@@ -33,8 +33,8 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('the real open
   const sandboxDir = () => path.join(dev.dataDir, 'sandboxes', 'default', sessionId);
   const daemonHealth = async (): Promise<any> => {
     try {
-      const { port } = JSON.parse(readFileSync(path.join(sandboxDir(), 'state.json'), 'utf8')) as { port: number };
-      return await (await fetch(`http://127.0.0.1:${port}/svc/health`, { signal: AbortSignal.timeout(3000) })).json();
+      const { address } = JSON.parse(readFileSync(path.join(sandboxDir(), 'state.json'), 'utf8')) as { address: string };
+      return await (await fetch(`http://${address}/svc/health`, { signal: AbortSignal.timeout(3000) })).json();
     } catch { return undefined; }
   };
   const status = async () => (await api('GET', `/projects/${projectId}/sessions/${sessionId}`)).body.session?.status;
@@ -55,14 +55,17 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('the real open
     mkdirSync(work);
     makeRepo(work, { 'README.md': '# memory\n', 'svc.yaml': 'svc_version: 2\ndefault_agent: build\nagents:\n  build:\n    workspace: branch\n' });
     mkdirSync(path.join(work, '.svc', 'engine'), { recursive: true });
-    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify(opencodeConfig(model.url), null, 2));
+    // the engine config names no provider: the scripted model is the project's gateway provider
+    // (a jailed sandbox reaches the API, never a port of the host's loopback)
+    writeFileSync(path.join(work, '.svc', 'engine', 'opencode.json'), JSON.stringify({ $schema: 'https://opencode.ai/config.json', autoupdate: false, share: 'disabled' }, null, 2));
     execFileSync('git', ['add', '-A'], { cwd: work });
-    execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'engine config: the scripted model'], { cwd: work });
+    execFileSync('git', ['-c', 'user.name=dev', '-c', 'user.email=dev@example.com', 'commit', '-q', '-m', 'engine config without a provider'], { cwd: work });
     const repo = path.join(tmp, 'host.git');
     execFileSync('git', ['clone', '-q', '--bare', work, repo]);
     dev = await startDev({ dataDir: path.join(tmp, 'dev'), extraEnv: { PATH: `${OPENCODE_BIN}${path.delimiter}${process.env.PATH}` } });
     const created = JSON.parse(await runOk(process.execPath, [SVC, 'projects', 'create', 'memory', '--repo', repo, '--json'], dev.env)) as any;
     projectId = (created.project ?? created).id;
+    await runOk(process.execPath, [SVC, 'gateway', 'providers', 'set', 'scripted', '--base-url', model.url, '--project', 'memory'], dev.env, 'sk-scripted-key');
     await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'memory', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], dev.env)) === 'True', 60_000);
   }, 150_000);
 
@@ -109,6 +112,6 @@ describe.skipIf(!existsSync(path.join(OPENCODE_BIN, 'opencode')))('the real open
     expect(after.checkpoint.conversation.restored).toMatchObject({ session_id: root });
     const workspace = path.join(sandboxDir(), 'workspace');
     expect(readFileSync(path.join(workspace, 'memo.txt'), 'utf8')).toBe(`the word is ${WORD}\n`);
-    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toContain('?? memo.txt');
+    expect(execFileSync('git', ['-c', 'safe.directory=*', 'status', '--porcelain'], { cwd: workspace, encoding: 'utf8' })).toContain('?? memo.txt');
   }, 600_000);
 });
