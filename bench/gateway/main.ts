@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { median, percentile, writeSection } from '../lib/report.js';
 import { buildArtifacts } from '../../test/daemon/harness.js';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../../test/helpers/dev.js';
+import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../../test/helpers/dev.js';
 import { makeRepo } from '../../test/dev/util.js';
 
 const LATENCY_REQUESTS = Number(process.env.BENCH_GATEWAY_REQUESTS ?? 400);
@@ -92,7 +92,7 @@ const ms = (v: number) => v.toFixed(2);
 async function main(): Promise<void> {
   const upstream = await startUpstream();
   const { fixtureEngine } = await buildArtifacts();
-  const dev = await startDev({ args: ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--idle-timeout', '2h'] });
+  const dev = await startDev({ args: [...fixtureEngineArgs(fixtureEngine), '--idle-timeout', '2h'] });
   try {
     const repo = path.join(dev.dataDir, 'repo');
     makeRepo(repo, { 'README.md': '# bench\n' });

@@ -165,7 +165,7 @@ async function devPart(work: string, bare: string, engine: string) {
   const dataDir = mkdtempSync('/tmp/ckb'); // short: unix socket paths below it
   let output = '';
   const dev = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0',
-    '--engine-command', `'${process.execPath}' '${engine}' serve --port {port}`, '--max-sessions', '100'], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    '--engine-command', `'${process.execPath}' '${engine}' serve --port {port}`, '--sandbox-mount', path.dirname(engine), '--max-sessions', '100'], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
   dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
   try {

@@ -527,6 +527,15 @@ describe('access', () => {
       if (method !== 'GET') expect((await call(method, url, { body, token: reader })).status, `${method} ${url} read-only`).toBe(403);
       else expect((await call(method, url, { token: reader })).status, `${method} ${url} read with the capability`).toBe(200);
     }
+    // the CLI with a token that may only set budgets: every flag given, no read of the budget first
+    const setter = await mint({ access: 'write', capabilities: ['project.gateway.budget.set'] });
+    const asSetter = (args: string[]) => run(process.execPath, [SVC, ...args], { ...dev.env, SVC_CLI_TOKEN: setter });
+    const set = await asSetter(['gateway', 'budget', '--period', 'month', '--max-tokens', 'none', '--max-tokens-per-session', 'none', '--project', 'lab', '--json']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout).budget).toEqual({ period: 'month', max_tokens: null, max_tokens_per_session: null });
+    const partial = await asSetter(['gateway', 'budget', '--max-tokens', '5', '--project', 'lab']);
+    expect(partial.code).not.toBe(0); // the others are read first, which needs project.gateway.spend.read
+    expect(partial.stderr).toContain('project.gateway.spend.read');
     const plainReader = await mint({ access: 'read', capabilities: [] });
     expect((await call('GET', `${gw()}/providers`, { token: plainReader })).status).toBe(200);
     expect((await call('PUT', `${gw()}/providers/x`, { body: { api_key: 'k', base_url: 'http://x' }, token: plainReader })).status).toBe(403);

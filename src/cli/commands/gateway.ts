@@ -175,16 +175,19 @@ export function registerGatewayCommands(program: Command): void {
       const maxTokens = opts.maxTokens === undefined ? undefined : parseLimit(opts.maxTokens, '--max-tokens');
       const perSession = opts.maxTokensPerSession === undefined ? undefined : parseLimit(opts.maxTokensPerSession, '--max-tokens-per-session');
       const { api, base } = await gatewayBase(opts.project);
-      let view = await api.request<GatewayBudgetView>('GET', `${base}/budget`);
-      if (opts.period !== undefined || maxTokens !== undefined || perSession !== undefined) {
-        // what a flag does not name stays as it is
+      const changes = opts.period !== undefined || maxTokens !== undefined || perSession !== undefined;
+      const complete = opts.period !== undefined && maxTokens !== undefined && perSession !== undefined;
+      // all three flags: the PUT alone (project.gateway.budget.set is all it needs); else what a
+      // flag does not name stays as it is, read first (project.gateway.spend.read)
+      let view = complete ? undefined : await api.request<GatewayBudgetView>('GET', `${base}/budget`);
+      if (changes) {
         view = await api.request<GatewayBudgetView>('PUT', `${base}/budget`, {
-          period: opts.period ?? view.budget.period,
-          max_tokens: maxTokens === undefined ? view.budget.max_tokens : maxTokens,
-          max_tokens_per_session: perSession === undefined ? view.budget.max_tokens_per_session : perSession,
+          period: opts.period ?? view!.budget.period,
+          max_tokens: maxTokens === undefined ? view!.budget.max_tokens : maxTokens,
+          max_tokens_per_session: perSession === undefined ? view!.budget.max_tokens_per_session : perSession,
         });
       }
-      if (opts.json) printJson(view);
-      else printLines(formatBudget(view));
+      if (opts.json) printJson(view!);
+      else printLines(formatBudget(view!));
     }));
 }
