@@ -15,7 +15,8 @@ node_modules/.package-lock.json: package-lock.json package.json
 	npm install --no-save --no-audit --no-fund
 	@touch $@
 
-install: node_modules/.package-lock.json ## install the locked dependencies
+install: node_modules/.package-lock.json ## install the locked dependencies (and, as root, the Debian packages sandbox isolation needs)
+	@scripts/system-packages.sh
 
 build: install ## compile TypeScript to dist/, bundle the CLI and the dashboard
 	$(NPM_BIN)/tsc -p tsconfig.build.json

@@ -7,7 +7,7 @@ export type IsolationStatus =
   /** Sandboxes run jailed; the API must also listen on `gateway`. */
   | { mode: 'jail'; gateway: string }
   /** Isolation was asked for and cannot be had: sessions refuse to start, saying `message`. */
-  | { mode: 'unavailable'; message: string }
+  | { mode: 'unavailable'; message: string; problems: string[] }
   /** --unsafe-no-isolation. */
   | { mode: 'none' };
 
@@ -22,7 +22,7 @@ export const UNSAFE_WARNING = [
 export async function isolationStatus(unsafeNoIsolation: boolean): Promise<IsolationStatus> {
   if (unsafeNoIsolation) return { mode: 'none' };
   const report = await checkIsolation();
-  if (!report.ok) return { mode: 'unavailable', message: describeProblems(report) };
+  if (!report.ok) return { mode: 'unavailable', message: describeProblems(report), problems: report.problems };
   const jail = new Jail({ apiPorts: [], toolchain: [] });
   await jail.networks.ensureGateway();
   return { mode: 'jail', gateway: jail.gateway };
@@ -34,7 +34,7 @@ export function isolationLines(status: IsolationStatus): string[] {
     case 'jail': return [`svc dev: sandboxes are isolated (own uid, namespaces and network; they reach the API at ${status.gateway})`];
     case 'none': return UNSAFE_WARNING;
     case 'unavailable': return [
-      `svc dev: ERROR: sandboxes cannot be isolated on this machine: ${status.message}.`,
+      ...status.problems.map((problem) => `svc dev: ERROR: sandboxes cannot be isolated on this machine: ${problem}.`),
       'svc dev: sessions will refuse to start until this is fixed (or start svc dev with --unsafe-no-isolation, which is unsafe).',
     ];
   }

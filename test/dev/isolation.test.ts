@@ -91,6 +91,32 @@ describe('svc dev where sandboxes cannot be isolated (not root)', () => {
   }, 120_000);
 });
 
+describe('svc dev --provider kubernetes where pods cannot be isolated (not root)', () => {
+  let dev: DevInstance;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'svc-dev-nobody-k8s-'));
+    chownSync(dir, NOBODY, NOBODY);
+    dev = await startDev({ dataDir: path.join(dir, 'dev'), uid: NOBODY, extraEnv: { HOME: dir }, args: ['--provider', 'kubernetes', ...fixtureEngineArgs(fixtureEngine)], timeoutMs: 90_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await dev?.stop();
+    removeDevDir(dir);
+  });
+
+  it('the node simulator refuses to run the pod unjailed: the session fails saying what is missing', async () => {
+    const { projectId, id } = await session(dev, dir, NOBODY);
+    const failed = await waitFor('the session failed', async () => {
+      const s = await api<{ session: { status: string; reason: string | null } }>(dev, 'GET', `/projects/${projectId}/sessions/${id}`);
+      return s.body.session.status === 'failed' ? s.body.session : undefined;
+    }, 60_000);
+    expect(failed.reason).toBe('CreateContainerError');
+    const conditions = await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.conditions}'], dev.env);
+    expect(conditions).toContain('cannot be isolated');
+    expect(conditions).toContain('sandbox isolation needs root');
+  }, 120_000);
+});
+
 describe('svc dev --unsafe-no-isolation', () => {
   it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1), under a data directory of any length', async () => {
     // longer than a unix socket path may be: svc-agent's credential socket used to collide there

@@ -60,10 +60,9 @@ async function probe(): Promise<IsolationReport> {
     problems.push('sandbox isolation needs root (it creates network namespaces, veth pairs and firewall rules, and runs each sandbox as its own uid): run svc dev as root');
   }
   const missing = REQUIRED_COMMANDS.filter((c) => !onPath(c.command));
-  if (missing.length) {
-    const packages = [...new Set(missing.map((c) => c.pkg))];
-    problems.push(`missing ${missing.map((c) => `${c.command} (Debian package ${c.pkg})`).join(', ')}: install with \`apt-get install ${packages.join(' ')}\``);
-  } else {
+  // one line per missing program, each saying how to get it
+  for (const c of missing) problems.push(`${c.command} is missing: install it with \`apt-get install ${c.pkg}\``);
+  if (!missing.length) {
     const version = /(\d+)\.(\d+)/.exec(await run('bwrap', ['--version']).catch(() => '')) ?? [];
     if (Number(version[1] ?? 0) === 0 && Number(version[2] ?? 0) < 8) problems.push(`bubblewrap 0.8 or newer is needed (--disable-userns); found ${version[0] ?? 'an unknown version'}`);
   }
