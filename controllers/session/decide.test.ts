@@ -47,6 +47,7 @@ describe('Session status (SPEC §3.2)', () => {
     ['new: branch pushed, sandbox requested', session(), seen({ branch: { kind: 'ready', baseSha: SHA, created: true }, sandbox: sandbox() }), 'provisioning', undefined, ['BranchCreated']],
     ['base ref missing', session(), seen({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'failed', 'BaseRefNotFound', ['Failed']],
     ['repository unreachable', session(), seen({ branch: { kind: 'failed', reason: 'RepositoryUnreachable', message: 'down' } }), 'failed', 'RepositoryUnreachable', ['Failed']],
+    ['the host key refused: the classified reason', session(), seen({ branch: { kind: 'failed', reason: 'HostKeyVerificationFailed', message: 'Host key verification failed' } }), 'failed', 'HostKeyVerificationFailed', ['Failed']],
     ['project gone', session(), seen({ project: null }), 'failed', 'ProjectNotFound', ['Failed']],
     ['sandbox active, engine ready', session(branched), seen({ sandbox: sandbox('active'), health: health() }), 'running', undefined, ['Running']],
     ['engine failed', session(branched), seen({ sandbox: sandbox('error', 'running', 'EngineFailed') }), 'failed', 'EngineFailed', ['Failed']],

@@ -5,6 +5,7 @@
 // SandboxReady), the Events of a transition and when to look again. No I/O; `now` is injected.
 // Later facts (a checkpoint, the engine's progress, credentials issued per wake) are new fields
 // of SessionFacts and new rows of the decision, not a new shape.
+import type { ClassifiedUnreachableKind } from '../../src/git/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import { planChildren } from '../../src/runtime/index.js';
 import {
@@ -52,7 +53,7 @@ export type SessionStep =
 /** The outcome of pushing the session branch, when this reconcile tried. */
 export type BranchOutcome =
   | { kind: 'ready'; baseSha: string; created: boolean }
-  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | 'CredentialsNotFound' | 'PushRejected'; message: string };
+  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | ClassifiedUnreachableKind | 'CredentialsNotFound' | 'PushRejected'; message: string };
 
 /** The facts the status is computed from (older name, kept for the status table tests). */
 export type SessionObserved = Pick<SessionFacts, 'project' | 'branch' | 'sandbox' | 'health'> & { delivered: number | null };

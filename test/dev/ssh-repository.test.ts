@@ -125,7 +125,7 @@ describe.skipIf(!existsSync(SSHD))('a private repository over SSH (real sshd)', 
       const session = JSON.parse(await kubectl('get', 'session', id, '-o', 'json')) as any;
       return session.status?.status === 'failed' && session.status.conditions.find((c: any) => c.type === 'Ready');
     }, 90_000);
-    expect(ready.reason).toBe('RepositoryUnreachable');
+    expect(ready.reason).toBe('HostKeyVerificationFailed'); // the Project's own classification, not a generic one
     expect(ready.message).toMatch(/could not create the session branch in .*: repository .* is unreachable: Host key verification failed/);
   }, 120_000);
 
