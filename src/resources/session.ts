@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
 import type { Resource } from './meta.js';
+import { BOOT_PHASES } from '../lib/boot-phases.js';
+
+export { BOOT_PHASES, type BootPhaseName } from '../lib/boot-phases.js';
 
 /** SPEC §3.2: the whole enum; only provisioning, running, stopped and failed are written. */
 export const SESSION_STATUSES = ['queued', 'branching', 'provisioning', 'running', 'stopped', 'failed', 'completed'] as const;
@@ -27,10 +30,7 @@ export type SessionSpec = z.infer<typeof SessionSpecSchema>;
 /** What a writer must give (fields with defaults optional). */
 export type SessionSpecInput = z.input<typeof SessionSpecSchema>;
 
-/** The phases of a start, in order (docs/sessions.md "Boot timeline"); `restore` only when a checkpoint could be restored. */
-export const BOOT_PHASES = ['branch', 'credentials', 'sandbox', 'daemon', 'clone', 'restore', 'engine', 'prompt'] as const;
 export const BootPhaseNameSchema = z.enum(BOOT_PHASES);
-export type BootPhaseName = z.infer<typeof BootPhaseNameSchema>;
 
 export const BootPhaseSchema = z
   .object({
