@@ -127,6 +127,10 @@ describe.skipIf(!existsSync(SSHD))('a private repository over SSH (real sshd)', 
     }, 90_000);
     expect(ready.reason).toBe('HostKeyVerificationFailed'); // the Project's own classification, not a generic one
     expect(ready.message).toMatch(/could not create the session branch in .*: repository .* is unreachable: Host key verification failed/);
+    // where people look: `svc sessions show` says which failure and git's words, no key material
+    const shown = await svc('sessions', 'show', id, '--project', 'badhost');
+    expect(shown).toContain(`Status:    failed (HostKeyVerificationFailed)\nMessage:   ${ready.message}\n`);
+    expect(shown).not.toContain('PRIVATE KEY');
   }, 120_000);
 
   it('a key the host does not accept: AuthenticationFailed (Permission denied), never falling back to ~/.ssh', async () => {
