@@ -52,6 +52,10 @@ describe('svc sessions output', () => {
       'Start:     in progress (from 2026-11-23T12:00:00.000Z)',
       '  sandbox scheduled     running  at +0 ms',
     ]);
+    expect(formatTimeline([{ phase: 'engine', started_at: '2026-11-23T12:00:00.000Z', ended_at: null }], false)).toEqual([
+      'Start:     did not finish (from 2026-11-23T12:00:00.000Z)',
+      '  engine ready      no end  at +0 ms',
+    ]);
     expect(formatTimeline([])).toEqual([]);
   });
 

@@ -23,14 +23,18 @@ export function formatSessionList(sessions: SessionView[]): string[] {
   );
 }
 
-/** The boot timeline: one line per phase, its duration and when it started after the first. */
-export function formatTimeline(timeline: readonly BootPhaseView[]): string[] {
+/**
+ * The boot timeline: one line per phase, its duration and when it started after the first. A
+ * phase without an end is running while the session starts (`live`), else it never ended (failed, stopped).
+ */
+export function formatTimeline(timeline: readonly BootPhaseView[], live = true): string[] {
   const { rows, totalMs } = bootTimelineRows(timeline);
   if (!rows.length) return [];
   const width = Math.max(...rows.map((r) => BOOT_PHASE_LABELS[r.phase].length));
+  const open = live ? 'running' : 'no end';
   return [
-    `Start:     ${totalMs === null ? 'in progress' : `took ${formatDurationMs(totalMs)}`} (from ${timeline[0]!.started_at})`,
-    ...rows.map((r) => `  ${BOOT_PHASE_LABELS[r.phase].padEnd(width)}  ${(r.durationMs === null ? 'running' : formatDurationMs(r.durationMs)).padStart(10)}  at +${formatDurationMs(r.offsetMs)}`),
+    `Start:     ${totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'} (from ${timeline[0]!.started_at})`,
+    ...rows.map((r) => `  ${BOOT_PHASE_LABELS[r.phase].padEnd(width)}  ${(r.durationMs === null ? open : formatDurationMs(r.durationMs)).padStart(10)}  at +${formatDurationMs(r.offsetMs)}`),
   ];
 }
 
@@ -50,7 +54,7 @@ export function formatSession(s: SessionView): string[] {
     `Activity:  ${s.last_activity_at ?? '-'}`,
   );
   if (s.pending_prompts) lines.push(`Pending:   ${s.pending_prompts} prompt(s) waiting for the engine`);
-  lines.push(...formatTimeline(s.timeline ?? []));
+  lines.push(...formatTimeline(s.timeline, s.status === 'provisioning' || s.status === 'running'));
   if (s.initial_prompt) lines.push('', 'Initial prompt:', ...s.initial_prompt.split('\n').map((l) => `  ${l}`));
   return lines;
 }

@@ -150,14 +150,14 @@ function EventStream({ project, session }: { project: Project; session: Session 
 }
 
 /** The latest start, phase by phase (a bar each on one time axis), so that a slow start explains itself. */
-function BootTimeline({ timeline }: { timeline: Session['timeline'] }) {
+function BootTimeline({ timeline, live }: { timeline: Session['timeline']; live: boolean }) {
   const { rows, totalMs } = bootTimelineRows(timeline);
   if (!rows.length) return null;
   const span = Math.max(1, ...rows.map((r) => r.offsetMs + (r.durationMs ?? 0)));
   const percent = (ms: number) => `${((100 * ms) / span).toFixed(2)}%`;
   return (
     <section aria-label="Start">
-      <h2>Start <span class="muted">{totalMs === null ? 'in progress' : `took ${formatDurationMs(totalMs)}`}</span></h2>
+      <h2>Start <span class="muted">{totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'}</span></h2>
       <div class="table-wrap">
         <table class="timeline">
           <thead><tr><th>Phase</th><th>Took</th><th>At</th><th class="bars"><span class="sr-only">On one time axis</span></th></tr></thead>
@@ -165,10 +165,10 @@ function BootTimeline({ timeline }: { timeline: Session['timeline'] }) {
             {rows.map((r) => (
               <tr key={r.phase}>
                 <td>{BOOT_PHASE_LABELS[r.phase]}</td>
-                <td>{r.durationMs === null ? 'running' : formatDurationMs(r.durationMs)}</td>
+                <td>{r.durationMs !== null ? formatDurationMs(r.durationMs) : live ? 'running' : 'no end'}</td>
                 <td class="muted">+{formatDurationMs(r.offsetMs)}</td>
                 {/* CSSOM styles (not a style attribute): the dashboard's CSP allows them */}
-                <td class="bars"><span class={`bar${r.durationMs === null ? ' running' : ''}`} style={{ marginLeft: percent(r.offsetMs), width: percent(Math.max(r.durationMs ?? 0, span / 200)) }} /></td>
+                <td class="bars"><span class={`bar${r.durationMs === null ? ' open' : ''}`} style={{ marginLeft: percent(r.offsetMs), width: percent(Math.max(r.durationMs ?? 0, span / 200)) }} /></td>
               </tr>
             ))}
           </tbody>
@@ -225,7 +225,7 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
               <span key={cr.cr_id}>{i ? ', ' : ''}<a href={href(['projects', project.id, 'change-requests', cr.cr_id])}>#{cr.number} {cr.title}</a></span>
             ))}</dd>
           </dl>
-          <BootTimeline timeline={session.timeline} />
+          <BootTimeline timeline={session.timeline} live={session.status === 'provisioning' || session.status === 'running'} />
           {session.initial_prompt ? <section><h2>Initial prompt</h2><p class="prompt">{session.initial_prompt}</p></section> : null}
           <section class="actions" aria-label="Actions">
             {(session.status === 'running' || session.status === 'provisioning') && canWrite(me, CAP.sessionStop) ? (
