@@ -8,7 +8,8 @@ import { isLocalRepoUrl, type AgentConfig } from './config.js';
 import { CredentialBroker } from './credentials.js';
 import { Workspace, redactUrls } from './git.js';
 import { EngineSupervisor } from './engine.js';
-import { modelError, redactSecrets, secretValues } from './engine-errors.js';
+import { redactSecrets, secretValues } from './engine-errors.js';
+import { modelError } from '../src/lib/model-error.js';
 import { resolveEngineConfigDir } from './engine-config.js';
 import { agentFileModels, discoverModels, gatewayEngineConfig, repositoryEngineConfigs } from './llm-gateway.js';
 import { RootSession } from './root-session.js';
@@ -20,7 +21,7 @@ import { ProgressWatcher } from './progress.js';
 import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
-import type { DaemonHealth } from '../src/lib/daemon-health.js';
+import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -57,6 +58,13 @@ export class Agent {
   private discoveredModels: Record<string, string[]> = {};
   private checkpointTimer: NodeJS.Timeout | null = null;
   private stopping = false;
+  /** When each phase of the boot happened (health's `boot`: the Session's boot timeline). */
+  private readonly bootMarks: Record<DaemonBootMark, string | null> = {
+    listening_at: null, clone_started_at: null, clone_ended_at: null, restore_started_at: null, restore_ended_at: null, engine_started_at: null, engine_ready_at: null,
+  };
+  private mark(phase: DaemonBootMark): void {
+    this.bootMarks[phase] ??= new Date().toISOString();
+  }
 
   constructor(private readonly config: AgentConfig) {
     this.stateDir = path.join(config.engineHome, '.svc-agent');
@@ -182,6 +190,7 @@ export class Agent {
       this.server!.listen(this.config.servicePort, this.config.serviceHost, () => resolve());
     });
     await this.broker?.listen();
+    this.mark('listening_at');
     void this.boot();
     return this.port();
   }
@@ -194,14 +203,19 @@ export class Agent {
     try {
       if (this.config.autoClone) {
         this.state = 'cloning';
+        this.mark('clone_started_at');
         const fresh = await this.workspace.prepare();
+        this.mark('clone_ended_at');
         // uncommitted work and the conversation of the session's last sandbox, before the engine starts
         this.state = 'restoring';
+        if (this.checkpoints.enabled) this.mark('restore_started_at');
         await this.checkpoints.restore(fresh);
+        if (this.checkpoints.enabled) this.mark('restore_ended_at');
       }
       await this.discoverGatewayModels();
       if (this.stopping) return;
       this.state = 'ready';
+      this.mark('engine_started_at');
       this.engine.start();
       if (this.checkpoints.enabled) {
         // during a turn: at most one checkpoint per interval, written only when the tree changed
@@ -218,6 +232,7 @@ export class Agent {
   }
 
   private onEngineReady(): void {
+    this.mark('engine_ready_at');
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
@@ -267,6 +282,7 @@ export class Agent {
       },
       checkpoint: this.checkpoints.report(),
       progress: this.progress.report(),
+      boot: { ...this.bootMarks },
       runtime_env_names: this.env.names(),
       last_activity_at: this.lastActivity === null ? null : new Date(this.lastActivity).toISOString(),
     };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exitCause, modelError, redactSecrets, secretValues, StderrTail, STDERR_TAIL_LINES } from './engine-errors.js';
+import { exitCause, redactSecrets, secretValues, StderrTail, STDERR_TAIL_LINES } from './engine-errors.js';
 
 describe('engine errors', () => {
   it('keeps the last stderr lines, bounded in count and length, across chunk boundaries', () => {
@@ -19,13 +19,6 @@ describe('engine errors', () => {
   it('says how the engine ended and what it last said', () => {
     expect(exitCause({ code: 3, signal: null }, ['a', 'b', 'c', 'd', 'e', 'f'])).toBe('the engine exited with code 3: b | c | d | e | f');
     expect(exitCause({ code: null, signal: 'SIGKILL' }, [])).toBe('the engine was killed by SIGKILL without writing to stderr');
-  });
-
-  it('names a model that cannot be reached only while opencode retries', () => {
-    expect(modelError({ type: 'retry', attempt: 4, message: 'Cannot connect to API: ECONNREFUSED', next: 1 })).toBe('cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 4)');
-    expect(modelError({ type: 'retry' })).toBe('cannot reach the model: no message');
-    expect(modelError({ type: 'busy' })).toBeNull();
-    expect(modelError(null)).toBeNull();
   });
 
   it('never shows the sandbox tokens, project secret values or URL credentials', () => {

@@ -1,7 +1,8 @@
 // Why the engine is not working, in words a person can act on: the last lines it wrote to
-// stderr (bounded), the cause of its last exit, and "cannot reach the model" while opencode
-// retries a prompt. /svc/health answers them without authentication, so every line is
-// redacted: URL credentials and the values of the sandbox's secrets never leave.
+// stderr (bounded) and the cause of its last exit ("cannot reach the model" while opencode
+// retries a prompt is src/lib/model-error.ts, shared with the CLI). /svc/health answers them
+// without authentication, so every line is redacted: URL credentials and the values of the
+// sandbox's secrets never leave.
 import { redactUrls } from '../src/lib/redact-url.js';
 
 /** Lines kept, and the longest line kept. */
@@ -44,13 +45,6 @@ export function exitCause(exit: { code: number | null; signal: string | null }, 
   return said ? `the engine ${how}: ${said}` : `the engine ${how} without writing to stderr`;
 }
 
-/** "cannot reach the model: <error>" while the root session's run is opencode's `retry`, else null. */
-export function modelError(run: unknown): string | null {
-  if (!run || typeof run !== 'object' || (run as { type?: unknown }).type !== 'retry') return null;
-  const message = (run as { message?: unknown }).message;
-  const attempt = (run as { attempt?: unknown }).attempt;
-  return `cannot reach the model: ${typeof message === 'string' && message ? message : 'no message'}${typeof attempt === 'number' ? ` (attempt ${attempt})` : ''}`;
-}
 
 /** Values that must not appear in what health shows: the tokens and the project secrets of this sandbox. */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {

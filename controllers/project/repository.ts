@@ -1,7 +1,7 @@
 // Reading a project's repository: fetch the bare mirror, read the default branch tip and
 // svc.yaml (else svc.toml) there in one git process, check it and list its triggers. Returns an
 // Observation for the pure code in desired.ts.
-import { LocalRepoNotAllowedError, openMirror, redact, UnreachableError, type GitCredentials } from '../../src/git/index.js';
+import { LocalRepoNotAllowedError, openMirror, redact, unreachableReason, type GitCredentials } from '../../src/git/index.js';
 import { MANIFEST_FILES, listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest } from '../../src/triggers/index.js';
@@ -29,7 +29,7 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
       // Messages of src/git errors carry the redacted URL only, never credentials.
       if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };
       // git's own words in the message; the reason says which kind of failure (host key, credentials, ...)
-      const reason = error instanceof UnreachableError && error.kind !== 'Unreachable' ? error.kind : 'FetchFailed';
+      const reason = unreachableReason(error) ?? 'FetchFailed';
       return { kind: 'unreachable', reason, message: `could not fetch ${redact(project.spec.repoUrl)}: ${(error as Error).message}` };
     }
     const sha = read.sha;

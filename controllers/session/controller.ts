@@ -40,6 +40,7 @@ export function sessionController(options: SessionControllerOptions): Controller
   const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider };
   const { tokenNamespace, mirrorDir } = options;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const clock = options.now ?? (() => new Date());
   return objectController<Session, SessionFacts, SessionStep>({
     name: 'session',
     for: SESSION,
@@ -55,6 +56,12 @@ export function sessionController(options: SessionControllerOptions): Controller
     now: options.now,
     observe: (session, ctx) => observeSession(session, ctx, { tokenNamespace, idleTimeoutMs }),
     compute: (session, facts, now) => decideSession(session, facts, settings, now),
-    perform: (session, step, ctx, facts) => performSessionStep(session, step, ctx, facts, { mirrorDir, tokenNamespace }),
+    async perform(session, step, ctx, facts) {
+      const startedAt = clock().toISOString();
+      const result = await performSessionStep(session, step, ctx, facts, { mirrorDir, tokenNamespace });
+      // when each step ran: the controller's half of the boot timeline
+      const stepTimes = { ...facts.stepTimes, [step.kind]: { startedAt, endedAt: clock().toISOString() } };
+      return { ...result, observed: { ...result.observed, stepTimes } };
+    },
   });
 }

@@ -47,6 +47,7 @@ describe('Session status (SPEC §3.2)', () => {
     ['new: branch pushed, sandbox requested', session(), seen({ branch: { kind: 'ready', baseSha: SHA, created: true }, sandbox: sandbox() }), 'provisioning', undefined, ['BranchCreated']],
     ['base ref missing', session(), seen({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'failed', 'BaseRefNotFound', ['Failed']],
     ['repository unreachable', session(), seen({ branch: { kind: 'failed', reason: 'RepositoryUnreachable', message: 'down' } }), 'failed', 'RepositoryUnreachable', ['Failed']],
+    ['the host key refused: the classified reason', session(), seen({ branch: { kind: 'failed', reason: 'HostKeyVerificationFailed', message: 'Host key verification failed' } }), 'failed', 'HostKeyVerificationFailed', ['Failed']],
     ['project gone', session(), seen({ project: null }), 'failed', 'ProjectNotFound', ['Failed']],
     ['sandbox active, engine ready', session(branched), seen({ sandbox: sandbox('active'), health: health() }), 'running', undefined, ['Running']],
     ['engine failed', session(branched), seen({ sandbox: sandbox('error', 'running', 'EngineFailed') }), 'failed', 'EngineFailed', ['Failed']],
@@ -169,5 +170,44 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), settings, NOW);
     expect(delivered.events?.map((e) => e.reason)).toEqual(['PromptDelivered']);
     expect(delivered.requeueAfter).toBe(5000);
+  });
+});
+
+describe('decideSession: what the daemon reports, and the boot timeline', () => {
+  const facts = (over: Partial<SessionFacts> = {}): SessionFacts => ({
+    project, sandbox: null, secrets: { session: true, cli: true }, health: null, idleTimeoutMs: 30 * 60_000, branch: null, delivered: null, ...over,
+  });
+  const serving: Sandbox = { ...sandbox('active'), status: { state: 'active', address: '127.0.0.1:4000' } };
+  const checkpoint = { sha: 'c'.repeat(40), at: '2026-11-23T11:30:00Z' };
+
+  it('a new start: the timed steps and the sandbox asked for', () => {
+    const out = decideSession(session(), facts({
+      branch: { kind: 'ready', baseSha: SHA, created: true },
+      stepTimes: { 'push-branch': { startedAt: '2026-11-23T11:59:59.000Z', endedAt: '2026-11-23T11:59:59.400Z' }, 'write-session-secret': { startedAt: '2026-11-23T11:59:59.400Z', endedAt: '2026-11-23T11:59:59.500Z' } },
+    }), settings, NOW);
+    expect(out.status.timeline).toEqual([
+      { phase: 'branch', startedAt: '2026-11-23T11:59:59.000Z', endedAt: '2026-11-23T11:59:59.400Z' },
+      { phase: 'credentials', startedAt: '2026-11-23T11:59:59.400Z', endedAt: '2026-11-23T11:59:59.500Z' },
+      { phase: 'sandbox', startedAt: NOW.toISOString() },
+    ]);
+  });
+
+  it('a wake: the stop reason goes, the last start\'s timeline starts over, the checkpoint stays', () => {
+    const stopped = session({ ...branched, status: 'stopped', reason: 'Stopped', startedAt: '2026-11-23T10:00:00Z', checkpoint, timeline: [{ phase: 'branch', startedAt: '2026-11-23T10:00:00.000Z', endedAt: '2026-11-23T10:00:00.100Z' }] });
+    const out = decideSession(stopped, facts({ sandbox: sandbox('stopped', 'stopped') }), settings, NOW);
+    expect(out.status).not.toHaveProperty('reason');
+    expect(out.status).toMatchObject({ status: 'provisioning', checkpoint, timeline: [{ phase: 'sandbox', startedAt: NOW.toISOString() }] });
+    expect(out.events?.map((e) => e.reason)).toEqual(['Waking']);
+  });
+
+  it('a stalled engine: Progressing=False with the daemon\'s reason, a Warning per new stall, the checkpoint recorded', () => {
+    const running = session({ ...branched, status: 'running', startedAt: 'x' });
+    const stalled = { ...health(), checkpoint: { enabled: true, ref: 'r', sha: checkpoint.sha, at: checkpoint.at, restored: null, skipped: null, conversation: { restored: null, error: null }, writes: 1, last_error: null }, progress: { state: 'stalled' as const, reason: 'the turn showed no engine event for 600 s', since: 'x', busy: true, last_event_at: null, stalls: 1, last_stall: { at: 'x', reason: 'the turn showed no engine event for 600 s' } } };
+    const out = decideSession(running, facts({ sandbox: serving, secrets: null, health: stalled }), settings, NOW);
+    expect(getCondition(out.status.conditions, 'Progressing')).toMatchObject({ status: 'False', reason: 'EngineStalled', message: expect.stringContaining('no engine event for 600 s') });
+    expect(out.status.checkpoint).toEqual(checkpoint);
+    expect(out.events?.map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning EngineStalled']);
+    const again = decideSession({ ...running, status: out.status }, facts({ sandbox: serving, secrets: null, health: stalled }), settings, NOW);
+    expect(again.events).toEqual([]);
   });
 });

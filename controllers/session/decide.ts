@@ -2,9 +2,12 @@
 // a typed record) to the whole outcome: the steps to carry out (push the session branch, write
 // the session's Secrets, deliver pending prompts, stop an idle session), the Sandbox it owns
 // (a planned child), the SPEC §3.2 status with its conditions (Ready, BranchReady,
-// SandboxReady), the Events of a transition and when to look again. No I/O; `now` is injected.
+// SandboxReady; Progressing and ModelReachable with the checkpoint from what the daemon reports:
+// reports.ts), the boot timeline (timeline.ts), the Events of a transition and when to look
+// again. No I/O; `now` is injected.
 // Later facts (a checkpoint, the engine's progress, credentials issued per wake) are new fields
 // of SessionFacts and new rows of the decision, not a new shape.
+import type { ClassifiedUnreachableKind } from '../../src/git/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import { planChildren } from '../../src/runtime/index.js';
 import {
@@ -12,6 +15,8 @@ import {
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
 import { engineBusy, envList, envMap, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
+import { daemonReports } from './reports.js';
+import { nextTimeline, type StepTimes } from './timeline.js';
 
 export interface SessionEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
@@ -34,6 +39,8 @@ export interface SessionFacts {
   branch: BranchOutcome | null;
   /** Step result: prompts delivered to the root engine session by this reconcile (null: not tried). */
   delivered: number | null;
+  /** When the steps of this reconcile ran (the boot timeline's branch and credentials). */
+  stepTimes?: StepTimes;
 }
 
 /** Side effects the decision asks for (data only; steps.ts carries them out). */
@@ -52,7 +59,7 @@ export type SessionStep =
 /** The outcome of pushing the session branch, when this reconcile tried. */
 export type BranchOutcome =
   | { kind: 'ready'; baseSha: string; created: boolean }
-  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | 'CredentialsNotFound' | 'PushRejected'; message: string };
+  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | ClassifiedUnreachableKind | 'CredentialsNotFound' | 'PushRejected'; message: string };
 
 /** The facts the status is computed from (older name, kept for the status table tests). */
 export type SessionObserved = Pick<SessionFacts, 'project' | 'branch' | 'sandbox' | 'health'> & { delivered: number | null };
@@ -196,6 +203,11 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
   else set(condition('SandboxReady', 'False', seen.sandbox?.status?.reason ?? (sandboxState ? sandboxState[0]!.toUpperCase() + sandboxState.slice(1) : 'NotCreated'), sandboxMessage(seen.sandbox), generation));
   const readyReason = v.status === 'running' ? 'Running' : v.reason ?? (v.status === 'provisioning' ? 'Provisioning' : v.status[0]!.toUpperCase() + v.status.slice(1));
   set(condition('Ready', v.status === 'running' ? 'True' : 'False', readyReason, v.message, generation));
+  // Progressing, ModelReachable, the checkpoint and the boot's Events: what the daemon reports
+  const reported = seen.health ? daemonReports(previous, seen.health, generation) : null;
+  for (const c of reported?.conditions ?? []) set(c);
+  if (reported?.checkpoint) status.checkpoint = reported.checkpoint;
+  if (reported?.daemonReports) status.daemonReports = reported.daemonReports;
   status.conditions = conditions;
   if (generation !== undefined) status.observedGeneration = generation;
   if (seen.sandbox) {
@@ -210,7 +222,7 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
   if (v.status === 'stopped' || v.status === 'failed') status.reason = v.reason;
   else delete status.reason;
   if (status.reason === undefined) delete status.reason;
-  return { status, events: sessionEvents(session, previous, status, seen, v) };
+  return { status, events: [...sessionEvents(session, previous, status, seen, v), ...reported?.events ?? []] };
 }
 
 function sessionEvents(session: Session, before: SessionStatus, after: SessionStatus, seen: SessionObserved, v: Verdict): SessionEvent[] {
@@ -287,8 +299,19 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   }
 
   const outcome = nextSessionStatus(session, facts, now);
+  const wanted = project && branchReady ? sandboxFor(session, project, settings, sandbox) : null;
   const children = project && branchReady
-    ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], [sandboxFor(session, project, settings, sandbox)].filter((s): s is Sandbox => s !== null)) }]
+    ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], wanted ? [wanted] : []) }]
     : [];
-  return { status: outcome.status, events: outcome.events, children, requeueAfter: requeueAfterMs(outcome.status.status) };
+  const timeline = nextTimeline(session.status?.timeline, {
+    restart: session.status?.status === 'stopped' && outcome.status.status === 'provisioning',
+    stepTimes: facts.stepTimes ?? {},
+    sandboxRequested: wanted?.spec.desiredState === 'running' && sandbox?.spec.desiredState !== 'running',
+    health,
+    delivered: facts.delivered,
+  }, now);
+  const status = { ...outcome.status };
+  if (timeline) status.timeline = timeline;
+  else delete status.timeline;
+  return { status, events: outcome.events, children, requeueAfter: requeueAfterMs(status.status) };
 }

@@ -1,6 +1,6 @@
 // What one reconcile of a Session looks at (I/O, reads only): its Project and Sandbox from the
 // caches, which of its Secrets exist (live reads, only while a sandbox is about to start), and
-// the daemon's health while its sandbox serves. The result is SessionFacts (decide.ts).
+// the daemon's health while its sandbox runs. The result is SessionFacts (decide.ts).
 import { lookupName } from '../../src/lib/api-tokens.js';
 import type { ReconcileContext } from '../../src/runtime/index.js';
 import {
@@ -30,12 +30,13 @@ export async function observeSession(session: Session, ctx: ReconcileContext, se
     secrets = { session: tokens !== null, cli: cli !== undefined };
   }
   const address = sandbox?.status?.address;
-  const serving = sandbox?.status?.state === 'active' && address && sandbox.spec.desiredState === 'running';
+  // also while provisioning: a stalled engine's restart and the boot timeline happen then
+  const started = (sandbox?.status?.state === 'active' || sandbox?.status?.state === 'provisioning') && address && sandbox.spec.desiredState === 'running';
   return {
     project,
     sandbox,
     secrets,
-    health: serving ? await readDaemonHealth(address) : null,
+    health: started ? await readDaemonHealth(address) : null,
     idleTimeoutMs: project?.spec.idleTimeoutSeconds ? project.spec.idleTimeoutSeconds * 1000 : settings.idleTimeoutMs,
     branch: null,
     delivered: null,

@@ -1,6 +1,6 @@
 // The Session controller's side effects, one function per step of decide.ts (SessionStep):
 // each does one thing and returns the facts it changed (and the Session when it wrote it).
-import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError } from '../../src/git/index.js';
+import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError, unreachableReason } from '../../src/git/index.js';
 import { isAlreadyExists, isNotFound, readGitCredentials, readSecretData, retryOnConflict, type KubeClient } from '../../src/kube/index.js';
 import { newToken, tokenSecret, TOKEN_LABEL, type TokenGrant } from '../../src/lib/api-tokens.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
@@ -47,8 +47,9 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
     }
   } catch (error) {
     if (error instanceof RefNotFoundError) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}` };
-    const rejected = error instanceof PushRejectedError;
-    return { kind: 'failed', reason: rejected ? 'PushRejected' : 'RepositoryUnreachable', message: `could not create the session branch in ${where}: ${(error as Error).message}` };
+    // the Project's classification (host key, credentials, ...); git's redacted words in the message
+    const reason = error instanceof PushRejectedError ? 'PushRejected' : unreachableReason(error) ?? 'RepositoryUnreachable';
+    return { kind: 'failed', reason, message: `could not create the session branch in ${where}: ${(error as Error).message}` };
   }
 }
 

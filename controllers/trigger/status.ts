@@ -139,7 +139,7 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   } else if (scheduled && spec.runAt !== undefined) {
     nextFireAt = new Date(spec.runAt).toISOString();
   }
-  // undefined (not deleted): the status write merges over the stored status, and undefined removes the field
+  // undefined: no next fire, the field goes (a computed status is written whole)
   next.nextFireAt = nextFireAt;
   if (generation !== undefined) next.observedGeneration = generation;
 

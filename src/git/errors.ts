@@ -98,6 +98,12 @@ export class UnreachableError extends GitEngineError {
   }
 }
 
+/** The specific reason a failure had (host key, credentials, repository, host), or null: the one classification Project and Session reasons share. */
+export function unreachableReason(error: unknown): ClassifiedUnreachableKind | null {
+  return error instanceof UnreachableError && error.kind !== 'Unreachable' ? error.kind : null;
+}
+export type ClassifiedUnreachableKind = Exclude<UnreachableKind, 'Unreachable'>;
+
 /** A remote URL or credentials the engine cannot use (message redacted). */
 export class InvalidRemoteError extends GitEngineError {
   constructor(readonly displayUrl: string, reason: string) {

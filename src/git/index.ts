@@ -11,9 +11,9 @@ export { redact } from './redact.js';
 export {
   GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, MergeConflictError, BaseMovedError, HeadMovedError,
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError, LocalRepoNotAllowedError,
-  TimeoutError, GitError,
+  TimeoutError, GitError, unreachableReason,
 } from './errors.js';
-export type { GitErrorCode, UnreachableKind } from './errors.js';
+export type { ClassifiedUnreachableKind, GitErrorCode, UnreachableKind } from './errors.js';
 export {
   advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
 } from './gateway.js';

@@ -42,6 +42,26 @@ export const DaemonProgressSchema = z.looseObject({
 });
 export type DaemonProgress = z.infer<typeof DaemonProgressSchema>;
 
+/**
+ * When each phase of this daemon's boot happened (RFC 3339, milliseconds; null: not yet, or not
+ * at all: no clone without auto-clone, no restore with checkpoints off). With `daemon.started_at`
+ * and `engine.initial_prompt_sent_at`, the sandbox's half of the Session's boot timeline.
+ */
+const bootMarks = {
+  listening_at: nullableString.optional(),
+  clone_started_at: nullableString.optional(),
+  clone_ended_at: nullableString.optional(),
+  restore_started_at: nullableString.optional(),
+  restore_ended_at: nullableString.optional(),
+  /** the first engine start of this daemon (after clone and restore) */
+  engine_started_at: nullableString.optional(),
+  /** the first time its engine was ready (restarts later do not move it) */
+  engine_ready_at: nullableString.optional(),
+};
+export const DaemonBootSchema = z.looseObject(bootMarks);
+export type DaemonBoot = z.infer<typeof DaemonBootSchema>;
+export type DaemonBootMark = keyof typeof bootMarks;
+
 export const DaemonHealthSchema = z.looseObject({
   /** ok once daemon and engine are ready; failed when either gave up. */
   status: z.enum(['ok', 'starting', 'failed']),
@@ -73,6 +93,8 @@ export const DaemonHealthSchema = z.looseObject({
   checkpoint: DaemonCheckpointSchema.optional(),
   /** absent from daemons older than the progress watch */
   progress: DaemonProgressSchema.optional(),
+  /** absent from daemons older than the boot timeline */
+  boot: DaemonBootSchema.optional(),
   last_activity_at: nullableString,
 });
 export type DaemonHealth = z.infer<typeof DaemonHealthSchema>;

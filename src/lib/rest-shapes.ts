@@ -1,5 +1,6 @@
 // Resources as the REST API serializes them (snake_case). The API writes these shapes and the
 // CLI reads them, so they live here, where both may import them.
+import type { BootPhaseView } from './boot-phases.js';
 
 /** A trigger entry as listed with its project (normalized, snake_case, plus runtime state). */
 export type SerializedTrigger = Record<string, unknown> & { slug: string };
@@ -133,10 +134,18 @@ export interface SerializedSession {
   created_at: string | null;
   last_activity_at: string | null;
   reason: string | null;
+  /** Why it is in its status, in words (the Ready condition's message: a failed engine's last error, a push's git error). */
+  message: string | null;
   initial_prompt: string | null;
   pending_prompts: number;
   sandbox_state: string | null;
+  /** The latest checkpoint of its uncommitted work (DESIGN §8.3), kept after its sandbox is gone. */
+  checkpoint: { sha: string; at: string } | null;
+  /** When each phase of its latest start (the first, or the last wake) started and ended; `ended_at` null while it runs. */
+  timeline: SerializedBootPhase[];
 }
+
+export type SerializedBootPhase = BootPhaseView;
 
 /** The model gateway (DESIGN §8.2, docs/gateway.md). A provider as listed: never its key. */
 export interface GatewayProviderView {

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
 import type { Resource } from './meta.js';
+import { BOOT_PHASES } from '../lib/boot-phases.js';
+
+export { BOOT_PHASES, type BootPhaseName } from '../lib/boot-phases.js';
 
 /** SPEC §3.2: the whole enum; only provisioning, running, stopped and failed are written. */
 export const SESSION_STATUSES = ['queued', 'branching', 'provisioning', 'running', 'stopped', 'failed', 'completed'] as const;
@@ -27,6 +30,17 @@ export type SessionSpec = z.infer<typeof SessionSpecSchema>;
 /** What a writer must give (fields with defaults optional). */
 export type SessionSpecInput = z.input<typeof SessionSpecSchema>;
 
+export const BootPhaseNameSchema = z.enum(BOOT_PHASES);
+
+export const BootPhaseSchema = z
+  .object({
+    phase: BootPhaseNameSchema.describe('branch, credentials, sandbox (scheduled until its daemon runs), daemon (until it listens), clone, restore, engine (until ready), prompt (the first one sent).'),
+    startedAt: timestamp().describe('When the phase started (milliseconds).'),
+    endedAt: timestamp().optional().describe('When it ended; absent while it runs.'),
+  })
+  .describe('One phase of the latest start of the session.');
+export type BootPhase = z.infer<typeof BootPhaseSchema>;
+
 export const SessionStatusSchema = z
   .object({
     ...statusBase,
@@ -39,6 +53,19 @@ export const SessionStatusSchema = z
     startedAt: timestamp().optional().describe('When the session first ran; a wake never sends the initial prompt again.'),
     lastActivityTime: timestamp().optional().describe('Last activity of its sandbox (for the idle sweep).'),
     rootSessionId: z.string().optional().describe('The root engine session of the current sandbox.'),
+    checkpoint: z
+      .object({ sha: z.string(), at: timestamp() })
+      .optional()
+      .describe('The latest checkpoint of the uncommitted work (refs/svc/checkpoints/<id>) its sandboxes reported; kept after the sandbox is gone.'),
+    daemonReports: z
+      .object({
+        daemonStartedAt: z.string().describe('The sandbox boot (its daemon start) these reports are of.'),
+        checkpoint: z.boolean().describe('Its checkpoint restore (or skip) became an Event.'),
+        stalls: z.number().int().min(0).describe('Its engine stalls that became Events.'),
+      })
+      .optional()
+      .describe('What the daemon of the current sandbox boot reported that became Events, so that an operator restart does not repeat them.'),
+    timeline: z.array(BootPhaseSchema).optional().describe('When each phase of the latest start (the first one, or the last wake) started and ended.'),
   })
   .describe('Observed state of a Session.');
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;

@@ -6,9 +6,9 @@ import type { KubeObject } from '../resources/index.js';
 import { createLogger } from '../lib/log.js';
 import type { ReconcileContext } from './controller.js';
 import { TerminalError } from './errors.js';
-import { decide, MAX_STEP_PASSES, type ObjectReconciler } from './reconciler.js';
+import { applyOutcome, decide, MAX_STEP_PASSES, type ObjectReconciler, type OutcomeWriter } from './reconciler.js';
 
-type Thing = KubeObject & { status?: { state?: string; conditions?: [] } };
+type Thing = KubeObject & { status?: { state?: string; reason?: string; conditions?: [] } };
 interface Facts { pushed: boolean; secret: boolean }
 type Step = 'push' | 'secret';
 
@@ -57,5 +57,27 @@ describe('decide', () => {
 
   it('other errors retry (they leave decide)', async () => {
     await expect(decide(kind(async () => { throw new Error('network'); }, []), thing, ctx, () => NOW)).rejects.toThrow('network');
+  });
+});
+
+describe('applyOutcome', () => {
+  function memoryWriter() {
+    const written: NonNullable<Thing['status']>[] = [];
+    const writer: OutcomeWriter<Thing> = { writeStatus: async (_obj, status) => { written.push(status); }, recordEvent: async () => {}, applyChildren: async () => {} };
+    return { written, writer };
+  }
+
+  it('writes the computed status whole: a field the controller left out is removed, not brought back from the stored status', async () => {
+    const { written, writer } = memoryWriter();
+    const stopped: Thing = { ...thing, status: { state: 'stopped', reason: 'Stopped' } };
+    const { reason: _gone, ...woken } = { ...stopped.status, state: 'running' };
+    expect(await applyOutcome(stopped, { status: woken }, writer)).toEqual({ statusWritten: true });
+    expect(written).toEqual([{ state: 'running' }]);
+  });
+
+  it('writes nothing when the computed status is the stored one', async () => {
+    const { written, writer } = memoryWriter();
+    expect(await applyOutcome({ ...thing, status: { state: 'running' } }, { status: { state: 'running' } }, writer)).toEqual({ statusWritten: false });
+    expect(written).toEqual([]);
   });
 });

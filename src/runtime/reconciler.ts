@@ -20,7 +20,7 @@ import type { ControllerDefinition, ObjectKey, ReconcileContext } from './contro
 import { isTerminal, type TerminalError } from './errors.js';
 import { finalizerPatch, hasFinalizer, withFinalizer, withoutFinalizer } from './finalizers.js';
 import type { Predicate } from './predicates.js';
-import { mergedStatus, statusChanged, type WithStatus } from './status.js';
+import { statusChanged, type WithStatus } from './status.js';
 
 /** Owned objects to make exist as desired: what `planChildren` returns, for one kind. */
 export interface ChildPlan<C extends KubeObject = KubeObject> {
@@ -32,7 +32,10 @@ export interface ChildPlan<C extends KubeObject = KubeObject> {
 }
 
 export interface Outcome<S, A = never> {
-  /** The whole status the kind owns; fields it leaves out are kept. Written only when changed. */
+  /**
+   * The whole status, started from the object's (fields other writers own included): written as
+   * it is, so a field left out is removed (src/runtime/status.ts). Written only when changed.
+   */
   status: S;
   events?: EventInput[];
   /** Reconcile again after this many ms even if nothing changes (e.g. re-read a repository). */
@@ -118,9 +121,8 @@ export function planIsEmpty(plan: ChildPlan): boolean {
  */
 export async function applyOutcome<T extends WithStatus>(obj: T, outcome: Outcome<StatusOf<T>, unknown>, writer: OutcomeWriter<T>): Promise<{ statusWritten: boolean }> {
   for (const child of outcome.children ?? []) if (!planIsEmpty(child.plan)) await writer.applyChildren(child.type, child.plan);
-  const next = mergedStatus(obj, outcome.status);
-  const statusWritten = statusChanged(obj.status, next);
-  if (statusWritten) await writer.writeStatus(obj, next);
+  const statusWritten = statusChanged(obj.status, outcome.status);
+  if (statusWritten) await writer.writeStatus(obj, outcome.status);
   // independent writes: at once (each Event's key is serialized by the recorder)
   await Promise.all((outcome.events ?? []).map((event) => writer.recordEvent(obj, event)));
   return { statusWritten };

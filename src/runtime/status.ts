@@ -2,6 +2,11 @@
  * The one status gate: a status is written (through /status only) when something other than
  * the `lastTransitionTime` of its conditions changed. A transition time moves only with its
  * condition's status, so an unchanged condition never causes a write by itself.
+ *
+ * How a field goes away: a controller's computed status is the whole status (`Outcome.status`,
+ * started from the object's own), written as it is, so a field it leaves out (or deletes) is
+ * removed. Only `updateStatus`, for writers outside a controller, merges a patch over the stored
+ * status (there a field set to undefined is removed, one left out is kept).
  */
 import type { ResourceClient } from '../kube/index.js';
 import { jsonEqual } from '../lib/json.js';
@@ -19,11 +24,6 @@ export function statusChanged(current: object | undefined, next: object | undefi
   return !jsonEqual(withoutTransitionTimes(current ?? {}), withoutTransitionTimes(next ?? {}));
 }
 
-/** obj.status with `patch`'s top-level fields over it (fields the writer does not own are kept). */
-export function mergedStatus<T extends WithStatus>(obj: T, patch: NonNullable<T['status']>): NonNullable<T['status']> {
-  return { ...(obj.status ?? {}), ...patch } as NonNullable<T['status']>;
-}
-
 /**
  * Merges `patch` into obj.status (top-level fields; fields the caller does not own, such as a
  * Project's change-request counter, are kept) and writes it with PUT /status when it changed.
@@ -33,7 +33,7 @@ export function mergedStatus<T extends WithStatus>(obj: T, patch: NonNullable<T[
 export async function updateStatus<T extends WithStatus>(
   client: Pick<ResourceClient<T>, 'replaceStatus'>, obj: T, patch: NonNullable<T['status']>,
 ): Promise<T> {
-  const next = mergedStatus(obj, patch);
+  const next = { ...(obj.status ?? {}), ...patch } as NonNullable<T['status']>;
   if (!statusChanged(obj.status, next)) return obj;
   return client.replaceStatus({ ...obj, status: next });
 }

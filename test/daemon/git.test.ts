@@ -50,6 +50,14 @@ describe('auto-clone from a local repository', () => {
     expect(git(s.workspace, 'config', 'user.name')).toBe('svc agent (build)');
   });
 
+  it("health says when each phase of the daemon's boot happened, in order (the Session's boot timeline)", async () => {
+    const { daemon: d, boot } = await daemon.health();
+    const order = [d.started_at, boot.listening_at, boot.clone_started_at, boot.clone_ended_at, boot.restore_started_at, boot.restore_ended_at, boot.engine_started_at, boot.engine_ready_at];
+    expect(order.every((at) => typeof at === 'string' && !Number.isNaN(Date.parse(at!))), JSON.stringify(boot)).toBe(true);
+    const times = order.map((at) => Date.parse(at!));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
   it('the agent can commit and `git push origin HEAD`', () => {
     writeFileSync(path.join(s.workspace, 'agent.txt'), 'work\n');
     git(s.workspace, 'add', 'agent.txt');

@@ -93,7 +93,7 @@ export function signed(scope: ContextScope = '*', init: RequestInit = {}): Reque
 
 export interface Health {
   status: string;
-  daemon: { state: string; error: string | null; pid: number };
+  daemon: { state: string; error: string | null; pid: number; started_at: string };
   engine: {
     state: string; restarts: number; last_exit: { code: number | null; signal: string | null; at: string } | null; last_error: string | null;
     next_restart_at: string | null;
@@ -102,6 +102,7 @@ export interface Health {
   repository: { url: string | null; branch: string | null; commit: string | null };
   runtime_env_names: string[];
   last_activity_at: string | null;
+  boot: Record<'listening_at' | 'clone_started_at' | 'clone_ended_at' | 'restore_started_at' | 'restore_ended_at' | 'engine_started_at' | 'engine_ready_at', string | null>;
 }
 
 export interface DaemonProcess {

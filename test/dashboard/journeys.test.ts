@@ -135,6 +135,11 @@ describe('dashboard journeys in Chromium', () => {
     const sessionId = page.url().split('/').pop()!;
     await page.locator('.status', { hasText: 'running' }).waitFor({ timeout: 45_000 });
     expect(await page.locator('.prompt').textContent()).toBe(`Please ${XSS}`);
+    // how it started, phase by phase (issue 24 §2)
+    const start = page.getByRole('region', { name: 'Start' });
+    for (const phase of ['branch pushed', 'credentials written', 'sandbox scheduled', 'daemon up', 'repository cloned', 'engine ready']) {
+      expect(await start.getByRole('row', { name: new RegExp(`^${phase} `) }).count(), phase).toBe(1);
+    }
     expect(await page.locator('main img').count()).toBe(0);
     expect(await page.evaluate('window.__xss')).toBeUndefined();
     await expect.poll(() => page.locator('section[aria-label="Engine events"] h2').textContent(), { timeout: 15_000 }).toContain('live');

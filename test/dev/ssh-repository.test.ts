@@ -125,8 +125,12 @@ describe.skipIf(!existsSync(SSHD))('a private repository over SSH (real sshd)', 
       const session = JSON.parse(await kubectl('get', 'session', id, '-o', 'json')) as any;
       return session.status?.status === 'failed' && session.status.conditions.find((c: any) => c.type === 'Ready');
     }, 90_000);
-    expect(ready.reason).toBe('RepositoryUnreachable');
+    expect(ready.reason).toBe('HostKeyVerificationFailed'); // the Project's own classification, not a generic one
     expect(ready.message).toMatch(/could not create the session branch in .*: repository .* is unreachable: Host key verification failed/);
+    // where people look: `svc sessions show` says which failure and git's words, no key material
+    const shown = await svc('sessions', 'show', id, '--project', 'badhost');
+    expect(shown).toContain(`Status:    failed (HostKeyVerificationFailed)\nMessage:   ${ready.message}\n`);
+    expect(shown).not.toContain('PRIVATE KEY');
   }, 120_000);
 
   it('a key the host does not accept: AuthenticationFailed (Permission denied), never falling back to ~/.ssh', async () => {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildArtifacts } from '../daemon/harness.js';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -25,7 +25,7 @@ const extraEnv = {
 };
 const projects: Record<string, string> = {};
 
-interface SessionView { id: string; status: string }
+interface SessionView { id: string; status: string; reason: string | null; checkpoint: { sha: string; at: string } | null }
 interface Health {
   status: string;
   engine: { state: string; restarts: number; root_session_id: string | null };
@@ -48,6 +48,14 @@ async function api<T = Record<string, unknown>>(method: string, urlPath: string,
 }
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
+/** The Session's Events of `reason`: message and count each (kubectl, as a user reads them). */
+async function eventsOf(id: string, reason: string): Promise<{ type: string; message: string; count: number }[]> {
+  const list = JSON.parse(await kubectl('get', 'events', '--field-selector', `involvedObject.name=${id},reason=${reason}`, '-o', 'json')) as { items: { type: string; message: string; count?: number }[] };
+  return list.items.map((e) => ({ type: e.type, message: e.message, count: e.count ?? 1 }));
+}
+const condition = async (id: string, type: string) =>
+  JSON.parse(await kubectl('get', 'session', id, '-o', `jsonpath={.status.conditions[?(@.type=="${type}")]}`) || '{}') as { status?: string; reason?: string; message?: string };
+const session = async (project: string, id: string) => (await api<{ session: SessionView }>('GET', `${sessionsPath(project)}/${id}`)).body.session;
 const sessionsPath = (project: string) => `/projects/${projects[project]}/sessions`;
 const directive = (d: Record<string, unknown>) => `#fixture ${JSON.stringify(d)}`;
 const sandboxDir = (id: string) => path.join(dev.dataDir, 'sandboxes', 'default', id);
@@ -88,12 +96,13 @@ async function waitStatus(project: string, id: string, status: string, timeoutMs
 }
 
 /** Stops the session and waits until its sandbox is gone; then a prompt wakes it in a new sandbox. */
-async function stopAndWake(project: string, id: string, prompt: string): Promise<void> {
+async function stopAndWake(project: string, id: string, prompt: string, whileStopped?: () => Promise<void>): Promise<void> {
   const pid = sandboxState(id).pid;
   expect((await api('POST', `${sessionsPath(project)}/${id}/stop`)).status).toBe(200);
   await waitStatus(project, id, 'stopped');
   await waitFor('the sandbox folder gone', async () => !existsSync(sandboxDir(id)) || undefined);
   expect(running(pid)).toBe(false);
+  await whileStopped?.();
   expect((await api('POST', `${sessionsPath(project)}/${id}/prompt`, { text: prompt })).status).toBe(202);
   await waitStatus(project, id, 'running');
 }
@@ -118,7 +127,9 @@ async function createProject(name: string, spec: Record<string, unknown> = {}): 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   // `serve` in the command: the daemon imports a saved conversation with `... import <file>`, as with opencode
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' serve --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
+  // a restarted engine (after a stall or a crash) listens 6 s later: longer than the Session
+  // controller's 5 s look at a running session, so that it sees the stall (Progressing=False)
+  devArgs = ['--engine-command', `env FIXTURE_ENGINE_RESTART_LISTEN_DELAY_MS=6000 '${process.execPath}' '${fixtureEngine}' serve --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
   // a short data dir: the daemon's credential socket lies below it, and a unix socket path has
   // at most 107 bytes (a sandbox restarted under svc dev's default temp dir trips over that today)
   dev = await startDev({ dataDir: mkdtempSync('/tmp/ck'), extraEnv, args: devArgs });
@@ -149,9 +160,19 @@ describe('checkpoints through svc dev', () => {
     expect(hostGit('rev-parse', `${before.checkpoint.sha}^1`)).toBe(tip);
     const root = before.engine.root_session_id!;
 
-    await stopAndWake('demo', id, directive({ end: true }));
+    await stopAndWake('demo', id, directive({ end: true }), async () => {
+      // stopped: the session still shows its checkpoint (REST, the CLI), the sandbox is gone
+      const stopped = await session('demo', id);
+      expect(stopped.checkpoint).toEqual({ sha: before.checkpoint.sha, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+      expect(Date.parse(stopped.checkpoint!.at)).toBe(Date.parse(before.checkpoint.at!));
+      const shown = await runOk(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'show', id, '--project', 'demo'], dev.env);
+      expect(shown).toContain(`Checkpoint: ${before.checkpoint.sha!.slice(0, 12)} at ${stopped.checkpoint!.at}`);
+    });
     const after = await healthWhen(id, 'the new sandbox ready', (h) => h.status === 'ok' && h.engine.root_session_id !== null);
     expect(after.checkpoint.restored?.sha).toBe(before.checkpoint.sha);
+    // the Session says so, once for this sandbox boot
+    const restoredEvents = await waitFor('the CheckpointRestored Event', async () => { const e = await eventsOf(id, 'CheckpointRestored'); return e.length ? e : undefined; });
+    expect(restoredEvents).toEqual([{ type: 'Normal', message: expect.stringContaining(`restored checkpoint ${before.checkpoint.sha!.slice(0, 12)}`), count: 1 }]);
     expect(workspaceFile(id, 'keep.txt')).toBe('v2\n');
     expect(workspaceFile(id, 'notes/new.txt')).toBe('new\n');
     expect(workspaceFile(id, 'gone.txt')).toBeNull();
@@ -187,6 +208,9 @@ describe('checkpoints through svc dev', () => {
     const h = await healthWhen(id, 'the new sandbox ready', (x) => x.status === 'ok');
     expect(h.checkpoint.restored).toBeNull();
     expect(h.checkpoint.skipped).toMatchObject({ sha, reason: expect.stringMatching(/branch moved since the checkpoint/) });
+    const skipped = await waitFor('the CheckpointSkipped Event', async () => { const e = await eventsOf(id, 'CheckpointSkipped'); return e.length ? e : undefined; });
+    expect(skipped).toEqual([{ type: 'Warning', message: `left checkpoint ${sha!.slice(0, 12)} alone: ${h.checkpoint.skipped!.reason}`, count: 1 }]);
+    expect(await eventsOf(id, 'CheckpointRestored')).toEqual([]);
     expect(workspaceFile(id, 'draft.txt')).toBeNull();
     expect(h.checkpoint.conversation.restored).not.toBeNull();
   }, 180_000);
@@ -202,6 +226,9 @@ describe('checkpoints through svc dev', () => {
     const h = await healthWhen(id, 'the restarted sandbox ready', (x) => x.status === 'ok');
     expect(h.checkpoint.restored?.sha).toBe(sha);
     expect(workspaceFile(id, 'survivor.txt')).toBe('still here\n');
+    // the restarted sandbox is a boot of its own: its restore is an Event
+    const restored = await waitFor('the CheckpointRestored Event', async () => { const e = await eventsOf(id, 'CheckpointRestored'); return e.length ? e : undefined; });
+    expect(restored).toEqual([{ type: 'Normal', message: expect.stringContaining(`restored checkpoint ${sha!.slice(0, 12)}`), count: 1 }]);
   }, 120_000);
 
   it('spec.checkpoints: false: nothing saved, nothing restored', async () => {
@@ -221,6 +248,9 @@ describe('checkpoints through svc dev', () => {
   it('a wedged engine (a turn that never ends; a health check that hangs) is aborted, restarted and reported', async () => {
     const id = await startSession('demo', directive({ silent: true }));
     await waitStatus('demo', id, 'running');
+    // while the engine is stuck and restarting: Progressing=False with the daemon's reason
+    const stalled = await waitFor('Progressing=False', async () => { const c = await condition(id, 'Progressing'); return c.status === 'False' ? c : undefined; }, 60_000);
+    expect(stalled).toMatchObject({ reason: 'EngineStalled', message: expect.stringMatching(/showed no engine event/) });
     const first = await healthWhen(id, 'the silent turn found stalled and recovered', (h) => h.progress.stalls >= 1 && h.progress.state === 'ok' && h.engine.state === 'ready');
     expect(first.progress.last_stall?.reason).toMatch(/showed no engine event/);
     expect(first.engine.restarts).toBe(1);
@@ -230,6 +260,14 @@ describe('checkpoints through svc dev', () => {
     expect(second.progress.last_stall?.reason).toMatch(/health check did not answer/);
     expect(second.engine.root_session_id).toBe(root);
     expect((await api<{ session: SessionView }>('GET', `${sessionsPath('demo')}/${id}`)).body.session.status).toBe('running');
+    // recovered: Progressing=True; one Warning per stall, each written once (level-based, not per look)
+    await waitFor('Progressing=True', async () => (await condition(id, 'Progressing')).status === 'True' || undefined);
+    const stalls = await waitFor('two EngineStalled Events', async () => { const e = await eventsOf(id, 'EngineStalled'); return e.length === 2 ? e : undefined; });
+    expect(stalls.map((e) => [e.type, e.count])).toEqual([['Warning', 1], ['Warning', 1]]);
+    expect(stalls.map((e) => e.message)).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^the engine was stuck \(.*showed no engine event.*\); svc-agent aborted its turn and restarted it \(stall 1 of this sandbox\)$/),
+      expect.stringMatching(/^the engine was stuck \(.*health check did not answer.*\); svc-agent aborted its turn and restarted it \(stall 2 of this sandbox\)$/),
+    ]));
   }, 180_000);
 
   it('svc dev killed with SIGKILL, sandboxes and all: started again, the sandbox has its last checkpoint', async () => {

@@ -3,14 +3,14 @@
 // cannot start, a missing base ref, the cap (429), 401/403 on every route, and an operator killed
 // with SIGKILL (the sandbox is found again, never doubled).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
 import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
-import { fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -19,7 +19,10 @@ let devArgs: string[];
 const extraEnv = { SVC_ENGINE_RESTART_BACKOFF_MS: '50' };
 const projects: Record<string, string> = {};
 
-interface SessionView { id: string; status: string; reason: string | null; branch: string | null; base_sha: string | null; sandbox_state: string | null; initial_prompt: string | null; agent: string; model: string | null }
+interface SessionView {
+  id: string; status: string; reason: string | null; message: string | null; branch: string | null; base_sha: string | null; sandbox_state: string | null;
+  initial_prompt: string | null; agent: string; model: string | null; timeline: { phase: string; started_at: string; ended_at: string | null }[];
+}
 
 async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token = dev.token): Promise<{ status: number; body: T }> {
   const res = await fetch(`${dev.apiUrl}${urlPath}`, {
@@ -32,6 +35,10 @@ async function api<T = Record<string, unknown>>(method: string, urlPath: string,
 }
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
+const svc = (...args: string[]) => runOk(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), ...args], dev.env);
+const condition = async (id: string, type: string) =>
+  JSON.parse(await kubectl('get', 'session', id, '-o', `jsonpath={.status.conditions[?(@.type=="${type}")]}`) || '{}') as { status?: string; reason?: string; message?: string };
+const phases = (s: SessionView) => s.timeline.map((p) => p.phase);
 const sessionsPath = (project: string) => `/projects/${projects[project]}/sessions`;
 
 async function startSession(project: string, body: Record<string, unknown> = {}): Promise<SessionView> {
@@ -107,6 +114,18 @@ describe('sessions through svc dev', () => {
     expect(running).toMatchObject({ branch: first.id, sandbox_state: 'active', initial_prompt: 'write the README' });
     const mainSha = execFileSync('git', ['rev-parse', 'main'], { cwd: repo, encoding: 'utf8' }).trim();
     expect(running.base_sha).toBe(mainSha);
+    // the boot timeline, every phase ended, in order, up to the initial prompt
+    const started = await waitFor('the initial prompt in the timeline', async () => {
+      const { body } = await api<{ session: SessionView }>('GET', `${sessionsPath('demo')}/${first.id}`);
+      return phases(body.session).includes('prompt') ? body.session : undefined;
+    });
+    expect(phases(started)).toEqual(['branch', 'credentials', 'sandbox', 'daemon', 'clone', 'restore', 'engine', 'prompt']);
+    for (const p of started.timeline) expect(Date.parse(p.ended_at!), p.phase).toBeGreaterThanOrEqual(Date.parse(p.started_at));
+    const shown = await svc('sessions', 'show', first.id, '--project', 'demo');
+    expect(shown).toMatch(/^Start: {5}took \d/m);
+    for (const label of ['branch pushed', 'credentials written', 'sandbox scheduled', 'daemon up', 'repository cloned', 'engine ready', 'first prompt sent']) {
+      expect(shown).toMatch(new RegExp(`^  ${label} +\\d+(\\.\\d+)? (ms|s)  at \\+`, 'm'));
+    }
     expect(execFileSync('git', ['rev-parse', first.id], { cwd: repo, encoding: 'utf8' }).trim()).toBe(mainSha);
 
     // through the API's engine proxy (signed context header), to the fixture engine's /fixture/env
@@ -172,6 +191,10 @@ describe('sessions through svc dev', () => {
     expect(prompted.status).toBe(202);
     const woken = await waitStatus('demo', first.id, 'running');
     expect(woken.branch).toBe(first.id);
+    expect(woken.reason).toBeNull(); // not the stop's (issue 23: `running (Stopped)`)
+    expect(await svc('sessions', 'show', first.id, '--project', 'demo')).toMatch(/^Status: {4}running$/m);
+    // the wake's own timeline: no branch, no credentials of the first start
+    expect(phases(woken)[0]).toBe('sandbox');
     expect(sandboxPid(first.id)).not.toBe(pid);
     const prompts = await waitFor('the prompt delivered', async () => {
       const sent = engineCalls(first.id).filter((c) => c.path.endsWith('/prompt_async')).map((c) => c.body?.parts?.[0]?.text);
@@ -212,6 +235,31 @@ describe('sessions through svc dev', () => {
     expect(events).toContain('FeedbackDelivered');
   }, 60_000);
 
+  it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends', async () => {
+    const s = await startSession('demo');
+    await waitStatus('demo', s.id, 'running');
+    await waitFor('ModelReachable=True', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
+    const logs = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'logs', s.id, '--project', 'demo'], { env: dev.env });
+    let out = '';
+    logs.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    logs.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+    try {
+      await waitFor('the log stream connected', async () => out.includes('server.connected') || undefined);
+      expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"retry":"Cannot connect to API: ECONNREFUSED"}' })).status).toBe(202);
+      const unreachable = await waitFor('ModelReachable=False', async () => { const c = await condition(s.id, 'ModelReachable'); return c.status === 'False' ? c : undefined; });
+      expect(unreachable).toMatchObject({ reason: 'ModelUnreachable', message: 'cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)' });
+      await waitFor('the retry error in the logs', async () => out.includes('status: "retry": cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)') || undefined)
+        .catch((error: Error) => { throw new Error(`${error.message}\n${out}`); });
+      const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${s.id},reason=ModelUnreachable`, '-o', 'jsonpath={.items[*].message}');
+      expect(events).toBe('cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)');
+    } finally {
+      logs.kill();
+    }
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
+    await waitFor('ModelReachable=True again', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
+  }, 60_000);
+
   it('the idle sweep stops a quiet session (reason Idle)', async () => {
     await createProject('sleepy', { idleTimeoutSeconds: 3 });
     const s = await startSession('sleepy');
@@ -230,6 +278,9 @@ describe('sessions through svc dev', () => {
     expect(failed.reason).toBe('EngineFailed');
     const message = await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}');
     expect(message).toContain('config_dir');
+    // why, where people look: REST and `svc sessions show`
+    expect(failed.message).toBe(message);
+    expect(await svc('sessions', 'show', s.id, '--project', 'broken')).toContain(`Status:    failed (EngineFailed)\nMessage:   ${message}\n`);
     // a failed session keeps no sandbox process
     await waitFor('the failed sandbox stopped', async () => !existsSync(path.join(sandboxDir(s.id), 'state.json')));
     expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('error');

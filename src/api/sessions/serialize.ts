@@ -1,9 +1,8 @@
 // The REST shape of a session (DESIGN §4 "Interfaces pinned"; snake_case).
 import type { SerializedSession } from '../../lib/rest-shapes.js';
-import type { Sandbox, Session } from '../../resources/index.js';
+import { getCondition, type Sandbox, type Session } from '../../resources/index.js';
 
 export type { SerializedSession };
-
 
 export function serializeSession(session: Session, projectId: string, options: { sandbox?: Sandbox | null; triggerSlug?: string | null; pendingPrompts?: number } = {}): SerializedSession {
   const status = session.status ?? {};
@@ -23,8 +22,11 @@ export function serializeSession(session: Session, projectId: string, options: {
     created_at: session.metadata.creationTimestamp ?? null,
     last_activity_at: status.lastActivityTime ?? options.sandbox?.status?.lastActivityTime ?? null,
     reason: status.reason ?? null,
+    message: getCondition(status.conditions, 'Ready')?.message || null,
     initial_prompt: session.spec.initialPrompt ?? null,
     pending_prompts: options.pendingPrompts ?? 0,
     sandbox_state: options.sandbox?.status?.state ?? status.sandboxState ?? null,
+    checkpoint: status.checkpoint ? { sha: status.checkpoint.sha, at: status.checkpoint.at } : null,
+    timeline: (status.timeline ?? []).map((p) => ({ phase: p.phase, started_at: p.startedAt, ended_at: p.endedAt ?? null })),
   };
 }

@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { formatEngineEvent, formatSession, formatSessionList, type SessionView } from './sessions.js';
+import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, type SessionView } from './sessions.js';
 
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,
   base_ref: 'main', base_sha: 'a'.repeat(40), branch: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', trigger: 'nightly', created_by: 'u',
-  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', initial_prompt: 'do it', pending_prompts: 1, sandbox_state: 'stopped',
+  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', message: 'stopped by the idle sweep; a prompt wakes it on the same branch',
+  initial_prompt: 'do it', pending_prompts: 1, sandbox_state: 'stopped', checkpoint: { sha: 'c'.repeat(40), at: '2026-11-23T12:30:00Z' },
+  timeline: [
+    { phase: 'branch', started_at: '2026-11-23T12:00:00.000Z', ended_at: '2026-11-23T12:00:00.120Z' },
+    { phase: 'credentials', started_at: '2026-11-23T12:00:00.120Z', ended_at: '2026-11-23T12:00:00.160Z' },
+    { phase: 'sandbox', started_at: '2026-11-23T12:00:00.160Z', ended_at: '2026-11-23T12:00:00.400Z' },
+    { phase: 'engine', started_at: '2026-11-23T12:00:00.500Z', ended_at: '2026-11-23T12:00:01.750Z' },
+  ],
 };
 
 describe('svc sessions output', () => {
@@ -22,6 +29,34 @@ describe('svc sessions output', () => {
     expect(text).toContain(`from main at ${'a'.repeat(12)}`);
     expect(text).toContain('1 prompt(s) waiting');
     expect(text).toContain('  do it');
+    expect(text).toContain('Message:   stopped by the idle sweep; a prompt wakes it on the same branch');
+    expect(text).toContain(`Checkpoint: ${'c'.repeat(12)} at 2026-11-23T12:30:00Z`);
+  });
+
+  it('says why a failed session failed, and not the message of a running one', () => {
+    const failed = formatSession({ ...session, status: 'failed', desired_state: 'running', reason: 'EngineFailed', message: 'the engine could not start: spawn opencode ENOENT' }).join('\n');
+    expect(failed).toContain('Status:    failed (EngineFailed)\nMessage:   the engine could not start: spawn opencode ENOENT');
+    expect(formatSession({ ...session, status: 'running', reason: null, message: 'the sandbox is active and its engine is ready' }).join('\n')).not.toContain('Message:');
+    expect(formatSession({ ...session, checkpoint: null }).join('\n')).toContain('Checkpoint: -');
+  });
+
+  it('draws the boot timeline: one line per phase with its duration', () => {
+    expect(formatTimeline(session.timeline)).toEqual([
+      'Start:     took 1.75 s (from 2026-11-23T12:00:00.000Z)',
+      '  branch pushed            120 ms  at +0 ms',
+      '  credentials written       40 ms  at +120 ms',
+      '  sandbox scheduled        240 ms  at +160 ms',
+      '  engine ready             1.25 s  at +500 ms',
+    ]);
+    expect(formatTimeline([{ phase: 'sandbox', started_at: '2026-11-23T12:00:00.000Z', ended_at: null }])).toEqual([
+      'Start:     in progress (from 2026-11-23T12:00:00.000Z)',
+      '  sandbox scheduled     running  at +0 ms',
+    ]);
+    expect(formatTimeline([{ phase: 'engine', started_at: '2026-11-23T12:00:00.000Z', ended_at: null }], false)).toEqual([
+      'Start:     did not finish (from 2026-11-23T12:00:00.000Z)',
+      '  engine ready      no end  at +0 ms',
+    ]);
+    expect(formatTimeline([])).toEqual([]);
   });
 
   it.each([
@@ -30,6 +65,7 @@ describe('svc sessions output', () => {
     [{ type: 'message.part.updated', properties: { part: { type: 'tool', tool: 'bash', state: { status: 'running', input: { command: 'ls' } } } } }, 'tool bash running {"command":"ls"}'],
     [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'busy' } } }, 'status: "busy"'],
     [{ type: 'server.connected', properties: {} }, 'server.connected'],
+    [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'retry', attempt: 3, message: 'Cannot connect to API: ECONNREFUSED', next: 1 } } }, 'status: "retry": cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 3)'],
   ])('engine event %j', (event, line) => {
     expect(formatEngineEvent(event)).toBe(line);
   });

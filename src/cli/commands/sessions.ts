@@ -2,6 +2,8 @@
 // comes from --project, else SVC_PROJECT_ID, else the `svc projects link`ed repository.
 // Formatting is pure.
 import type { Command } from 'commander';
+import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs, type BootPhaseView } from '../../lib/boot-phases.js';
+import { modelError } from '../../lib/model-error.js';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
@@ -21,17 +23,38 @@ export function formatSessionList(sessions: SessionView[]): string[] {
   );
 }
 
+/**
+ * The boot timeline: one line per phase, its duration and when it started after the first. A
+ * phase without an end is running while the session starts (`live`), else it never ended (failed, stopped).
+ */
+export function formatTimeline(timeline: readonly BootPhaseView[], live = true): string[] {
+  const { rows, totalMs } = bootTimelineRows(timeline);
+  if (!rows.length) return [];
+  const width = Math.max(...rows.map((r) => BOOT_PHASE_LABELS[r.phase].length));
+  const open = live ? 'running' : 'no end';
+  return [
+    `Start:     ${totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'} (from ${timeline[0]!.started_at})`,
+    ...rows.map((r) => `  ${BOOT_PHASE_LABELS[r.phase].padEnd(width)}  ${(r.durationMs === null ? open : formatDurationMs(r.durationMs)).padStart(10)}  at +${formatDurationMs(r.offsetMs)}`),
+  ];
+}
+
 export function formatSession(s: SessionView): string[] {
   const lines = [
     `Session:   ${s.id}`,
     `Status:    ${s.status}${s.reason ? ` (${s.reason})` : ''}${s.desired_state !== 'running' ? `, desired ${s.desired_state}` : ''}`,
+  ];
+  // why it is not running, where people look (a failed engine's last error, a push's git error)
+  if (s.message && s.status !== 'running') lines.push(`Message:   ${s.message}`);
+  lines.push(
     `Sandbox:   ${s.sandbox_state ?? '-'}`,
     `Agent:     ${s.agent}${s.model ? ` (${s.model})` : ''}`,
     `Branch:    ${s.branch ?? '(not pushed yet)'} from ${s.base_ref}${s.base_sha ? ` at ${s.base_sha.slice(0, 12)}` : ''}`,
+    `Checkpoint: ${s.checkpoint ? `${s.checkpoint.sha.slice(0, 12)} at ${s.checkpoint.at} (uncommitted work, restored on a wake)` : '-'}`,
     `Created:   ${s.created_at ?? '-'} by ${s.created_by ?? '-'}${s.trigger ? ` (trigger ${s.trigger})` : ''}`,
     `Activity:  ${s.last_activity_at ?? '-'}`,
-  ];
+  );
   if (s.pending_prompts) lines.push(`Pending:   ${s.pending_prompts} prompt(s) waiting for the engine`);
+  lines.push(...formatTimeline(s.timeline, s.status === 'provisioning' || s.status === 'running'));
   if (s.initial_prompt) lines.push('', 'Initial prompt:', ...s.initial_prompt.split('\n').map((l) => `  ${l}`));
   return lines;
 }
@@ -47,7 +70,11 @@ export function formatEngineEvent(event: { type?: string; properties?: Record<st
     if (part.type === 'tool') return `tool ${part.tool ?? '?'} ${part.state?.status ?? ''} ${part.state?.input ? JSON.stringify(part.state.input) : ''}`.trim();
     return null;
   }
-  if (type === 'session.status') return `status: ${JSON.stringify((p.status as { type?: string } | undefined)?.type ?? p.status)}`;
+  if (type === 'session.status') {
+    // a retry says why (opencode retries a model call forever), not a bare status
+    const retrying = modelError(p.status);
+    return retrying ? `status: "retry": ${retrying}` : `status: ${JSON.stringify((p.status as { type?: string } | undefined)?.type ?? p.status)}`;
+  }
   const detail = JSON.stringify(p);
   return `${type}${detail && detail !== '{}' ? ` ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`;
 }

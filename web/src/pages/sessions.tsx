@@ -2,6 +2,7 @@
 // stream (.../events, open to read tokens), stop, abort of the current run, a follow-up prompt
 // and links to the change requests it opened.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs } from '../../../src/lib/boot-phases.js';
 import type { SerializedChangeRequest, SerializedSession } from '../../../src/lib/rest-shapes.js';
 import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
 import { applyEvent, emptyLog, roleOf, takeSseData, type EventLog } from '../events.js';
@@ -148,6 +149,35 @@ function EventStream({ project, session }: { project: Project; session: Session 
   );
 }
 
+/** The latest start, phase by phase (a bar each on one time axis), so that a slow start explains itself. */
+function BootTimeline({ timeline, live }: { timeline: Session['timeline']; live: boolean }) {
+  const { rows, totalMs } = bootTimelineRows(timeline);
+  if (!rows.length) return null;
+  const span = Math.max(1, ...rows.map((r) => r.offsetMs + (r.durationMs ?? 0)));
+  const percent = (ms: number) => `${((100 * ms) / span).toFixed(2)}%`;
+  return (
+    <section aria-label="Start">
+      <h2>Start <span class="muted">{totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'}</span></h2>
+      <div class="table-wrap">
+        <table class="timeline">
+          <thead><tr><th>Phase</th><th>Took</th><th>At</th><th class="bars"><span class="sr-only">On one time axis</span></th></tr></thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.phase}>
+                <td>{BOOT_PHASE_LABELS[r.phase]}</td>
+                <td>{r.durationMs !== null ? formatDurationMs(r.durationMs) : live ? 'running' : 'no end'}</td>
+                <td class="muted">+{formatDurationMs(r.offsetMs)}</td>
+                {/* CSSOM styles (not a style attribute): the dashboard's CSP allows them */}
+                <td class="bars"><span class={`bar${r.durationMs === null ? ' open' : ''}`} style={{ marginLeft: percent(r.offsetMs), width: percent(Math.max(r.durationMs ?? 0, span / 200)) }} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
 export function SessionPage({ project, sessionId, me }: { project: Project; sessionId: string; me: Me }) {
   const loaded = useLoad(async () => {
     const [{ session }, crs, usage] = await Promise.all([
@@ -178,9 +208,13 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
         <>
           <h1>Session <code>{session.id}</code></h1>
           <dl class="facts">
-            <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{session.sandbox_state ? <span class="muted"> · sandbox {session.sandbox_state}</span> : null}{session.pending_prompts ? <span class="muted"> · {session.pending_prompts} prompt(s) waiting</span> : null}</dd>
+            <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{session.sandbox_state ? <span class="muted"> · sandbox {session.sandbox_state}</span> : null}{session.pending_prompts ? <span class="muted"> · {session.pending_prompts} prompt(s) waiting</span> : null}
+              {session.message && session.status !== 'running' ? <p class="session-message">{session.message}</p> : null}</dd>
             <dt>Agent</dt><dd>{session.agent ?? '—'}{session.model ? <span class="muted"> ({session.model})</span> : null}</dd>
             <dt>Branch</dt><dd><code>{session.branch ?? session.id}</code> from <code>{session.base_ref ?? project.default_branch}</code> <Sha sha={session.base_sha} /></dd>
+            <dt>Checkpoint</dt><dd>{session.checkpoint
+              ? <><Sha sha={session.checkpoint.sha} /> <Age at={session.checkpoint.at} /> <span class="muted">(uncommitted work, restored on a wake)</span></>
+              : <span class="muted">none</span>}</dd>
             <dt>Trigger</dt><dd>{session.trigger ?? '—'}</dd>
             <dt>Started</dt><dd><Age at={session.created_at} /></dd>
             <dt>Last activity</dt><dd><Age at={session.last_activity_at} /></dd>
@@ -191,6 +225,7 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
               <span key={cr.cr_id}>{i ? ', ' : ''}<a href={href(['projects', project.id, 'change-requests', cr.cr_id])}>#{cr.number} {cr.title}</a></span>
             ))}</dd>
           </dl>
+          <BootTimeline timeline={session.timeline} live={session.status === 'provisioning' || session.status === 'running'} />
           {session.initial_prompt ? <section><h2>Initial prompt</h2><p class="prompt">{session.initial_prompt}</p></section> : null}
           <section class="actions" aria-label="Actions">
             {(session.status === 'running' || session.status === 'provisioning') && canWrite(me, CAP.sessionStop) ? (
