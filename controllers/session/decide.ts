@@ -294,8 +294,8 @@ export function readsSecrets(session: Session, sandbox: Sandbox | null): boolean
 /**
  * The Session controller's decision. Steps come first, one concern at a time (the runtime
  * performs them and decides again with what they did): the branch, then dropping spent
- * credentials or writing those a new sandbox needs, then the idle sweep or the pending prompts. With no step left: the Sandbox
- * child, the status, the Events and the next look.
+ * credentials or writing those a new sandbox needs, then the idle sweep or the pending prompts.
+ * With no step left: the Sandbox child, the status, the Events and the next look.
  */
 export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
   const { project, sandbox, health } = facts;
