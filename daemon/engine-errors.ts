@@ -3,7 +3,9 @@
 // retries a prompt is src/lib/model-error.ts, shared with the CLI). /svc/health answers them
 // without authentication, so every line is redacted: URL credentials and the values of the
 // sandbox's secrets never leave.
-import { redactUrls } from '../src/lib/redact-url.js';
+import { MIN_SECRET_LENGTH } from '../src/lib/redact-secrets.js';
+
+export { redactSecrets } from '../src/lib/redact-secrets.js';
 
 /** Lines kept, and the longest line kept. */
 export const STDERR_TAIL_LINES = 20;
@@ -49,13 +51,6 @@ export function exitCause(exit: { code: number | null; signal: string | null }, 
 /** Values that must not appear in what health shows: the tokens and the project secrets of this sandbox. */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
   const names = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SVC_EXECUTOR_TOKEN', ...(env.SVC_PROJECT_SECRET_NAMES ?? '').split(',')];
-  // short values would garble messages and are no secret worth the name
-  return names.map((name) => (name ? env[name] : undefined)).filter((value): value is string => typeof value === 'string' && value.length >= 6);
+  return names.map((name) => (name ? env[name] : undefined)).filter((value): value is string => typeof value === 'string' && value.length >= MIN_SECRET_LENGTH);
 }
 
-/** `text` with URL credentials and every given secret value replaced by `***`. */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = redactUrls(text);
-  for (const secret of secrets) out = out.split(secret).join('***');
-  return out;
-}

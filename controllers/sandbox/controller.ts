@@ -3,14 +3,16 @@
 // here, at launch, from the Session Secret and the project secrets Secret, and handed to the
 // provider: they never enter a resource. A finalizer lets the provider remove the process or
 // Pod when the Sandbox goes (with its Session); the status says `archived` meanwhile.
-import { isConflict, isNotFound, type KubeClient } from '../../src/kube/index.js';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from '../../src/kube/index.js';
+import { redactText } from '../../src/lib/log.js';
+import { redactSecrets } from '../../src/lib/redact-secrets.js';
 import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition, type Predicate, type ReconcileContext,
 } from '../../src/runtime/index.js';
 import {
-  FINALIZER, PROJECT, SANDBOX, SECRET, SESSION, llmProviderInfos, llmProvidersEnv, llmProvidersSecretName, projectSecretsName, secretValues,
-  secretsRevision, sessionSecretName, sessionTokens,
-  type LlmProvidersSecret, type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionSecret,
+  DAEMON_LOG_TAIL_BYTES, FINALIZER, PROJECT, SANDBOX, SECRET, SESSION, llmProviderInfos, llmProvidersEnv, llmProvidersSecretName, logTail, projectSecretsName, secretValues,
+  secretsRevision, sessionLogSecret, sessionLogSecretName, sessionSecretName, sessionTokens,
+  type LlmProvidersSecret, type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionLogSecret, type SessionSecret,
 } from '../../src/resources/index.js';
 import { isSessionId, llmKey } from '../../src/lib/llm-key.js';
 import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest } from '../../src/sandbox/index.js';
@@ -49,6 +51,38 @@ async function launchRequest(client: KubeClient, sandbox: Sandbox, ref: SandboxR
   return { request: { ...ref, sessionId: sessionName, projectId: project.metadata.uid!, template: sandbox.spec.template ?? {}, env, secretEnv } };
 }
 
+/**
+ * Keeps a failed sandbox's log with its Session before the sandbox's remains go (docs/sessions.md
+ * "A failed session's log"): the last DAEMON_LOG_TAIL_BYTES of the provider's log, with the
+ * sandbox's tokens, project secrets and anything shaped like an svc token masked, in a Secret
+ * the Session owns. Once: a kept log is not replaced.
+ */
+async function keepFailureLog(provider: SandboxProvider, sandbox: Sandbox, ref: SandboxRef, ctx: ReconcileContext): Promise<void> {
+  const sessionName = sandbox.spec.sessionRef.name;
+  const logs = ctx.client.resource<SessionLogSecret>(SECRET);
+  if (await logs.find(ref.namespace, sessionLogSecretName(sessionName))) return;
+  const session = ctx.resource<Session>(SESSION).get(ref.namespace, sessionName);
+  if (!session || session.metadata.deletionTimestamp) return;
+  const tail = await provider.logTail(ref, DAEMON_LOG_TAIL_BYTES, ctx.signal);
+  if (tail === null) return;
+  const text = logTail(redactText(redactSecrets(tail, await sandboxSecretValues(ctx.client, session))));
+  try {
+    await logs.create(sessionLogSecret(session, text));
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+/** What the sandbox was given that is secret: its tokens and its gateway key (while its Session Secret is there) and the project's secrets. */
+async function sandboxSecretValues(client: KubeClient, session: Session): Promise<string[]> {
+  const namespace = session.metadata.namespace!;
+  const tokens = sessionTokens(await client.resource<SessionSecret>(SECRET).find(namespace, sessionSecretName(session.metadata.name!)));
+  const project = await client.resource<Project>(PROJECT).find(namespace, session.spec.projectRef.name);
+  const projectSecrets = project ? await client.resource<ProjectSecretsSecret>(SECRET).find(namespace, projectSecretsName(project)) : undefined;
+  const gatewayKey = tokens && project && isSessionId(session.metadata.name!) ? [llmKey(tokens.sandboxToken, project.metadata.uid!, session.metadata.name!)] : [];
+  return [...(tokens ? [tokens.sandboxToken, tokens.cliToken] : []), ...gatewayKey, ...Object.values(secretValues(projectSecrets))];
+}
+
 /** The deletion started (the finalizer's clean-up must run). */
 const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestamp !== !!old.metadata.deletionTimestamp;
 
@@ -61,7 +95,10 @@ async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: R
   const ref: SandboxRef = { namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! };
   if (sandbox.spec.desiredState === 'stopped') {
     const before = await provider.observe(ref);
-    if (before.state !== 'absent') await provider.delete(ref);
+    if (sandbox.status?.state === 'error') await keepFailureLog(provider, sandbox, ref, ctx);
+    // running, or something of it left behind (a dead process's folder)
+    const left = before.state !== 'absent' || before.reason !== undefined;
+    if (left) await provider.delete(ref);
     return { provider: { state: 'absent' }, health: null, action: before.state !== 'absent' ? 'deleted' : null };
   }
   let observation = await provider.observe(ref);
@@ -91,11 +128,15 @@ export function sandboxController(options: SandboxControllerOptions): Controller
     concurrency: 4,
     // its own status writes do not wake it; it polls while the sandbox runs (requeueAfter)
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],
-    // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says `archived` meanwhile
+    // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says
+    // `archived` meanwhile when its Session was deleted (a stopped session's Sandbox goes by
+    // retention: its Session stays the record, with the sandbox's last state)
     finalizer: {
       name: FINALIZER,
       async finalize(sandbox, ctx) {
         await provider.delete({ namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! });
+        const session = ctx.resource<Session>(SESSION).get(sandbox.metadata.namespace!, sandbox.spec.sessionRef.name);
+        if (session && !session.metadata.deletionTimestamp) return;
         try {
           const archived = await ctx.resource<Sandbox>(SANDBOX).replaceStatus({ ...sandbox, status: archivedStatus(sandbox, options.now?.() ?? new Date()) });
           await ctx.client.recordEvent(archived, { type: 'Normal', reason: 'Archived', message: 'its session was deleted: the sandbox is removed' });

@@ -5,13 +5,15 @@
 // Session Secret and the CLI token, deliver pending prompts, stop an idle session) -> the
 // Sandbox -> one status write. The CLI token lives with the API tokens: in the Session's
 // namespace it is garbage collected with it (owner reference); in another one a finalizer
-// revokes it, whoever deletes the Session and whenever.
+// revokes it, whoever deletes the Session and whenever. Another finalizer removes the session's
+// refs from the project's repository (refs.ts).
 import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition,
 } from '../../src/runtime/index.js';
 import { SANDBOX, SESSION, type SandboxProvider, type Session } from '../../src/resources/index.js';
 import { decideSession, type SandboxSettings, type SessionFacts, type SessionStep } from './decide.js';
 import { observeSession } from './observe.js';
+import { cleanUpSessionRefs } from './refs.js';
 import { performSessionStep, revokeCliTokens } from './steps.js';
 
 export { SESSION_CLI_CAPABILITIES } from './steps.js';
@@ -20,6 +22,8 @@ export { SESSION_CLI_CAPABILITIES } from './steps.js';
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
 /** Revokes the session's CLI token when it lives in another namespace than the Session. */
 export const CLI_TOKEN_FINALIZER = 'svc.dev/cli-token';
+/** Deletes the session's checkpoint ref, and its branch unless an open change request uses it, from the project's repository. */
+export const GIT_REFS_FINALIZER = 'svc.dev/git-refs';
 
 export interface SessionControllerOptions {
   /** Directory of the bare mirrors (shared with the Project controller). */
@@ -48,11 +52,14 @@ export function sessionController(options: SessionControllerOptions): Controller
     concurrency: 4,
     // spec (stop, wake), annotations (pending prompts, the stop reason), labels; its own status writes do not wake it
     predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
-    finalizer: {
-      name: CLI_TOKEN_FINALIZER,
-      appliesTo: (session) => session.metadata.namespace !== tokenNamespace,
-      finalize: (session, ctx) => revokeCliTokens(ctx.client, tokenNamespace, session.metadata.name!),
-    },
+    finalizer: [
+      {
+        name: CLI_TOKEN_FINALIZER,
+        appliesTo: (session) => session.metadata.namespace !== tokenNamespace,
+        finalize: (session, ctx) => revokeCliTokens(ctx.client, tokenNamespace, session.metadata.name!),
+      },
+      { name: GIT_REFS_FINALIZER, finalize: (session, ctx) => cleanUpSessionRefs(session, ctx, mirrorDir, clock) },
+    ],
     now: options.now,
     observe: (session, ctx) => observeSession(session, ctx, { tokenNamespace, idleTimeoutMs }),
     compute: (session, facts, now) => decideSession(session, facts, settings, now),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCondition, type Project, type Sandbox, type SandboxState, type Session, type SessionStatus } from '../../src/resources/index.js';
 import { envMap, type DaemonHealth } from '../../src/sandbox/index.js';
-import { decideSession, desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionFacts, type SessionObserved } from './decide.js';
+import { credentialsSpent, decideSession, desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionFacts, type SessionObserved } from './decide.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const ID = '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10';
@@ -55,6 +55,8 @@ describe('Session status (SPEC §3.2)', () => {
     ['stopped', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), seen({ sandbox: sandbox('stopped', 'stopped') }), 'stopped', 'Stopped', ['Stopped']],
     ['idle sweep', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }, { 'svc.dev/stop-reason': 'Idle' }), seen({ sandbox: sandbox('stopped', 'stopped') }), 'stopped', 'Idle', ['Idle']],
     ['wake', session({ ...branched, status: 'stopped', reason: 'Idle', startedAt: '2026-11-23T10:00:00Z' }), seen({ sandbox: sandbox('provisioning') }), 'provisioning', undefined, ['Waking']],
+    ['wake before the stopped Sandbox was removed', session({ ...branched, status: 'stopped', startedAt: '2026-11-23T10:00:00Z' }), seen({ sandbox: sandbox('stopped', 'stopped') }), 'provisioning', undefined, ['Waking']],
+    ['a stopped session whose Sandbox was removed stays stopped', session({ ...branched, status: 'stopped', reason: 'Stopped', sandboxState: 'stopped' }, { desiredState: 'stopped' }), seen({}), 'stopped', 'Stopped', []],
     ['running, sandbox restarting after a crash', session({ ...branched, status: 'running' }), seen({ sandbox: sandbox('provisioning') }), 'running', undefined, []],
     ['failed stays failed', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), seen({ sandbox: sandbox('active'), health: health() }), 'failed', 'EngineFailed', []],
   ] as const)('%s', (_name, s, observed, status, reason, events) => {
@@ -65,6 +67,12 @@ describe('Session status (SPEC §3.2)', () => {
     for (const type of ['Ready', 'BranchReady', 'SandboxReady']) expect(getCondition(out.status.conditions, type)?.observedGeneration).toBe(2);
     expect(getCondition(out.status.conditions, 'Ready')?.status).toBe(status === 'running' ? 'True' : 'False');
     expect(out.events.map((e) => e.reason)).toEqual(events);
+  });
+
+  it('a stopped session whose Sandbox was removed keeps its last sandbox state and says so', () => {
+    const out = nextSessionStatus(session({ ...branched, status: 'stopped', reason: 'Stopped', sandboxName: ID, sandboxState: 'stopped' }, { desiredState: 'stopped' }), seen({}), NOW);
+    expect(out.status).toMatchObject({ sandboxName: ID, sandboxState: 'stopped' });
+    expect(getCondition(out.status.conditions, 'SandboxReady')).toMatchObject({ status: 'False', reason: 'Stopped' });
   });
 
   it('records branch, base sha, first start, root session and activity', () => {
@@ -91,13 +99,27 @@ describe('the Sandbox of a session', () => {
     expect(desiredSandbox(session({ ...branched, status: 'failed' }), project, settings).spec.desiredState).toBe('stopped');
   });
 
-  it('patches the desired state, and the environment only on a wake', () => {
+  it('patches only a stop: a running sandbox keeps its environment, a stopped one is never started again', () => {
     const want = desiredSandbox(session({ ...branched, status: 'stopped', startedAt: 'x' }), project, settings);
     const stopped = { ...sandbox('stopped', 'stopped'), spec: { ...want.spec, env: [...want.spec.env, { name: 'SVC_INITIAL_PROMPT', value: 'do it' }], desiredState: 'stopped' as const } };
-    expect(sandboxSpecPatch(stopped, want)).toEqual({ spec: { desiredState: 'running', env: want.spec.env } });
+    expect(sandboxSpecPatch(stopped, want)).toBeNull();
     expect(sandboxSpecPatch({ ...stopped, spec: { ...stopped.spec, desiredState: 'running' } }, want)).toBeNull();
     const stop = desiredSandbox(session(branched, { desiredState: 'stopped' }), project, settings);
     expect(sandboxSpecPatch({ ...stopped, spec: { ...stopped.spec, desiredState: 'running' } }, stop)).toEqual({ spec: { desiredState: 'stopped' } });
+  });
+
+  it.each<[string, Session, Sandbox | null, boolean]>([
+    ['running session, running sandbox', session(branched), sandbox('active'), false],
+    ['new session, no sandbox yet', session(branched), null, false],
+    ['stop asked, the sandbox still checkpointing', session(branched, { desiredState: 'stopped' }), sandbox('active', 'stopped'), false],
+    ['stopped, the sandbox gone', session(branched, { desiredState: 'stopped' }), sandbox('stopped', 'stopped'), true],
+    ['stopped, its Sandbox removed', session(branched, { desiredState: 'stopped' }), null, true],
+    ['failed, the sandbox stopped', session({ ...branched, status: 'failed' }), sandbox('error', 'stopped'), true],
+    ['failed, the sandbox not stopped yet', session({ ...branched, status: 'failed' }), sandbox('error', 'running'), false],
+    ['woken before the stopped Sandbox was removed', session({ ...branched, status: 'stopped' }), sandbox('stopped', 'stopped'), true],
+    ['a sandbox that crashed under a running session', session({ ...branched, status: 'running' }), sandbox('provisioning'), false],
+  ])('credentials spent: %s -> %s', (_name, s, box, spent) => {
+    expect(credentialsSpent(s, box)).toBe(spent);
   });
 });
 
@@ -147,7 +169,17 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     ['both Secrets: the sandbox', session(branched), facts(), 'children:create'],
     ['a failed session keeps no sandbox running', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
     ['stop: the sandbox stops', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
-    ['wake: the sandbox runs again', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ sandbox: sandbox('stopped', 'stopped') }), 'children:update-running'],
+    ['stopping: the credentials stay while the sandbox saves its checkpoint', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: sandbox('active', 'stopped') }), 'children:none'],
+    ['stopped, the sandbox gone: its credentials go', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: sandbox('stopped', 'stopped') }), 'drop-credentials'],
+    ['…then the Sandbox (retention)', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: sandbox('stopped', 'stopped'), secrets: { session: false, cli: false } }), 'children:delete'],
+    ['stopped and removed: nothing more', session({ ...branched, status: 'stopped' }, { desiredState: 'stopped' }), facts({ secrets: { session: false, cli: false } }), 'children:none'],
+    ['failed, the sandbox stopped: its credentials go, the Sandbox stays', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: sandbox('error', 'stopped') }), 'drop-credentials'],
+    ['…and stays', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: sandbox('error', 'stopped'), secrets: { session: false, cli: false } }), 'children:none'],
+    ['wake after the Sandbox was removed: new credentials first', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
+    ['…then a new Sandbox', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts(), 'children:create'],
+    ['wake before the stopped Sandbox was removed: its credentials go', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ sandbox: sandbox('stopped', 'stopped') }), 'drop-credentials'],
+    ['…then it is removed, no new credentials yet', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ sandbox: sandbox('stopped', 'stopped'), secrets: { session: false, cli: false } }), 'children:delete'],
+    ['…and while it goes, nothing', session({ ...branched, status: 'stopped', startedAt: 'x' }), facts({ sandbox: { ...sandbox('stopped', 'stopped'), metadata: { name: ID, namespace: 'default', uid: 'sb', deletionTimestamp: 'x' } }, secrets: { session: false, cli: false } }), 'children:none'],
     ['serving and quiet past the timeout: the idle sweep stops it', running, facts({ sandbox: serving(), secrets: null, health: health({}, '2026-11-23T11:00:00Z'), idleTimeoutMs: 10 * 60_000 }), 'stop-idle'],
     ['serving with a pending prompt: deliver it', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health() }), 'deliver-prompts'],
     ['delivery tried this reconcile: not again', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health(), delivered: 0 }), 'children:none'],
@@ -194,7 +226,8 @@ describe('decideSession: what the daemon reports, and the boot timeline', () => 
 
   it('a wake: the stop reason goes, the last start\'s timeline starts over, the checkpoint stays', () => {
     const stopped = session({ ...branched, status: 'stopped', reason: 'Stopped', startedAt: '2026-11-23T10:00:00Z', checkpoint, timeline: [{ phase: 'branch', startedAt: '2026-11-23T10:00:00.000Z', endedAt: '2026-11-23T10:00:00.100Z' }] });
-    const out = decideSession(stopped, facts({ sandbox: sandbox('stopped', 'stopped') }), settings, NOW);
+    // the stopped run's Sandbox and credentials are gone (a wake starts a new run)
+    const out = decideSession(stopped, facts({ sandbox: null }), settings, NOW);
     expect(out.status).not.toHaveProperty('reason');
     expect(out.status).toMatchObject({ status: 'provisioning', checkpoint, timeline: [{ phase: 'sandbox', startedAt: NOW.toISOString() }] });
     expect(out.events?.map((e) => e.reason)).toEqual(['Waking']);

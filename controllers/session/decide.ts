@@ -1,10 +1,11 @@
 // The Session controller's decision, pure: from the facts one reconcile observed (SessionFacts,
 // a typed record) to the whole outcome: the steps to carry out (push the session branch, write
-// the session's Secrets, deliver pending prompts, stop an idle session), the Sandbox it owns
-// (a planned child), the SPEC §3.2 status with its conditions (Ready, BranchReady,
-// SandboxReady; Progressing and ModelReachable with the checkpoint from what the daemon reports:
-// reports.ts), the boot timeline (timeline.ts), the Events of a transition and when to look
-// again. No I/O; `now` is injected.
+// the session's Secrets, drop them once their sandbox stopped, deliver pending prompts, stop an
+// idle session), the Sandbox it owns (a planned child: one per run of the session, removed once
+// stopped), the SPEC §3.2 status with its conditions (Ready, BranchReady, SandboxReady;
+// Progressing and ModelReachable with the checkpoint from what the daemon reports: reports.ts),
+// the boot timeline (timeline.ts), the Events of a transition and when to look again. No I/O;
+// `now` is injected.
 // Later facts (a checkpoint, the engine's progress, credentials issued per wake) are new fields
 // of SessionFacts and new rows of the decision, not a new shape.
 import type { ClassifiedUnreachableKind } from '../../src/git/index.js';
@@ -14,7 +15,7 @@ import {
   API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
-import { engineBusy, envList, envMap, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
+import { engineBusy, envList, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
 import { daemonReports } from './reports.js';
 import { nextTimeline, type StepTimes } from './timeline.js';
 
@@ -28,7 +29,8 @@ export interface SessionFacts {
   sandbox: Sandbox | null;
   /**
    * Which of the session's Secrets exist: the Session Secret with both tokens, and the CLI
-   * token's Secret. Read while the sandbox should run and is not active; null when not read.
+   * token's Secret. Read while a sandbox is about to start or its credentials may be spent
+   * (readsSecrets); null when not read.
    */
   secrets: { session: boolean; cli: boolean } | null;
   /** The daemon's health, read while the sandbox is active and should run. */
@@ -51,6 +53,8 @@ export type SessionStep =
   | { kind: 'write-session-secret' }
   /** Create the CLI token's Secret (with the API tokens) from the Session Secret's CLI token. */
   | { kind: 'write-cli-token' }
+  /** Revoke the CLI token and delete the Session Secret: their sandbox stopped (credentialsSpent). */
+  | { kind: 'drop-credentials' }
   /** Send `prompts` (oldest first) to the root engine session at the daemon `address`, then remove the delivered ones. */
   | { kind: 'deliver-prompts'; address: string; rootSessionId: string; prompts: PendingPrompt[] }
   /** The idle sweep: spec.desiredState stopped, with the Idle stop reason. */
@@ -128,16 +132,21 @@ export function desiredSandbox(session: Session, project: Project, settings: San
 }
 
 /**
- * The merge patch that brings an existing Sandbox's spec to `desired`, or null. The environment
- * changes only while the sandbox is not running (a wake): a running sandbox keeps the one it
- * started with.
+ * The merge patch that brings an existing Sandbox's spec to `desired`, or null. Only a stop: a
+ * running sandbox keeps the environment it started with, and a stopped one is never started
+ * again (a wake makes a new Sandbox, sandboxFor).
  */
 export function sandboxSpecPatch(existing: Sandbox, desired: Sandbox): { spec: Partial<Sandbox['spec']> } | null {
-  const want = desired.spec.desiredState;
-  if (existing.spec.desiredState === want) return null;
-  if (want === 'stopped') return { spec: { desiredState: 'stopped' } };
-  const sameEnv = JSON.stringify(envMap(existing.spec.env)) === JSON.stringify(envMap(desired.spec.env));
-  return { spec: { desiredState: 'running', ...(sameEnv ? {} : { env: desired.spec.env }) } };
+  return existing.spec.desiredState === 'running' && desired.spec.desiredState === 'stopped' ? { spec: { desiredState: 'stopped' } } : null;
+}
+
+/**
+ * A Sandbox that was asked to stop and whose sandbox is gone: the provider saw nothing of it
+ * left (`stopped`), or it failed and was stopped (`error`).
+ */
+export function sandboxGone(sandbox: Sandbox): boolean {
+  const state = sandbox.status?.state;
+  return sandbox.spec.desiredState === 'stopped' && (state === 'stopped' || state === 'error' || state === undefined);
 }
 
 /** Whether the idle sweep stops the session now: running, engine not busy, no activity for `idleTimeoutMs`. */
@@ -166,11 +175,13 @@ function verdict(session: Session, seen: SessionObserved): Verdict {
   if (seen.branch?.kind === 'failed') return { status: 'failed', reason: seen.branch.reason, message: seen.branch.message };
   const sandboxState = seen.sandbox?.status?.state;
   if (session.spec.desiredState === 'stopped') {
-    const gone = !seen.sandbox || seen.sandbox.spec.desiredState === 'stopped' && (sandboxState === 'stopped' || sandboxState === 'error' || sandboxState === undefined);
+    const gone = !seen.sandbox || sandboxGone(seen.sandbox);
     const reason = session.metadata.annotations?.[STOP_REASON_ANNOTATION] || 'Stopped';
     if (gone) return { status: 'stopped', reason, message: reason === 'Idle' ? 'stopped by the idle sweep; a prompt wakes it on the same branch' : 'stopped; a prompt wakes it on the same branch' };
     return { status: previous ?? 'provisioning', message: 'stopping the sandbox' };
   }
+  // woken before the stopped sandbox was removed: a new one starts once it is gone
+  if (seen.sandbox?.spec.desiredState === 'stopped') return { status: previous === 'running' ? 'running' : 'provisioning', message: 'the stopped sandbox is removed first; a new one starts next' };
   if (sandboxState === 'error') {
     return { status: 'failed', reason: seen.sandbox?.status?.reason ?? 'SandboxFailed', message: sandboxMessage(seen.sandbox) };
   }
@@ -200,6 +211,7 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
   }
   const sandboxState = seen.sandbox?.status?.state;
   if (sandboxState === 'active') set(condition('SandboxReady', 'True', 'Active', sandboxMessage(seen.sandbox), generation));
+  else if (!seen.sandbox && v.status === 'stopped') set(condition('SandboxReady', 'False', 'Stopped', 'the sandbox was stopped and removed; a prompt starts a new one', generation));
   else set(condition('SandboxReady', 'False', seen.sandbox?.status?.reason ?? (sandboxState ? sandboxState[0]!.toUpperCase() + sandboxState.slice(1) : 'NotCreated'), sandboxMessage(seen.sandbox), generation));
   const readyReason = v.status === 'running' ? 'Running' : v.reason ?? (v.status === 'provisioning' ? 'Provisioning' : v.status[0]!.toUpperCase() + v.status.slice(1));
   set(condition('Ready', v.status === 'running' ? 'True' : 'False', readyReason, v.message, generation));
@@ -247,14 +259,17 @@ export function requeueAfterMs(status: SessionStatusValue | undefined): number |
 }
 
 /**
- * The Sandbox to have, given the one there is (null: none, and none to create). A new one
- * only for a session that should run; an existing one keeps its spec except the desired state,
- * and its environment changes only on a wake (sandboxSpecPatch): a running sandbox keeps the
- * one it started with.
+ * The Sandbox to have, given the one there is (null: none, and none to create). One Sandbox per
+ * run of the session: a new one only for a session that should run; a running one keeps its
+ * spec except the desired state (sandboxSpecPatch); a stopped one whose sandbox is gone is
+ * removed (retention, DESIGN §8.4: the Session stays the record), and a wake then makes a new
+ * one, with new credentials. A failed session keeps its Sandbox (its state and reason).
  */
 export function sandboxFor(session: Session, project: Project, settings: SandboxSettings, existing: Sandbox | null): Sandbox | null {
   const desired = desiredSandbox(session, project, settings);
   if (!existing) return desired.spec.desiredState === 'running' ? desired : null;
+  if (existing.metadata.deletionTimestamp) return existing; // going: the next one takes its name once it is gone
+  if (sandboxGone(existing) && session.status?.status !== 'failed') return null;
   const patch = sandboxSpecPatch(existing, desired);
   return patch ? { ...existing, spec: { ...existing.spec, ...patch.spec } } : existing;
 }
@@ -268,16 +283,31 @@ function promptsDeliverable(session: Session, health: DaemonHealth | null): heal
 /** Does the session want a sandbox running (and so its tokens)? */
 const wantsSandbox = (session: Session) => sandboxDesiredState(session) === 'running';
 
-/** Which Secrets observe reads: those a sandbox about to start needs. */
+/** The Secrets a sandbox about to start needs: the session wants one and none runs yet (a stopped one goes first). */
 export function needsSecrets(session: Session, sandbox: Sandbox | null): boolean {
-  return wantsSandbox(session) && sandbox?.status?.state !== 'active';
+  return wantsSandbox(session) && (!sandbox || sandbox.spec.desiredState === 'running') && sandbox?.status?.state !== 'active';
+}
+
+/**
+ * The session's credentials (sandbox token, CLI token, and what derives from them: clone
+ * credentials, the model-gateway key) belong to one run of its sandbox: once that sandbox has
+ * stopped, or the session wants none and has none, they are spent and go (issue 20, DESIGN
+ * §8.1); a wake issues new ones. Level-based: read from the Sandbox, not from a transition.
+ */
+export function credentialsSpent(session: Session, sandbox: Sandbox | null): boolean {
+  return sandbox ? sandboxGone(sandbox) : !wantsSandbox(session);
+}
+
+/** Which Secrets observe reads: those a sandbox about to start needs, or spent ones to drop. */
+export function readsSecrets(session: Session, sandbox: Sandbox | null): boolean {
+  return needsSecrets(session, sandbox) || credentialsSpent(session, sandbox);
 }
 
 /**
  * The Session controller's decision. Steps come first, one concern at a time (the runtime
- * performs them and decides again with what they did): the branch, then the Secrets a new
- * sandbox needs, then the idle sweep or the pending prompts. With no step left: the Sandbox
- * child, the status, the Events and the next look.
+ * performs them and decides again with what they did): the branch, then dropping spent
+ * credentials or writing those a new sandbox needs, then the idle sweep or the pending prompts.
+ * With no step left: the Sandbox child, the status, the Events and the next look.
  */
 export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
   const { project, sandbox, health } = facts;
@@ -286,6 +316,7 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   if (project && !failed && !session.status?.baseSha && facts.branch === null) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
   const branchReady = !!session.status?.baseSha || facts.branch?.kind === 'ready';
 
+  if (facts.secrets && (facts.secrets.session || facts.secrets.cli) && credentialsSpent(session, sandbox)) return waiting([{ kind: 'drop-credentials' }]);
   if (project && branchReady && needsSecrets(session, sandbox) && facts.secrets) {
     if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);
     if (!facts.secrets.cli) return waiting([{ kind: 'write-cli-token' }]);

@@ -1,6 +1,6 @@
 // What one reconcile of a Session looks at (I/O, reads only): its Project and Sandbox from the
-// caches, which of its Secrets exist (live reads, only while a sandbox is about to start), and
-// the daemon's health while its sandbox runs. The result is SessionFacts (decide.ts).
+// caches, which of its Secrets exist (live reads, only while a sandbox is about to start or its
+// credentials may be spent), and the daemon's health while its sandbox runs. The result is SessionFacts (decide.ts).
 import { lookupName } from '../../src/lib/api-tokens.js';
 import type { ReconcileContext } from '../../src/runtime/index.js';
 import {
@@ -8,7 +8,7 @@ import {
   type Project, type Sandbox, type Session, type SessionSecret,
 } from '../../src/resources/index.js';
 import { readDaemonHealth } from '../../src/sandbox/index.js';
-import { needsSecrets, type SessionFacts } from './decide.js';
+import { readsSecrets, type SessionFacts } from './decide.js';
 
 export interface ObserveSettings {
   /** Namespace of the API token Secrets (where the CLI token lives). */
@@ -22,7 +22,7 @@ export async function observeSession(session: Session, ctx: ReconcileContext, se
   const project = ctx.resource<Project>(PROJECT).get(namespace, session.spec.projectRef.name) ?? null;
   const sandbox = ctx.resource<Sandbox>(SANDBOX).get(namespace, session.metadata.name!) ?? null;
   let secrets: SessionFacts['secrets'] = null;
-  if (needsSecrets(session, sandbox)) {
+  if (readsSecrets(session, sandbox)) {
     const secretsClient = ctx.client.resource<SessionSecret>(SECRET);
     const tokens = sessionTokens(await secretsClient.find(namespace, sessionSecretName(session.metadata.name!)));
     const cliName = tokens ? lookupName(tokens.cliToken) : null;

@@ -1,6 +1,6 @@
 // The Session controller's side effects, one function per step of decide.ts (SessionStep):
 // each does one thing and returns the facts it changed (and the Session when it wrote it).
-import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError, unreachableReason } from '../../src/git/index.js';
+import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError, unreachableReason, type GitCredentials, type Mirror } from '../../src/git/index.js';
 import { isAlreadyExists, isNotFound, readGitCredentials, readSecretData, retryOnConflict, type KubeClient } from '../../src/kube/index.js';
 import { newToken, tokenSecret, TOKEN_LABEL, type TokenGrant } from '../../src/lib/api-tokens.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
@@ -26,13 +26,18 @@ export interface StepSettings {
 
 type SessionStepResult = StepResult<Session, SessionFacts>;
 
+/** The operator's mirror of the project's repository, reaching the host with the project's credentials. */
+export function openProjectMirror(mirrorDir: string, project: Project, credentials: GitCredentials | null): Mirror {
+  return openMirror({ cacheDir: mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials });
+}
+
 /** Pushes refs/heads/<session id> at the tip of the base ref to the project's repository. */
 async function pushSessionBranch(client: KubeClient, mirrorDir: string, session: Session, project: Project, baseRef: string): Promise<BranchOutcome> {
   const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
   const where = redact(project.spec.repoUrl);
   if (!lookup.ok) return { kind: 'failed', reason: 'CredentialsNotFound', message: lookup.message };
   try {
-    const mirror = openMirror({ cacheDir: mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials: lookup.credentials });
+    const mirror = openProjectMirror(mirrorDir, project, lookup.credentials);
     await mirror.fetch({ force: true });
     let sha = await mirror.resolveBranch(baseRef);
     if (!sha) sha = await mirror.resolveCommit(baseRef).catch(() => null);
@@ -53,7 +58,7 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
   }
 }
 
-/** The Session Secret, created once with new tokens (an earlier attempt's stays: AlreadyExists is done). */
+/** The Session Secret with new tokens, for the next run of the sandbox (an earlier attempt's stays: AlreadyExists is done). */
 async function writeSessionSecret(client: KubeClient, session: Session): Promise<void> {
   const fresh = { sandboxToken: newSandboxToken(session.metadata.name!), cliToken: newToken() };
   try {
@@ -92,6 +97,19 @@ async function writeCliToken(client: KubeClient, session: Session, project: Proj
     await client.resource<SessionSecret>(SECRET).create(stored as SessionSecret);
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+/**
+ * The session's credentials are spent (their sandbox stopped): the CLI token first, then the
+ * Session Secret, so that a reconcile cut in between finds the Session Secret and does it again.
+ */
+async function dropCredentials(client: KubeClient, session: Session, tokenNamespace: string): Promise<void> {
+  await revokeCliTokens(client, tokenNamespace, session.metadata.name!);
+  try {
+    await client.resource<SessionSecret>(SECRET).delete(session.metadata.namespace!, sessionSecretName(session.metadata.name!));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
   }
 }
 
@@ -138,6 +156,9 @@ export async function performSessionStep(session: Session, step: SessionStep, ct
     case 'write-cli-token':
       await writeCliToken(client, session, facts.project!, settings.tokenNamespace);
       return { observed: { secrets: { session: true, cli: true } } };
+    case 'drop-credentials':
+      await dropCredentials(client, session, settings.tokenNamespace);
+      return { observed: { secrets: { session: false, cli: false } } };
     case 'deliver-prompts': {
       const delivered = await sendPrompts(client, session, step);
       if (!delivered.length) return { observed: { delivered: 0 } };

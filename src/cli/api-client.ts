@@ -37,32 +37,44 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ApiClien
 
 export interface ApiClient {
   request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
+  /** A GET whose answer is text (a log), with the same errors as `request`. */
+  text(path: string): Promise<string>;
 }
 
 export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): ApiClient {
-  return {
-    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const url = config.baseUrl + (path.startsWith('/') ? path : `/${path}`);
-      const headers: Record<string, string> = { authorization: `Bearer ${config.token}`, accept: 'application/json' };
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      let res: Response;
-      try {
-        res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      } catch (error) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new ApiCallError(`cannot reach the svc API at ${config.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 0);
-      }
-      const text = await res.text();
+  /** One call: the answer's text when it succeeded; an ApiCallError with the server's message otherwise. */
+  async function call(method: string, path: string, body: unknown, accept: string): Promise<{ status: number; text: string }> {
+    const url = config.baseUrl + (path.startsWith('/') ? path : `/${path}`);
+    const headers: Record<string, string> = { authorization: `Bearer ${config.token}`, accept };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new ApiCallError(`cannot reach the svc API at ${config.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 0);
+    }
+    const text = await res.text();
+    if (!res.ok) {
       let parsed: unknown;
       try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
-      if (!res.ok) {
-        const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-        let message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
-        if (res.status === 401 && config.tokenFrom) message += ` [the token of ${config.tokenFrom}]`;
-        throw new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
-      }
-      if (parsed === undefined) throw new ApiCallError(`the svc API answered ${method} ${path} with a body that is not JSON`, res.status);
+      const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+      let message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
+      if (res.status === 401 && config.tokenFrom) message += ` [the token of ${config.tokenFrom}]`;
+      throw new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
+    }
+    return { status: res.status, text };
+  }
+  return {
+    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const { status, text } = await call(method, path, body, 'application/json');
+      let parsed: unknown;
+      try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
+      if (parsed === undefined) throw new ApiCallError(`the svc API answered ${method} ${path} with a body that is not JSON`, status);
       return parsed as T;
+    },
+    async text(path: string): Promise<string> {
+      return (await call('GET', path, undefined, 'text/plain')).text;
     },
   };
 }

@@ -446,23 +446,31 @@ export class Mirror {
 
   /**
    * Deletes a session's checkpoint ref (`refs/svc/checkpoints/<session id>`, written by its
-   * sandbox through the git gateway) on the host and in the mirror: the cleanup when a session
-   * goes. Idempotent: a ref that is not there is no error. True when the host had one.
+   * sandbox through the git gateway) on the host and in the mirror. Idempotent: a ref that is
+   * not there is no error. True when the host had one.
    */
   async deleteCheckpoint(sessionId: string): Promise<boolean> {
+    return (await this.deleteSessionRefs(sessionId, { branch: false })).length > 0;
+  }
+
+  /**
+   * The cleanup when a session goes (docs/sessions.md "When a session is deleted"): its
+   * checkpoint ref and, with `branch`, its branch `refs/heads/<session id>`, on the host (one
+   * push) and in the mirror. Idempotent; answers the refs the host had.
+   */
+  async deleteSessionRefs(sessionId: string, options: { branch: boolean }): Promise<string[]> {
     assertBranchName(sessionId);
-    const ref = checkpointRef(sessionId);
+    const refs = [checkpointRef(sessionId), ...(options.branch ? [`refs/heads/${sessionId}`] : [])];
     return this.locked(async () => {
       await this.ensureCreatedLocked();
-      const existed = (await this.remoteTip(ref)) !== null;
-      if (existed) {
-        const result = await this.remoteGit(['push', '--porcelain', '--no-verify', this.remote.url, `:${ref}`], { okExitCodes: [0, 1] });
-        if (result.exitCode !== 0 && (await this.remoteTip(ref)) !== null) {
-          throw new PushRejectedError(ref, hostMessage(result.stderr) || 'the host refused to delete it');
-        }
+      const present = await this.remoteRefs(refs);
+      if (present.length) {
+        const result = await this.remoteGit(['push', '--porcelain', '--no-verify', this.remote.url, ...present.map((ref) => `:${ref}`)], { okExitCodes: [0, 1] });
+        const left = result.exitCode === 0 ? [] : await this.remoteRefs(present);
+        if (left.length) throw new PushRejectedError(left.join(' '), hostMessage(result.stderr) || 'the host refused to delete it');
       }
-      await this.git(['update-ref', '-d', ref]);
-      return existed;
+      await this.git(['update-ref', '--stdin'], { input: refs.map((ref) => `delete ${ref}\n`).join('') });
+      return present;
     });
   }
 
@@ -561,6 +569,13 @@ export class Mirror {
       throw new PushRejectedError(ref, said ? `${reason}: ${said}` : reason);
     }
     throw unreachableFrom(result.stderr, this.remote) ?? new GitError('push', result.exitCode, result.stderr);
+  }
+
+  /** Which of `refs` (full names) exist on the host: one `git ls-remote`. */
+  private async remoteRefs(refs: string[]): Promise<string[]> {
+    const { stdout } = await this.remoteGit(['ls-remote', '--refs', this.remote.url, ...refs]);
+    const found = new Set(stdout.toString('utf8').split('\n').map((line) => line.split('\t')[1]));
+    return refs.filter((ref) => found.has(ref));
   }
 
   /** The host's current value of `ref` (`git ls-remote`), or null when it does not exist. */

@@ -9,6 +9,7 @@ import {
   apiVersionOf,
   EVENT,
   GROUP,
+  POD,
   withDefaults,
   type KubeObject,
   type ResourceType,
@@ -114,6 +115,27 @@ export class KubeClient {
     }
     if (res.status < 200 || res.status >= 300) throw errorFromResponse(res.status, res.body, what);
     return (res.body ? JSON.parse(res.body) : undefined) as R;
+  }
+
+  /**
+   * A Pod's log (`pods/log`, text): the last `tailLines` of a container's current run, or of
+   * its previous run. Undefined when the Pod or its log does not exist (NotFound, or the
+   * BadRequest a node answers for a container that never ran).
+   */
+  async podLog(namespace: string, name: string, options: { container?: string; tailLines?: number; previous?: boolean } = {}): Promise<string | undefined> {
+    const what = `read the log of pod ${namespace}/${name}`;
+    const path = resourcePath(POD, namespace, name, 'log') + query({
+      container: options.container, tailLines: options.tailLines?.toString(), previous: options.previous ? 'true' : undefined,
+    });
+    let res: RawResponse;
+    try {
+      res = await this.raw('GET', path);
+    } catch (err) {
+      throw classifyError(err, what);
+    }
+    if (res.status === 404 || res.status === 400) return undefined;
+    if (res.status < 200 || res.status >= 300) throw errorFromResponse(res.status, res.body, what);
+    return res.body;
   }
 
   resource<T extends KubeObject>(type: ResourceType): ResourceClient<T> {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { Cluster } from './cluster.js';
 import { Authorizer } from './rbac.js';
-import { createHandler } from './server.js';
+import { createHandler, type PodLogs } from './server.js';
 import { servingCertificate } from './tls.js';
 
 export interface LocalClusterOptions {
@@ -30,6 +30,8 @@ export interface LocalClusterOptions {
   adminToken?: string;
   /** Events not written to for this long are deleted, as kube-apiserver's --event-ttl (default 1 h). */
   eventTtlMs?: number;
+  /** `pods/log` (`kubectl logs`): the node simulator's files (`podLogReader(its dataDir)`); without it every pod has none. */
+  podLogs?: PodLogs;
 }
 
 export interface LocalCluster {
@@ -60,7 +62,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   const host = opts.host ?? '127.0.0.1';
   const token = opts.adminToken ?? storedAdminToken(opts.dataDir);
   const authorizer = new Authorizer(cluster, opts.authorization ?? false, [token], opts.dataDir);
-  const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer });
+  const handler = createHandler(cluster, { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 30_000, boundAddress: host, authorizer, podLogs: opts.podLogs });
   // kubectl sends bearer tokens only over TLS: the cluster always serves https
   const tls = servingCertificate(opts.dataDir, host);
   const server = https.createServer({ ...tls, ...stallServerOptions() }, handler);

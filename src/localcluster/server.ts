@@ -34,7 +34,12 @@ export interface ServerOptions {
   boundAddress?: string;
   /** Authentication, RBAC and the TokenRequest API (rbac.ts). */
   authorizer: Authorizer;
+  /** `pods/log`: a Pod's container log from the node that runs it (undefined: it has none). */
+  podLogs?: PodLogs;
 }
+
+/** How the server reads a Pod's log (the node simulator's files: node/logs.ts). */
+export type PodLogs = (pod: KObject, query: { container?: string; previous?: boolean; tailLines?: number }) => Promise<string | undefined>;
 
 interface Target { t: ResourceType; ns?: string; name?: string; sub?: string; watchPath: boolean }
 
@@ -196,6 +201,16 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
       if (method !== 'POST') throw errors.methodNotAllowed(`${method} is not supported on serviceaccounts/token`);
       const input = (await parseBody(req, await readBody(req))) as KObject | undefined;
       return send(res, 201, await opts.authorizer.issueToken(ns, name, input));
+    }
+    if (sub === 'log' && t.plural === 'pods' && t.group === '' && name !== undefined && ns !== undefined) {
+      if (method !== 'GET') throw errors.methodNotAllowed(`${method} is not supported on pods/log`);
+      const pod = await cluster.get(t, ns, name);
+      const tailLines = q.get('tailLines');
+      const text = await opts.podLogs?.(pod, { container: q.get('container') ?? undefined, previous: flag(q, 'previous'), tailLines: tailLines ? Number(tailLines) : undefined });
+      if (text === undefined) throw errors.badRequest(`no log of pod "${name}"${q.get('previous') ? ' (previous run)' : ''}: its container has not run on this cluster's node`);
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+      res.end(text);
+      return;
     }
     if (sub !== undefined && sub !== 'status') throw errors.pathNotFound(`${t.plural}/${sub}`);
     if (sub === 'status' && !t.hasStatus) throw errors.pathNotFound(`${t.plural}/status`);

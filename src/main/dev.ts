@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
 import { clusterFetch, type ClusterFetch } from '../localcluster/client.js';
-import type { NodeSimulator } from '../localcluster/node/index.js';
+import { podLogReader, type NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
@@ -220,7 +220,9 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   const mounts = (options.sandboxMounts ?? []).map((value) => parseSandboxMount(value, dataDir));
   const isolation = await isolationStatus(options.unsafeNoIsolation ?? false);
   for (const line of isolationLines(isolation)) log(line);
-  const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort });
+  const nodeDir = path.join(dataDir, 'node');
+  // `kubectl logs` (and a failed sandbox's kept log) of the node simulator's pods come from its files
+  const cluster: LocalCluster = await startLocalCluster({ dataDir: path.join(dataDir, 'cluster'), port: options.kubePort, podLogs: podLogReader(nodeDir) });
   const children: Child[] = [];
   let stopping = false;
   let reportFailure: (message: string) => void = () => {};
@@ -292,7 +294,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       // no kubelet here: the node simulator runs the sandbox Pods as local processes (docs/kubernetes.md)
       node = await startSandboxNode({
         cluster,
-        dataDir: path.join(dataDir, 'node'),
+        dataDir: nodeDir,
         agentCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc-agent.js')],
         svcCommand: [process.execPath, path.join(REPO_ROOT, 'bin/svc.js')],
         isolation: isolation.mode === 'jail' ? { jail: sandboxJail(sandboxApiUrl, REPO_ROOT, baseEnv) }

@@ -24,6 +24,7 @@ export * from './session.js';
 export * from './session-cap.js';
 export * from './session-credentials.js';
 export * from './session-prompts.js';
+export * from './session-log.js';
 export * from './session-secret.js';
 export * from './trigger.js';
 export * from './triggerfire.js';

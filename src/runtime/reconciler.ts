@@ -18,7 +18,7 @@ import { jsonEqual } from '../lib/json.js';
 import { getCondition, setCondition, type Condition, type KubeObject, type ResourceType } from '../resources/index.js';
 import type { ControllerDefinition, ObjectKey, ReconcileContext } from './controller.js';
 import { isTerminal, type TerminalError } from './errors.js';
-import { finalizerPatch, hasFinalizer, withFinalizer, withoutFinalizer } from './finalizers.js';
+import { finalizerPatch, hasFinalizer, withoutFinalizer } from './finalizers.js';
 import type { Predicate } from './predicates.js';
 import { statusChanged, type WithStatus } from './status.js';
 
@@ -70,9 +70,9 @@ export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   predicates?: Predicate[];
   /**
    * Only for clean-up an owner reference cannot do: outside the cluster, or in another namespace.
-   * `appliesTo` (default: every object) limits it to the objects that need it.
+   * One or several, each removed once its own clean-up is done.
    */
-  finalizer?: { name: string; appliesTo?(obj: T): boolean; finalize(obj: T, ctx: ReconcileContext): Promise<void> };
+  finalizer?: ObjectFinalizer<T> | readonly ObjectFinalizer<T>[];
   /** I/O. Throw to retry with backoff; throw TerminalError to stop retrying and say why in Ready. */
   observe(obj: T, ctx: ReconcileContext): Promise<O>;
   /** Pure: no I/O, no clock but `now`. */
@@ -82,6 +82,17 @@ export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   /** The outcome of a TerminalError (default: Ready=False with its reason, a Warning Event once). */
   terminal?(obj: T, error: TerminalError, now: Date): Outcome<StatusOf<T>>;
   now?: () => Date;
+}
+
+/**
+ * A finalizer of a kind. `appliesTo` (default: every object) limits it to the objects that need
+ * it. `finalize` throws to retry with backoff, or answers `{ requeueAfter }` when its clean-up
+ * waits on something else (the finalizer stays; the object is looked at again then).
+ */
+export interface ObjectFinalizer<T> {
+  name: string;
+  appliesTo?(obj: T): boolean;
+  finalize(obj: T, ctx: ReconcileContext): Promise<void | { requeueAfter: number }>;
 }
 
 /** Where an outcome goes: the cluster (kubeOutcomeWriter) or a test's memory. */
@@ -234,19 +245,21 @@ export function objectController<T extends WithStatus, O, A = never>(kind: Objec
       const handle = ctx.resource<T>(kind.for);
       let obj = handle.get(key.namespace, key.name);
       if (!obj) return;
-      const finalizer = kind.finalizer;
+      const finalizers: readonly ObjectFinalizer<T>[] = kind.finalizer === undefined ? [] : Array.isArray(kind.finalizer) ? kind.finalizer : [kind.finalizer as ObjectFinalizer<T>];
       if (obj.metadata.deletionTimestamp) {
         // whoever added it: a finalizer of this kind on the object is always honoured and removed
-        if (finalizer && hasFinalizer(obj, finalizer.name)) {
-          await finalizer.finalize(obj, ctx);
-          await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
+        for (const finalizer of finalizers) {
+          if (!hasFinalizer(obj, finalizer.name)) continue;
+          const pending = await finalizer.finalize(obj, ctx);
+          if (pending) return { requeueAfter: pending.requeueAfter };
+          obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
           ctx.log.info('finalized', { finalizer: finalizer.name });
         }
         return;
       }
-      if (finalizer && (finalizer.appliesTo?.(obj) ?? true) && !hasFinalizer(obj, finalizer.name)) {
-        obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withFinalizer(obj, finalizer.name)));
-      }
+      const current = obj;
+      const missing = finalizers.filter((f) => (f.appliesTo?.(current) ?? true) && !hasFinalizer(current, f.name)).map((f) => f.name);
+      if (missing.length) obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(current, [...new Set([...(current.metadata.finalizers ?? []), ...missing])]));
       const { outcome } = await reconcileObject(kind, obj, ctx, kubeOutcomeWriter(ctx, handle));
       return outcome.requeueAfter ? { requeueAfter: outcome.requeueAfter } : undefined;
     },

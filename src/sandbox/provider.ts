@@ -54,4 +54,10 @@ export interface SandboxProvider {
   observe(ref: SandboxRef, signal?: AbortSignal): Promise<SandboxObservation>;
   /** Removes the sandbox and everything the provider made for it; idempotent. */
   delete(ref: SandboxRef, signal?: AbortSignal): Promise<void>;
+  /**
+   * The end of the sandbox's output (svc-agent's and its engine's), at most `maxBytes`, as it is
+   * now; null when there is none (nothing was started, or it is removed already). Read before
+   * `delete` to keep a failed sandbox's log (docs/sessions.md).
+   */
+  logTail(ref: SandboxRef, maxBytes: number, signal?: AbortSignal): Promise<string | null>;
 }

@@ -1,3 +1,7 @@
-/** Sessions as a product concept, pure: admission (may it start, queue or not) and the one builder of a new Session. */
+/**
+ * Sessions as a product concept, pure: admission (may it start, queue or not), the one builder of
+ * a new Session, and what leaves the repository with a deleted one.
+ */
 export * from './admission.js';
 export * from './new-session.js';
+export * from './refs-cleanup.js';

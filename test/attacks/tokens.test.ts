@@ -4,8 +4,8 @@
 // engine (opencode-style prompt_async), ports, events and controls, even with every capability;
 // the daemon's /svc/* control paths through the engine route, however spelled; read and
 // capability-less write tokens on the port proxy to a host port (the local cluster's); a stopped
-// session's sandbox token, clone credential and CLI token, also after svc dev restarts; and
-// tokens minted for another user_id. What must keep working does: the event stream for a read
+// session's sandbox token, clone credential and CLI token, also after svc dev restarts; a woken
+// session's old credentials (new ones issued on the wake); and tokens minted for another user_id. What must keep working does: the event stream for a read
 // token, abort for who may stop, a session's own CLI token.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken, tokenSecret } from '../../src/lib/api-tokens.js';
 import { buildArtifacts } from '../daemon/harness.js';
+import { startModelServer } from '../fixtures/model-server.js';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
@@ -93,6 +94,11 @@ async function promptsOf(id: string, root: string): Promise<string[]> {
 
 function cloneCredential(sandboxToken: string): Promise<Response> {
   return fetch(`${dev.apiUrl}/projects/${projectId}/git/clone-credential`, { headers: { authorization: `Bearer ${sandboxToken}` } });
+}
+
+/** The model gateway's `GET models` with a session key (relayed to the project's provider `local`). */
+function llmModels(key: string): Promise<Response> {
+  return fetch(`${dev.apiUrl}/llm/local/models`, { headers: { authorization: `Bearer ${key}` } });
 }
 
 function receivePackRefs(credential: { username: string; password: string }): Promise<Response> {
@@ -266,6 +272,53 @@ describe('attacks with tokens', () => {
     expect(admin.status).toBe(201);
     expect(admin.body.token.user_id).toBe(someoneElse);
   });
+
+  it("a wake issues new credentials: the old sandbox token, CLI token, clone credential and model-gateway key are refused (401), the new ones work", async () => {
+    const model = await startModelServer();
+    try {
+      expect((await api('PUT', `/projects/${projectId}/gateway/providers/local`, { api_key: 'sk-upstream-key', base_url: model.url })).status).toBe(204);
+      const agent = await runningAgent();
+      const old = agent.env;
+      expect(old.SVC_LLM_API_KEY).toMatch(/^svcllm\./);
+      const oldCredential = await (await cloneCredential(old.SVC_SANDBOX_TOKEN!)).json() as { username: string; password: string };
+      expect((await receivePackRefs(oldCredential)).status).toBe(200);
+      expect((await llmModels(old.SVC_LLM_API_KEY!)).status).toBe(200);
+
+      expect((await api('POST', `${sessionsPath()}/${agent.id}/stop`)).status).toBe(200);
+      await waitStatus(agent.id, 'stopped');
+      // the credentials went with the sandbox (the CLI token's Secret, the Session Secret), not only refused
+      expect(await kubectl('get', 'secrets', '-l', `svc.dev/session=${agent.id}`, '-o', 'name')).toBe('');
+
+      expect((await api('POST', `${sessionsPath()}/${agent.id}/prompt`, { text: 'wake up' })).status).toBe(202);
+      await waitStatus(agent.id, 'running');
+      const woken = await waitFor('the woken engine', async () => {
+        const res = await api<Record<string, string>>('GET', `${sessionsPath()}/${agent.id}/engine/fixture/env`);
+        return res.status === 200 ? res.body : undefined;
+      });
+      for (const name of ['SVC_SANDBOX_TOKEN', 'SVC_CLI_TOKEN', 'SVC_LLM_API_KEY']) {
+        expect(woken[name], name).toBeTruthy();
+        expect(woken[name], name).not.toBe(old[name]);
+      }
+      // the old ones are dead for good, though the session runs again
+      expect((await cloneCredential(old.SVC_SANDBOX_TOKEN!)).status).toBe(401);
+      expect((await receivePackRefs(oldCredential)).status).toBe(401);
+      expect((await api('GET', '/me', undefined, old.SVC_CLI_TOKEN)).status).toBe(401);
+      expect((await llmModels(old.SVC_LLM_API_KEY!)).status).toBe(401);
+      // the new ones work (the model gateway checks keys against its cache of Session Secrets: at once or nearly)
+      const issued = await cloneCredential(woken.SVC_SANDBOX_TOKEN!);
+      expect(issued.status).toBe(200);
+      expect((await receivePackRefs(await issued.json() as { username: string; password: string })).status).toBe(200);
+      expect((await api('GET', '/me', undefined, woken.SVC_CLI_TOKEN)).status).toBe(200);
+      await waitFor('the new model-gateway key', async () => (await llmModels(woken.SVC_LLM_API_KEY!)).status === 200, 10_000);
+      expect((await llmModels(old.SVC_LLM_API_KEY!)).status).toBe(401);
+      // one CLI token: the old one's Secret was deleted
+      expect((await kubectl('get', 'secrets', '-l', `svc.dev/session=${agent.id},svc.dev/token=true`, '-o', 'name')).trim()).toMatch(/^secret\/svc-token-\S+$/);
+      expect((await api('POST', `${sessionsPath()}/${agent.id}/stop`)).status).toBe(200);
+    } finally {
+      await api('DELETE', `/projects/${projectId}/gateway/providers/local`);
+      await model.close();
+    }
+  }, 180_000);
 
   it("a stopped session's sandbox token, clone credential and CLI token are refused (401), also after svc dev restarts", async () => {
     const agent = await runningAgent();

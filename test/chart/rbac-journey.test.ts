@@ -196,10 +196,15 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
     expect((await api('GET', `/projects/${projectId}/gateway/budget`)).body.used.period_tokens).toBeGreaterThanOrEqual(15);
     expect((await api('GET', `/projects/${projectId}/sessions`)).body.sessions).toHaveLength(1);
     expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/prompt`, { text: 'more' })).status).toBe(202);
+    // the session's CLI token lives with the API tokens, in the release namespace
+    const cliTokens = () => kubectlOk(admin, '-n', RELEASE_NS, 'get', 'secrets', '-l', `svc.dev/session=${sessionId}`, '-o', 'name');
+    expect(await cliTokens()).toMatch(/secret\/svc-token-/);
     expect((await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`)).status).toBe(200);
     await waitFor('session stopped', async () => (await statusOf()) === 'stopped', 60_000);
-    // the session's CLI token lives with the API tokens, in the release namespace
-    expect(await kubectlOk(admin, '-n', RELEASE_NS, 'get', 'secrets', '-l', `svc.dev/session=${sessionId}`, '-o', 'name')).toMatch(/secret\/svc-token-/);
+    // its credentials went with its sandbox: the CLI token, the Session Secret; the stopped Sandbox too (retention)
+    await waitFor('the CLI token revoked', async () => (await cliTokens()) === '', 30_000);
+    expect(await kubectlOk(admin, '-n', PROJECT_NS, 'get', 'secret', `svc-session-${sessionId}`, '--ignore-not-found', '-o', 'name')).toBe('');
+    await waitFor('the stopped Sandbox removed', async () => (await kubectlOk(admin, '-n', PROJECT_NS, 'get', 'sandboxes', '-o', 'name')) === '', 60_000);
   });
 
   it('change requests: open, read, edit, request changes, close, reopen, merge', async () => {

@@ -121,6 +121,9 @@ describe('svc dev --provider kubernetes', () => {
     await sessionUntil('web', id, (s) => s.status === 'stopped', 'the session stopped');
     await waitFor('pod and secret gone', async () => !(await exists('pod', `svc-sandbox-${id}`)) && !(await exists('secret', `svc-sandbox-${id}`)));
     expect(await exists('session', id)).toBe(true);
+    // the stopped Sandbox goes too (retention); the Session stays the record
+    await waitFor('the Sandbox gone', async () => !(await exists('sandbox', id)), 60_000);
+    expect((await api<{ session: SessionView }>('GET', `/projects/${projectIds.get('web')}/sessions/${id}`)).body.session).toMatchObject({ status: 'stopped', sandbox_state: 'stopped' });
   }, 150_000);
 
   it('an engine that cannot start fails the session with the reason', async () => {
@@ -131,6 +134,14 @@ describe('svc dev --provider kubernetes', () => {
     expect(failed.reason).toBe('EngineFailed');
     const ready = await kubectl('get', 'session', id, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}');
     expect(ready).toContain('the engine could not start');
+    // its Pod's log is kept with the Session (read through pods/log before the Pod goes), the secret masked
+    const log = await waitFor('the kept log', async () => {
+      const res = await fetch(`${dev.apiUrl}/projects/${projectIds.get('broken')}/sessions/${id}/daemon-log`, { headers: { authorization: `Bearer ${dev.token}` } });
+      return res.status === 200 ? res.text() : undefined;
+    });
+    expect(log).toContain('engine refuses to start: ***');
+    expect(log).not.toContain('on purpose');
+    await waitFor('the Pod gone', async () => !(await exists('pod', `svc-sandbox-${id}`)));
   }, 150_000);
 
   it('an image the node cannot pull fails the session with the pod reason', async () => {

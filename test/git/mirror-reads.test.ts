@@ -258,4 +258,22 @@ describe('checkpoint refs in the mirror (DESIGN §8.3)', () => {
     expect(await mirror.deleteCheckpoint('s1')).toBe(false); // idempotent
     await expect(mirror.deleteCheckpoint('../x')).rejects.toThrow();
   });
+
+  it("deletes a session's checkpoint ref and branch in one push, or the checkpoint alone", async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const tip = work.sha();
+    for (const id of ['s1', 's2']) {
+      git(host.hostDir, 'update-ref', `refs/heads/${id}`, tip);
+      git(host.hostDir, 'update-ref', `refs/svc/checkpoints/${id}`, tip);
+    }
+    const mirror = host.mirror();
+    await mirror.fetch();
+    expect((await mirror.deleteSessionRefs('s1', { branch: true })).sort()).toEqual(['refs/heads/s1', 'refs/svc/checkpoints/s1']);
+    expect(await mirror.deleteSessionRefs('s2', { branch: false })).toEqual(['refs/svc/checkpoints/s2']);
+    const left = (dir: string) => git(dir, 'for-each-ref', '--format=%(refname)', 'refs/heads/s1', 'refs/heads/s2', 'refs/svc/');
+    expect(left(host.hostDir)).toBe('refs/heads/s2');
+    expect(left(mirror.dir)).toBe('refs/heads/s2');
+    expect(await mirror.deleteSessionRefs('s1', { branch: true })).toEqual([]); // idempotent
+  });
 });

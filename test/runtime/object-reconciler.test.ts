@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/kube/index.js';
 import {
-  Manager, TerminalError, generationChanged, objectController, planChildren, type ReconcileContext,
+  Manager, TerminalError, generationChanged, objectController, planChildren, type ObjectFinalizer, type ReconcileContext,
 } from '../../src/runtime/index.js';
 import {
   LABEL_PROJECT, PROJECT, TRIGGER, controllerReference, getCondition, setCondition, triggerName,
@@ -39,7 +39,7 @@ async function settled(observed: string[]): Promise<number> {
 
 interface Seen { slugs: string[]; owned: Trigger[]; labelled: number; signal: boolean }
 
-async function run(options: { finalized?: string[]; terminal?: boolean } = {}) {
+async function run(options: { finalized?: string[]; finalizers?: ObjectFinalizer<Project>[]; terminal?: boolean } = {}) {
   const observed: string[] = [];
   const manager = new Manager({ client: env.client, leaderElection: false });
   managers.push(manager);
@@ -49,6 +49,7 @@ async function run(options: { finalized?: string[]; terminal?: boolean } = {}) {
     owns: [TRIGGER],
     predicates: [generationChanged],
     ...(options.finalized ? { finalizer: { name: 'svc.dev/test-cleanup', finalize: async (p: Project) => { options.finalized!.push(p.metadata.name!); } } } : {}),
+    ...(options.finalizers ? { finalizer: options.finalizers } : {}),
     async observe(p, ctx: ReconcileContext) {
       observed.push(`${p.metadata.name}@${p.metadata.generation}`);
       if (options.terminal) throw new TerminalError('BadInput', `project ${p.metadata.name} cannot work`);
@@ -110,6 +111,24 @@ describe('object reconciler', () => {
     await projects().delete(NS, 'beta');
     await eventually(async () => ((await projects().find(NS, 'beta')) ? undefined : true));
     expect(finalized).toEqual(['beta']);
+  });
+
+  it('several finalizers: all added at once, each run and removed in turn; one that waits is asked again and the object stays meanwhile', async () => {
+    const calls: string[] = [];
+    let waiting = true;
+    await run({ finalizers: [
+      { name: 'svc.dev/test-first', finalize: async () => { calls.push('first'); return waiting ? { requeueAfter: 50 } : undefined; } },
+      { name: 'svc.dev/test-second', finalize: async () => { calls.push('second'); } },
+    ] });
+    await projects().create(project('epsilon'));
+    await eventually(async () => ((await projects().get(NS, 'epsilon')).metadata.finalizers?.join() === 'svc.dev/test-first,svc.dev/test-second' ? true : undefined));
+    await projects().delete(NS, 'epsilon');
+    await eventually(async () => (calls.filter((c) => c === 'first').length >= 3 ? true : undefined));
+    expect(calls).not.toContain('second');
+    expect((await projects().get(NS, 'epsilon')).metadata.finalizers).toEqual(['svc.dev/test-first', 'svc.dev/test-second']);
+    waiting = false;
+    await eventually(async () => ((await projects().find(NS, 'epsilon')) ? undefined : true));
+    expect(calls.at(-1)).toBe('second');
   });
 
   it('a terminal error says why in Ready and is not retried', async () => {

@@ -11,7 +11,7 @@ import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
 import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
-import { commitFiles, makeRepo, runOk, waitFor } from '../dev/util.js';
+import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
 let repo: string;
@@ -39,6 +39,7 @@ const svc = (...args: string[]) => runOk(process.execPath, [path.join(REPO_ROOT,
 const condition = async (id: string, type: string) =>
   JSON.parse(await kubectl('get', 'session', id, '-o', `jsonpath={.status.conditions[?(@.type=="${type}")]}`) || '{}') as { status?: string; reason?: string; message?: string };
 const phases = (s: SessionView) => s.timeline.map((p) => p.phase);
+const sandboxExists = async (id: string) => (await run('kubectl', ['get', 'sandbox', id, '-o', 'name'], dev.env)).code === 0;
 const sessionsPath = (project: string) => `/projects/${projects[project]}/sessions`;
 
 async function startSession(project: string, body: Record<string, unknown> = {}): Promise<SessionView> {
@@ -184,7 +185,7 @@ describe('sessions through svc dev', () => {
     const after = await waitStatus('demo', first.id, 'stopped');
     expect(after.reason).toBe('Stopped');
     await waitFor('the sandbox process gone', async () => !alive(pid));
-    expect(await kubectl('get', 'sandbox', first.id, '-o', 'jsonpath={.status.state}')).toBe('stopped');
+    await waitFor('the stopped Sandbox removed (retention)', async () => !(await sandboxExists(first.id)), 60_000);
     expect(execFileSync('git', ['branch', '--list', first.id], { cwd: repo, encoding: 'utf8' })).toContain(first.id);
 
     const prompted = await api<{ session: SessionView }>('POST', `${sessionsPath('demo')}/${first.id}/prompt`, { text: 'now add tests' });
@@ -266,7 +267,7 @@ describe('sessions through svc dev', () => {
     await waitStatus('sleepy', s.id, 'running');
     const idle = await waitStatus('sleepy', s.id, 'stopped', 30_000);
     expect(idle.reason).toBe('Idle');
-    expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('stopped');
+    expect(idle.sandbox_state).toBe('stopped');
   }, 60_000);
 
   it('fails with a reason: an engine that cannot start, a base ref that does not exist, an unknown agent is 400', async () => {

@@ -1,8 +1,8 @@
 // SessionStore over the Kubernetes API: reads go to the API server, so a caller sees its own writes.
 import { readGitCredentials, readSecretData, withConflictError, type KubeClient } from '../../kube/index.js';
 import {
-  NAMESPACE, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionSecretName, sessionTokens,
-  type KubeObject, type Sandbox, type Session, type SessionSecret, type Trigger,
+  NAMESPACE, SANDBOX, SECRET, SESSION, TRIGGER, isValidName, sessionLogSecretName, sessionLogText, sessionSecretName, sessionTokens,
+  type KubeObject, type Sandbox, type Session, type SessionLogSecret, type SessionSecret, type Trigger,
 } from '../../resources/index.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
 import type { SessionStore } from './store.js';
@@ -35,6 +35,9 @@ export function kubeSessionStore(client: KubeClient, options: { findProject?: Fi
     },
     createSession: (session) => sessions.create(session),
     patchSession: (namespace, id, patch) => withConflictError(`patch session ${id}`, () => sessions.mergePatch(namespace, id, patch)),
+    async daemonLog(namespace, id) {
+      return sessionLogText(await client.resource<SessionLogSecret>(SECRET).find(namespace, sessionLogSecretName(id)));
+    },
     async sandboxToken(namespace, id) {
       return sessionTokens(await client.resource<SessionSecret>(SECRET).find(namespace, sessionSecretName(id)))?.sandboxToken ?? null;
     },

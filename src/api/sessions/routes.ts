@@ -16,6 +16,7 @@ export interface SessionRoutesConfig {
 
 const START = 'project.session.start';
 const STOP = 'project.session.stop';
+const READ = 'project.session.read';
 
 /** What a route needs; `ownSessionOnly`: a session's own token reaches no other session here. */
 type RouteNeed = Omit<Requirement, 'projectUid' | 'sessionId'> & { ownSessionOnly?: boolean };
@@ -70,6 +71,13 @@ export function sessionRoutes(service: SessionService, config: SessionRoutesConf
     const { project, sessionId, principal } = await resolve(req, res, { access: 'write', capability: STOP, ownSessionOnly: true });
     await abortRun(service, project, sessionId, principal.userId);
     res.json({ session: await service.serialize(project, await service.get(project, sessionId)) });
+  });
+
+  // A failed session's sandbox log, kept until the session is deleted (text, bounded and redacted).
+  router.get('/:sessionId/daemon-log', async (req, res) => {
+    const { project, sessionId } = await resolve(req, res, { access: 'read', capability: READ, ownSessionOnly: true });
+    const log = await service.daemonLog(project, sessionId);
+    res.type('text/plain; charset=utf-8').set('Cache-Control', 'no-store').send(log);
   });
 
   // The engine's event stream (SSE, its /event), the one engine path a read token reaches.

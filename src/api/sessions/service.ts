@@ -135,6 +135,14 @@ export class SessionService {
     return serializeSession(session, project.metadata.uid!, { sandbox, triggerSlug, pendingPrompts: pendingPrompts(session).length });
   }
 
+  /** The kept log of a failed session's sandbox (bounded, redacted); 404 when none is kept. */
+  async daemonLog(project: Project, id: string): Promise<string> {
+    await this.get(project, id);
+    const log = await this.store.daemonLog(project.metadata.namespace!, id);
+    if (log === null) throw new ApiError(404, `no sandbox log is kept for session ${id}: svc keeps the log of a failed session's sandbox (svc sessions logs ${id} follows the engine of a live one)`);
+    return log;
+  }
+
   /** Where the session's daemon answers and the key to sign for it; 409/503 when it is not running. */
   async proxyTarget(project: Project, id: string): Promise<{ session: Session; address: string; sandboxToken: string }> {
     const session = await this.get(project, id);

@@ -16,6 +16,8 @@ export interface SessionStore {
   createSession(session: Session): Promise<Session>;
   /** Merge-patch; ConflictError (src/kube) when the patch's resourceVersion precondition failed. */
   patchSession(namespace: string, id: string, patch: object): Promise<Session>;
+  /** The kept log of a failed session's sandbox (docs/sessions.md), null when none is kept. */
+  daemonLog(namespace: string, id: string): Promise<string | null>;
   /** The sandbox token of the session's Secret, null when it has none yet. */
   sandboxToken(namespace: string, id: string): Promise<string | null>;
   recordEvent(obj: Session, event: { type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void>;

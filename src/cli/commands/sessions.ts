@@ -132,6 +132,7 @@ export function registerSessionsCommands(program: Command): void {
     ['svc sessions start --prompt "add a README"', 'start a session on the default branch'],
     ['svc sessions ls --status running', 'the running sessions of the project'],
     ['svc sessions logs ID', "follow the engine's events"],
+    ['svc sessions logs ID --daemon', "why a failed session failed: its sandbox's kept log"],
     ['svc sessions abort ID', "stop the engine's current run (the session keeps running)"],
     ['svc sessions prompt ID "now add tests"', 'a follow-up prompt (wakes a stopped session)'],
   ]));
@@ -212,12 +213,17 @@ export function registerSessionsCommands(program: Command): void {
     }));
 
   sessions.command('logs')
-    .description("follow the engine's event stream as readable lines until Ctrl-C")
+    .description("follow the engine's event stream as readable lines until Ctrl-C; --daemon: a failed session's sandbox log")
     .argument('<id>', 'session id')
     .option(...PROJECT_OPTION)
     .option('--json', 'print each event as one JSON line')
-    .action(act(async (id: string, opts: { project?: string; json?: boolean }) => {
+    .option('--daemon', "print the log svc kept of a failed session's sandbox (svc-agent and its engine; the end of it, secrets masked)")
+    .action(act(async (id: string, opts: { project?: string; json?: boolean; daemon?: boolean }) => {
       const ctx = await context(opts.project);
+      if (opts.daemon) {
+        process.stdout.write(await ctx.client.text(`${ctx.base}/${sessionId(id)}/daemon-log`));
+        return;
+      }
       const config = (await import('../api-client.js')).apiConfigFromEnv();
       await followEvents(`${config.baseUrl}${ctx.base}/${sessionId(id)}/events`, config.token, opts.json);
     }));

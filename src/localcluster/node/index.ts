@@ -13,9 +13,11 @@ import type { Jail } from '../../lib/jail/index.js';
 import { NodeApi, NodeApiError } from './api.js';
 import type { Container, ImageConfig } from './container.js';
 import { HollowAddresses, HollowHost, HollowPod, isHollowPod } from './hollow.js';
+import { podDir } from './logs.js';
 import { PodWorker, type PodPlacement } from './pod.js';
 
 export type { ImageConfig } from './container.js';
+export { podLogReader, type PodLogQuery } from './logs.js';
 
 export interface NodeSimulatorOptions {
   /** The API server: its URL, the certificate to trust and the bearer token to send. */
@@ -188,7 +190,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
         return;
       }
       // short: programs put Unix sockets in these directories (108-byte path limit)
-      const dir = path.join(options.dataDir, uid.replace(/-/g, '').slice(0, 12));
+      const dir = podDir(options.dataDir, uid);
       const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir }, placement);
       workers.set(uid, worker);
       log(`node simulator: pod ${worker.key} on ${ip}`);

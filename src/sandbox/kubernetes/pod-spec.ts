@@ -10,6 +10,8 @@ import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 export const LABEL_SANDBOX = 'svc.dev/sandbox';
 export const SANDBOX_COMPONENT_LABELS = { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'sandbox' } as const;
 export const ENTRYPOINT = '/usr/local/bin/svc-entrypoint';
+/** The one container of a sandbox Pod. */
+export const SANDBOX_CONTAINER = 'sandbox';
 export const DAEMON_PORT = 8000;
 export const WORKSPACE = '/workspace';
 export const ENGINE_HOME = '/opt/svc/home';
@@ -103,7 +105,7 @@ export function sandboxPod(request: SandboxRequest, settings: KubernetesSandboxS
         seccompProfile: { type: 'RuntimeDefault' },
       },
       containers: [{
-        name: 'sandbox',
+        name: SANDBOX_CONTAINER,
         image: template.image ?? settings.image,
         ...(settings.imagePullPolicy ? { imagePullPolicy: settings.imagePullPolicy } : {}),
         command: entrypointCommand(template.entrypoint),

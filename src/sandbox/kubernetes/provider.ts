@@ -4,8 +4,11 @@ import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } fro
 import { POD, SECRET, controllerOf, type KubeObject } from '../../resources/index.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 import { observePod } from './observe.js';
-import { sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
+import { SANDBOX_CONTAINER, sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
 import type { KubernetesSandboxSettings } from './settings.js';
+
+/** `pods/log` has no byte tail: this many lines, then cut to the bytes asked for. */
+const LOG_TAIL_LINES = 5000;
 
 function ignoreNotFound(err: unknown): void {
   if (!isNotFound(err)) throw err;
@@ -16,7 +19,7 @@ export class KubernetesSandboxProvider implements SandboxProvider {
   private readonly pods: ResourceClient<KubeObject>;
   private readonly secrets: ResourceClient<KubeObject>;
 
-  constructor(client: KubeClient, private readonly settings: KubernetesSandboxSettings, private readonly now: () => Date = () => new Date()) {
+  constructor(private readonly client: KubeClient, private readonly settings: KubernetesSandboxSettings, private readonly now: () => Date = () => new Date()) {
     this.pods = client.resource(POD);
     this.secrets = client.resource(SECRET);
   }
@@ -66,6 +69,21 @@ export class KubernetesSandboxProvider implements SandboxProvider {
       const current = await this.secrets.get(request.namespace, desired.metadata.name!);
       await this.secrets.replace({ ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata.resourceVersion } });
     }
+  }
+
+  /**
+   * The sandbox container's log through `pods/log`: its current run, else its previous one (a
+   * container that keeps exiting), cut to the last `maxBytes`.
+   */
+  async logTail(ref: SandboxRef, maxBytes: number): Promise<string | null> {
+    const pod = await this.own(this.pods, ref);
+    if (!pod) return null;
+    const name = sandboxObjectName(ref.name);
+    const read = (previous: boolean) => this.client.podLog(ref.namespace, name, { container: SANDBOX_CONTAINER, tailLines: LOG_TAIL_LINES, previous });
+    const text = (await read(false)) || (await read(true));
+    if (!text) return null;
+    const bytes = Buffer.from(text, 'utf8');
+    return bytes.length <= maxBytes ? text : bytes.subarray(bytes.length - maxBytes).toString('utf8');
   }
 
   async delete(ref: SandboxRef): Promise<void> {

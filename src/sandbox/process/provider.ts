@@ -15,7 +15,7 @@
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
@@ -306,6 +306,13 @@ export class ProcessSandboxProvider implements SandboxProvider {
     });
   }
 
+  /** The end of `daemon.log`, when the folder is this Sandbox's. */
+  async logTail(ref: SandboxRef, maxBytes: number): Promise<string | null> {
+    const state = await this.readState(ref);
+    if (!state || state.uid !== ref.uid) return null;
+    return readTail(path.join(this.dir(ref), 'daemon.log'), maxBytes);
+  }
+
   /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
   async stopAll(): Promise<void> {
     await Promise.all([...this.known].map(async (dir) => {
@@ -363,6 +370,25 @@ async function readStateFile(file: string): Promise<SandboxState | null> {
     return JSON.parse(await readFile(file, 'utf8')) as SandboxState;
   } catch {
     return null;
+  }
+}
+
+/** The last `maxBytes` of a file, or null when it cannot be read. */
+async function readTail(file: string, maxBytes: number): Promise<string | null> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    return buffer.toString('utf8');
+  } finally {
+    await handle.close();
   }
 }
 
