@@ -239,8 +239,14 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   let stopping = false;
   let reportFailure: (message: string) => void = () => {};
   const failed = new Promise<string>((resolve) => { reportFailure = resolve; });
+  // a crashed operator's sandboxes outlive svc dev, as after a kill -9: the next operator adopts them
+  let operatorCrashed = false;
   const watch = (child: Child) => {
-    void child.exited.then((code) => { if (!stopping) reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`); });
+    void child.exited.then((code) => {
+      if (stopping) return;
+      if (child.name === 'operator') operatorCrashed = true;
+      reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`);
+    });
     return child;
   };
   let node: NodeSimulator | undefined;
@@ -249,7 +255,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     // the operator first (its sandboxes checkpoint through the API on their way out), with room for that
     for (const child of [...children].reverse()) {
       await stopChild(child, child.name === 'operator' ? SANDBOX_STOP_GRACE_MS + 5_000 : undefined);
-      if (child.name === 'operator') await stopLeftoverSandboxes(dataDir, isolation, log);
+      if (child.name === 'operator' && !operatorCrashed) await stopLeftoverSandboxes(dataDir, isolation, log);
     }
     await node?.close();
     await cluster.close();
