@@ -224,6 +224,7 @@ export class Agent {
         this.checkpointTimer.unref();
       }
     } catch (err) {
+      if (this.stopping) return; // a start cut short by the stop did not fail
       this.state = 'failed';
       this.error = redactUrls((err as Error).message);
       process.stderr.write(`svc-agent: workspace setup failed: ${this.error}\n`);
