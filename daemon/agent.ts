@@ -21,6 +21,7 @@ import { ProgressWatcher } from './progress.js';
 import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
+import { nextStartAttempt, transientCause, type StartStep } from './start-retry.js';
 import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
@@ -65,6 +66,9 @@ export class Agent {
   private mark(phase: DaemonBootMark): void {
     this.bootMarks[phase] ??= new Date().toISOString();
   }
+  /** A start step waiting out a transient failure (health's daemon.retry). */
+  private startRetry: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
+  private wakeRetry: (() => void) | null = null;
 
   constructor(private readonly config: AgentConfig) {
     this.stateDir = path.join(config.engineHome, '.svc-agent');
@@ -203,13 +207,22 @@ export class Agent {
     try {
       if (this.config.autoClone) {
         this.state = 'cloning';
+        const freshAtBoot = !this.workspace.isRepository();
         this.mark('clone_started_at');
-        const fresh = await this.workspace.prepare();
+        const fresh = await this.startStep('clone', async () => {
+          try {
+            return await this.workspace.prepare();
+          } catch (err) {
+            // a clone cut off halfway is no checkout to build on: the next attempt starts clean
+            if (freshAtBoot) this.workspace.clear();
+            throw err;
+          }
+        });
         this.mark('clone_ended_at');
         // uncommitted work and the conversation of the session's last sandbox, before the engine starts
         this.state = 'restoring';
         if (this.checkpoints.enabled) this.mark('restore_started_at');
-        await this.checkpoints.restore(fresh);
+        await this.startStep('checkpoint fetch', () => this.checkpoints.restore(fresh));
         if (this.checkpoints.enabled) this.mark('restore_ended_at');
       }
       await this.discoverGatewayModels();
@@ -225,10 +238,55 @@ export class Agent {
         this.checkpointTimer.unref();
       }
     } catch (err) {
+      if (this.stopping) return; // a start cut short by the stop did not fail
       this.state = 'failed';
       this.error = redactUrls((err as Error).message);
       process.stderr.write(`svc-agent: workspace setup failed: ${this.error}\n`);
     }
+  }
+
+  /**
+   * Runs a start step, waiting out transient failures (the API restarting, the git host away, a
+   * connection cut) with backoff until the start deadline; throws what failed and why otherwise.
+   */
+  private async startStep<T>(step: StartStep, run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const began = Date.now();
+      try {
+        const result = await run();
+        this.startRetry = null;
+        return result;
+      } catch (err) {
+        if (this.stopping) throw err;
+        const failure = this.startFailure(step, err as Error, began);
+        const decision = nextStartAttempt(failure, attempt, this.startedAt.getTime(), Date.now(), this.config.startRetry);
+        if ('fail' in decision) {
+          this.startRetry = null;
+          throw new Error(decision.fail);
+        }
+        this.startRetry = { step, attempt, cause: decision.cause, error: failure.message, next_attempt_at: new Date(Date.now() + decision.retryInMs).toISOString() };
+        process.stderr.write(`svc-agent: ${step} failed (attempt ${attempt}): ${decision.cause}; trying again in ${decision.retryInMs} ms: ${failure.message}\n`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, decision.retryInMs);
+          this.wakeRetry = () => { clearTimeout(timer); resolve(); };
+        });
+        this.wakeRetry = null;
+        if (this.stopping) throw new Error(`${step}: stopped while waiting to try again`);
+      }
+    }
+  }
+
+  /**
+   * What failed: git's words, unless the credential it needed could not be fetched during the
+   * attempt (git then only says it could not read a username): the credential call's words.
+   */
+  private startFailure(step: StartStep, err: Error, began: number) {
+    const gitSaid = redactUrls(err.message);
+    const credential = this.broker?.lastFailure;
+    if (credential && credential.at >= began) {
+      return { step, message: `the clone credential could not be fetched: ${credential.message}; ${gitSaid}`, cause: transientCause(credential.message) };
+    }
+    return { step, message: gitSaid, cause: transientCause(gitSaid) };
   }
 
   private onEngineReady(): void {
@@ -262,7 +320,7 @@ export class Agent {
     const modelProblem = modelError(run);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
-      daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString() },
+      daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString(), retry: this.startRetry },
       engine: {
         state: this.engine.state,
         restarts: this.engine.restarts,
@@ -319,6 +377,7 @@ export class Agent {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.wakeRetry?.();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.progress.stop();
     if (this.state === 'ready' && this.checkpoints.enabled) {

@@ -11,7 +11,8 @@ import path from 'node:path';
 import type { DaemonCheckpoint } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 import type { CheckpointPolicy } from './config.js';
-import type { Workspace } from './git.js';
+import { GitError, type Workspace } from './git.js';
+import { transientCause } from './start-retry.js';
 
 export type CheckpointReason = 'turn' | 'interval' | 'stop';
 
@@ -247,6 +248,8 @@ export class Checkpointer {
     const fetched = await this.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+${this.ref}:${this.ref}`], true, undefined, 120_000);
     if (fetched.code !== 0) {
       if (/couldn't find remote ref|no such ref|not our ref/i.test(fetched.stderr)) return; // no checkpoint yet
+      // the API or the host away for a moment: the start tries again rather than lose the work
+      if (transientCause(fetched.stderr) !== null) throw new GitError(`git fetch of ${this.ref} failed (exit ${fetched.code}): ${fetched.stderr.trim().slice(0, 300)}`);
       this.skipped = { sha: null, reason: `the checkpoint could not be fetched: ${fetched.stderr.trim().slice(0, 300)}` };
       this.fail(new Error(this.skipped.reason));
       return;

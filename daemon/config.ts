@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseProviders, type GatewaySettings } from './llm-gateway.js';
 import { resolveEngineCommand } from '../src/lib/engine-path.js';
 import { splitWords } from './words.js';
+import { DEFAULT_START_RETRY, type StartRetryPolicy } from './start-retry.js';
 // defaults of the stop sequence; a provider's grace period covers both
 import { STOP_CHECKPOINT_TIMEOUT_MS, STOP_GRACE_MS } from '../src/lib/sandbox-stop.js';
 
@@ -48,6 +49,8 @@ export interface AgentConfig {
   progress: ProgressPolicy;
   /** on SIGTERM, after the checkpoint: how long the engine and the sandbox's processes get before SIGKILL */
   stopGraceMs: number;
+  /** the clone and the checkpoint fetch wait out transient failures this long (start-retry.ts) */
+  startRetry: StartRetryPolicy;
 }
 
 export interface CheckpointPolicy {
@@ -204,6 +207,11 @@ export function loadConfig(env: Env): AgentConfig {
       healthFailures: Math.max(1, positiveInt(env, 'SVC_ENGINE_HEALTH_FAILURES', 3)),
     },
     stopGraceMs: positiveInt(env, 'SVC_STOP_GRACE_MS', STOP_GRACE_MS),
+    startRetry: {
+      deadlineMs: positiveInt(env, 'SVC_START_DEADLINE_MS', DEFAULT_START_RETRY.deadlineMs),
+      backoffMs: positiveInt(env, 'SVC_START_RETRY_BACKOFF_MS', DEFAULT_START_RETRY.backoffMs),
+      maxBackoffMs: positiveInt(env, 'SVC_START_RETRY_MAX_BACKOFF_MS', DEFAULT_START_RETRY.maxBackoffMs),
+    },
   };
 }
 

@@ -28,6 +28,8 @@ export function parseCredentialRequest(text: string): Map<string, string> {
   return fields;
 }
 
+const FETCH_TIMEOUT_MS = 15_000;
+
 /** The longest unix socket path (sun_path is 108 bytes with its NUL). */
 export const MAX_SOCKET_PATH = 107;
 
@@ -49,6 +51,11 @@ export class CredentialBroker {
   private readonly socketPath: string;
   /** how many times a credential was fetched from the API (shown in health as a counter) */
   fetches = 0;
+  /**
+   * The last fetch that failed (epoch ms, what was said): git only says it could not read a
+   * username, so the start tells from this whether the API was away or refused.
+   */
+  lastFailure: { at: number; message: string } | null = null;
 
   constructor(private readonly source: CredentialSource, socketPath: string) {
     this.repo = new URL(source.repoUrl);
@@ -92,12 +99,24 @@ export class CredentialBroker {
 
   private async fetch(): Promise<CloneCredential> {
     const url = `${this.source.apiUrl}/projects/${encodeURIComponent(this.source.projectId)}/git/clone-credential`;
-    const res = await fetch(url, { headers: { authorization: `Bearer ${this.source.sandboxToken}`, accept: 'application/json' } });
-    if (res.status !== 200) throw new Error(`clone credential: GET ${url} answered ${res.status}`);
-    const credential = parseCloneCredential(await res.json().catch(() => null));
-    this.fetches++;
-    this.cached = credential;
-    return credential;
+    try {
+      // git waits for the answer: an API that does not answer must not hold it forever
+      const res = await fetch(url, { headers: { authorization: `Bearer ${this.source.sandboxToken}`, accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        throw new Error(`answered ${res.status}`);
+      }
+      const credential = parseCloneCredential(await res.json().catch(() => null));
+      this.fetches++;
+      this.cached = credential;
+      return credential;
+    } catch (err) {
+      // fetch's own error is "fetch failed"; what happened (ECONNREFUSED, a reset) is its cause
+      const error = err as Error & { cause?: Error };
+      const message = `clone credential: GET ${url}: ${error.message}${error.cause?.message ? ` (${error.cause.message})` : ''}`;
+      this.lastFailure = { at: Date.now(), message };
+      throw new Error(message);
+    }
   }
 
   private matchesRepo(fields: Map<string, string>): boolean {

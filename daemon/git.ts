@@ -1,6 +1,6 @@
 // The session workspace: clone, branch checkout, refresh (fast-forward only) and status for health.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { redactUrls } from '../src/lib/redact-url.js';
 
@@ -89,7 +89,8 @@ export class Workspace {
       if (!repoUrl) throw new GitError('no repository to clone (SVC_REPO_URL is not set)');
       mkdirSync(workspace, { recursive: true });
       if (readdirSync(workspace).length > 0) throw new GitError(`workspace ${workspace} is not empty and not a git repository`);
-      await this.git(['clone', '--quiet', '--no-checkout', '--', repoUrl, workspace]);
+      // a transfer that stalls for a minute fails (and is tried again) instead of hanging the start
+      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', 'clone', '--quiet', '--no-checkout', '--', repoUrl, workspace]);
     }
     await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
@@ -109,6 +110,11 @@ export class Workspace {
     await this.git(['checkout', '--quiet', '-b', branch, base]);
     await this.git(['push', '--quiet', '--set-upstream', 'origin', `refs/heads/${branch}:refs/heads/${branch}`]);
     return fresh;
+  }
+
+  /** Empties the workspace after a failed first clone, keeping the folder (a mount point in a sandbox). */
+  clear(): void {
+    for (const entry of readdirSync(this.options.workspace)) rmSync(path.join(this.options.workspace, entry), { recursive: true, force: true });
   }
 
   private async resolveBase(): Promise<string> {

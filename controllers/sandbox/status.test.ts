@@ -51,6 +51,15 @@ describe('Sandbox status (SPEC §3.3)', () => {
     expect(out.map((e) => e.reason)).toEqual(events);
   });
 
+  it('a start waiting out a transient failure stays provisioning and says why', () => {
+    const retrying = health('cloning', 'stopped');
+    retrying.daemon.retry = { step: 'clone', attempt: 3, cause: 'the API is starting (503)', error: 'The requested URL returned error: 503', next_attempt_at: '2026-11-23T12:00:02Z' };
+    const { status, events } = nextSandboxStatus(sandbox('running', 'provisioning'), running(retrying), NOW);
+    expect(status.state).toBe('provisioning');
+    expect(getCondition(status.conditions, 'Ready')?.message).toBe('svc-agent is cloning (its clone failed 3 time(s): the API is starting (503); trying again)');
+    expect(events).toEqual([]);
+  });
+
   it('records the address, the engine restarts and the latest activity', () => {
     const { status } = nextSandboxStatus(sandbox('running', 'provisioning'), running(health('ready', 'ready')), NOW);
     expect(status).toMatchObject({ address: '127.0.0.1:4000', engineRestarts: 2, lastActivityTime: '2026-11-23T11:59:00Z' });

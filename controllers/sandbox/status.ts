@@ -48,7 +48,8 @@ function classify(sandbox: Sandbox, seen: SandboxObserved): { state: SandboxStat
     return { state: 'error', reason: 'EngineFailed', message: `the engine could not start: ${h.engine.last_error ?? 'unknown error'}` };
   }
   if (h?.daemon.state === 'ready' && h.engine.state === 'ready') return { state: 'active', message: 'svc-agent and its engine are ready' };
-  const phase = !h ? 'waiting for svc-agent to answer' : h.daemon.state !== 'ready' ? `svc-agent is ${h.daemon.state}` : `the engine is ${h.engine.state}`;
+  const retry = h?.daemon.retry ? ` (its ${h.daemon.retry.step} failed ${h.daemon.retry.attempt} time(s): ${h.daemon.retry.cause}; trying again)` : '';
+  const phase = !h ? 'waiting for svc-agent to answer' : h.daemon.state !== 'ready' ? `svc-agent is ${h.daemon.state}${retry}` : `the engine is ${h.engine.state}`;
   return { state: 'provisioning', message: phase };
 }
 

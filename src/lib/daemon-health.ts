@@ -70,6 +70,8 @@ export const DaemonHealthSchema = z.looseObject({
     error: nullableString,
     pid: z.number().int().optional(),
     started_at: z.string().optional(),
+    /** a start step waiting out a transient failure (docs/daemon.md "Start"); absent from older daemons */
+    retry: z.object({ step: z.string(), attempt: z.number().int(), cause: z.string(), error: z.string(), next_attempt_at: z.string() }).nullable().optional(),
   }),
   engine: z.looseObject({
     state: z.enum(ENGINE_STATES),

@@ -18,8 +18,9 @@ import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } fr
 import { assertPortFree } from './ports.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
-import { parseSandboxMount } from '../lib/jail/index.js';
-import { isolationLines, isolationStatus } from './isolation-check.js';
+import { Jail, parseSandboxMount } from '../lib/jail/index.js';
+import { ProcessSandboxProvider } from '../sandbox/process/provider.js';
+import { isolationLines, isolationStatus, type IsolationStatus } from './isolation-check.js';
 import { sandboxJail } from './sandbox-jail.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
@@ -152,7 +153,7 @@ async function ensureAdminToken(base: ClusterFetch, namespace: string, previous:
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
 /** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
-const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_START_DEADLINE_MS', 'SVC_START_RETRY_BACKOFF_MS', 'SVC_START_RETRY_MAX_BACKOFF_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
   // the model gateway's limits (docs/gateway.md), read by the API
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
@@ -202,6 +203,19 @@ async function waitForApi(url: string, child: Child): Promise<void> {
   await Promise.race([ready, exited]);
 }
 
+/**
+ * What the operator did not stop (a sandbox started just before a crash that no operator has
+ * adopted yet; the operator killed at its grace): svc dev owns the data directory, so nothing of
+ * it outlives svc dev. Before the API stops: the sandboxes checkpoint on their way out.
+ */
+async function stopLeftoverSandboxes(dataDir: string, isolation: IsolationStatus, log: (line: string) => void): Promise<void> {
+  const sandboxDir = path.join(dataDir, 'sandboxes');
+  if (!existsSync(sandboxDir) || isolation.mode === 'unavailable') return;
+  // only the slots' records and namespaces are touched: no port or mount of the jail matters here
+  const provider = new ProcessSandboxProvider({ dataDir: sandboxDir, agentCommand: [], isolation: isolation.mode === 'jail' ? new Jail({ apiPorts: [], toolchain: [] }) : 'none' });
+  await provider.stopRecorded().catch((error: Error) => log(`svc dev: some sandboxes could not be stopped: ${error.message}`));
+}
+
 export async function runDev(options: DevOptions): Promise<DevHandle> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const namespace = options.namespace ?? 'default';
@@ -227,15 +241,24 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   let stopping = false;
   let reportFailure: (message: string) => void = () => {};
   const failed = new Promise<string>((resolve) => { reportFailure = resolve; });
+  // a crashed operator's sandboxes outlive svc dev, as after a kill -9: the next operator adopts them
+  let operatorCrashed = false;
   const watch = (child: Child) => {
-    void child.exited.then((code) => { if (!stopping) reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`); });
+    void child.exited.then((code) => {
+      if (stopping) return;
+      if (child.name === 'operator') operatorCrashed = true;
+      reportFailure(`the ${child.name} process exited unexpectedly (code ${code})`);
+    });
     return child;
   };
   let node: NodeSimulator | undefined;
   const stop = async () => {
     stopping = true;
     // the operator first (its sandboxes checkpoint through the API on their way out), with room for that
-    for (const child of [...children].reverse()) await stopChild(child, child.name === 'operator' ? SANDBOX_STOP_GRACE_MS + 5_000 : undefined);
+    for (const child of [...children].reverse()) {
+      await stopChild(child, child.name === 'operator' ? SANDBOX_STOP_GRACE_MS + 5_000 : undefined);
+      if (child.name === 'operator' && !operatorCrashed) await stopLeftoverSandboxes(dataDir, isolation, log);
+    }
     await node?.close();
     await cluster.close();
   };

@@ -16,7 +16,7 @@ import { CHECKPOINT_AND_PROGRESS_TUNABLES } from '../lib/sandbox-stop.js';
 /** The package root: this file runs as dist/src/main/sandboxes.js. */
 const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 /** svc-agent settings the operator passes on to every process sandbox when set. */
-const DAEMON_TUNABLES = ['SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES];
+const DAEMON_TUNABLES = ['SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_START_DEADLINE_MS', 'SVC_START_RETRY_BACKOFF_MS', 'SVC_START_RETRY_MAX_BACKOFF_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES];
 
 export interface SandboxSettings {
   provider: SandboxProvider;

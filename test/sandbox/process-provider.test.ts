@@ -155,4 +155,24 @@ describe('process provider', () => {
     expect(engines()).toEqual([]);
     expect(() => process.kill(started.detail!.pid!, 0)).toThrow();
   }, 60_000);
+
+  it('stopRecorded (svc dev stopping): a sandbox no provider of this run adopted is stopped, its slot freed, its folder kept', async () => {
+    const started = await new ProcessSandboxProvider(providerOptions).ensure(request);
+    const pid = started.detail!.pid!;
+    const dir = path.join(providerOptions.dataDir, 'default', SESSION);
+    const slot = (JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as { slot: number }).slot;
+    // a slot the crashed operator took just before it died, before any state file named it
+    const jail = providerOptions.isolation as Jail;
+    const orphan = await jail.allocate(path.resolve(providerOptions.dataDir), 'default/crashed-mid-start', [8000]);
+    // a new provider (svc dev after a crash and restart) that never observed the sandbox
+    await new ProcessSandboxProvider({ ...providerOptions, agentCommand: [] }).stopRecorded();
+    expect(() => process.kill(pid, 0)).toThrow();
+    for (const n of [slot, orphan.index]) {
+      expect(existsSync(`/run/netns/svcj-${n}`)).toBe(false);
+      expect(existsSync(`/run/svc-jail/slots/${n}.json`)).toBe(false);
+    }
+    expect(existsSync(path.join(dir, 'home'))).toBe(true);
+    // and the next start finds it gone and starts it again
+    expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
+  }, 60_000);
 });

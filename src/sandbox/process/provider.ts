@@ -181,12 +181,9 @@ export class ProcessSandboxProvider implements SandboxProvider {
     if (!jail) return Promise.resolve();
     this.swept ??= (async () => {
       const held = new Map<number, number>(); // slot -> pid of the sandbox that holds it
-      const root = this.options.dataDir;
-      for (const namespace of safeReaddir(root)) {
-        for (const name of safeReaddir(path.join(root, namespace))) {
-          const state = await readStateFile(path.join(root, namespace, name, 'state.json'));
-          if (state?.slot !== undefined) held.set(state.slot, state.pid);
-        }
+      for (const dir of this.sandboxDirs()) {
+        const state = await readStateFile(path.join(dir, 'state.json'));
+        if (state?.slot !== undefined) held.set(state.slot, state.pid);
       }
       await jail.sweep(this.owner, (slot) => held.has(slot.index) && jail.running(slot, held.get(slot.index)!)).catch(() => 0);
     })();
@@ -319,6 +316,30 @@ export class ProcessSandboxProvider implements SandboxProvider {
       const state = await readStateFile(path.join(dir, 'state.json'));
       if (state) await this.stopState(state);
     }));
+  }
+
+  /**
+   * Stops every sandbox recorded under the data directory, whoever started it (folders kept), and
+   * frees every jail slot of the directory: for its owner (svc dev) when it stops, after the
+   * operator, so that a sandbox no operator adopted since a crash does not outlive it.
+   */
+  async stopRecorded(): Promise<void> {
+    const stopped = await Promise.allSettled(this.sandboxDirs().map((dir) => this.locks.run(dir, async () => {
+      const state = await readStateFile(path.join(dir, 'state.json'));
+      if (state) await this.stopState(state);
+      await this.endStrays(path.join(dir, 'home'));
+      this.known.delete(dir);
+    })));
+    await this.jail?.sweep(this.owner, () => false);
+    const failed = stopped.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new Error(failed.map((r) => (r.reason as Error).message).join('; '));
+  }
+
+  /** The folder of every sandbox under the data directory (`<namespace>/<name>`). */
+  private sandboxDirs(): string[] {
+    const root = this.options.dataDir;
+    return safeReaddir(root).filter((namespace) => !namespace.startsWith('.'))
+      .flatMap((namespace) => safeReaddir(path.join(root, namespace)).map((name) => path.join(root, namespace, name)));
   }
 
   /** Stops a sandbox's processes and frees its jail slot. */
