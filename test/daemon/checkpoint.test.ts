@@ -105,7 +105,7 @@ describe('checkpoints across stop and a new sandbox', () => {
     expect(h.checkpoint.restored).toEqual({ sha, at: written.checkpoint.at });
     expect(h.checkpoint.skipped).toBeNull();
     const ws2 = second.dirs.workspace;
-    expect(readFileSync(path.join(ws2, 'keep.txt'), 'utf8')).toBe('v2\n');
+    expect(readFileSync(path.join(ws2, 'keep.txt'), 'utf8'), `${first.d.output()}\n---second---\n${second.d.output()}\n${JSON.stringify(h.checkpoint)}`).toBe('v2\n');
     expect(readFileSync(path.join(ws2, 'new/deep.txt'), 'utf8')).toBe('fresh\n');
     expect(existsSync(path.join(ws2, 'gone.txt'))).toBe(false);
     expect(existsSync(path.join(ws2, 'debug.log'))).toBe(false);
