@@ -31,9 +31,16 @@ export interface AdmissionInput {
   cap: number;
   /** Most fires of one project that may wait for a slot. */
   queueDepth: number;
-  /** Every Session of the account, including ones this process created that its cache lacks. */
+  /**
+   * The Sessions of the account, including ones this process created that its cache lacks. Only
+   * those holding a slot count, and a reuse fire's trigger's own: callers pass just these (an
+   * index each), never every session of the account.
+   */
   sessions: readonly Session[];
-  /** Every TriggerFire of the account (the pending ones are the queue), including this process's unseen ones. */
+  /**
+   * The TriggerFires of the account, including this process's unseen ones: only the pending ones
+   * (the queue) count, and callers pass just these (an index).
+   */
   fires: readonly Pick<TriggerFire, 'metadata' | 'spec' | 'status'>[];
   request: AdmissionRequest;
 }
