@@ -29,11 +29,23 @@ export interface TriggerFireControllerOptions {
 /** A Session update that takes or frees a slot of the cap. */
 const slotChanged: Predicate = (obj, old) => holdsSlot(obj as Session) !== holdsSlot(old as Session);
 
-/** The waiting fires of a namespace, in queue order (each decides whether it is its turn). */
+const isWaiting = (fire: TriggerFire) => fire.status?.phase === 'queued';
+
+/**
+ * The fires of a namespace waiting at the cap, in queue order: each decides again whether it is
+ * its turn. Fires not looked at yet are in the work queue already (their own add), so a burst of
+ * new fires is not woken again by every fire before it (which cost the square of the burst).
+ */
 function queueOf(ctx: ReconcileContext, namespace: string): ObjectKey[] {
-  return ctx.resource<TriggerFire>(TRIGGER_FIRE).indexed(PENDING_FIRES_INDEX, namespace).sort(compareFires)
+  return ctx.resource<TriggerFire>(TRIGGER_FIRE).indexed(PENDING_FIRES_INDEX, namespace).filter(isWaiting).sort(compareFires)
     .map((f) => ({ namespace, name: f.metadata.name! }));
 }
+
+/**
+ * A fire whose `queued` status just reached the cache. It decides once more: a slot freed after
+ * it decided to wait, but before its status was visible, woke the waiting fires without it.
+ */
+const becameWaiting: Predicate = (obj, old) => isWaiting(obj as TriggerFire) && !isWaiting(old as TriggerFire);
 
 function uniqueByName(sessions: Session[]): Session[] {
   return [...new Map(sessions.map((s) => [s.metadata.name!, s])).values()];
@@ -122,6 +134,7 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
       { type: NAMESPACE, map: (obj, ctx) => queueOf(ctx, obj.metadata.name ?? '') },
       // A fire left the queue (fired, failed, deleted): the ones behind it move up.
       { type: TRIGGER_FIRE, map: (obj, ctx) => (isPendingFire(obj as TriggerFire) && !obj.metadata.deletionTimestamp ? [] : queueOf(ctx, obj.metadata.namespace ?? '')) },
+      { type: TRIGGER_FIRE, map: (obj) => (isWaiting(obj as TriggerFire) ? [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }] : []), predicates: [becameWaiting] },
     ],
     now: options.now,
     observe,

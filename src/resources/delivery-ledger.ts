@@ -22,8 +22,8 @@ export const LEDGER_EXPIRES_ANNOTATION = 'svc.dev/expires-at';
 export const LEDGER_PAGE_ANNOTATION = 'svc.dev/ledger-page';
 /** How long a delivery id stays deduplicated after its fire. */
 export const DELIVERY_DEDUP_MS = 72 * 3600_000;
-/** Entries of one page (about 200 bytes each: far below a ConfigMap's 1 MiB). */
-export const LEDGER_PAGE_ENTRIES = 1000;
+/** Entries of one page (about 200 bytes each: some 50 KB, far below a ConfigMap's 1 MiB; a smaller page costs less to append to). */
+export const LEDGER_PAGE_ENTRIES = 250;
 
 /** A page by the fires it holds: `<namespace>/<fire name>`. */
 export const LEDGER_ENTRY_INDEX: ObjectIndex<ConfigMapObject> = {
