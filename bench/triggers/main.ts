@@ -228,7 +228,7 @@ async function main(): Promise<void> {
 backlog shows), every one signed (X-Hub-Signature-256, a 5-commit push payload) with its own X-GitHub-Delivery id,
 against one API process as the chart runs it (\`dist/src/main/api.js\`) with the local cluster and an operator in their own
 processes (bench/triggers/operator.ts: the Trigger controller, which prunes to the default 100 finished fires per trigger and
-records pruned delivery ids in the ledger, and the TriggerFire controller, 8 workers; a stand-in for the Session controller
+records pruned delivery ids in the ledger, and the TriggerFire controller, 32 workers; a stand-in for the Session controller
 ends each session at once, so that every fire finishes, its Session stays, and no git or sandbox work competes). Each
 delivery starts a session (cap not reached). The two probes run at ${PROBE_RATE}/s each in the same seconds: a bare express handler
 (\`express.raw\`, answers 202, its own process) and the TriggerFire create alone (the same object through the same kube
@@ -252,7 +252,7 @@ ${blocks.join('\n')}
 - All ${DELIVERIES.toLocaleString('en')}: p50 ${ms(pct(svc, 50))}, p99 ${ms(pct(svc, 99))}, ${errors} errors, sent over ${webhookWall.toFixed(0)} s.
 - Kept after the run: ${triggerFires.length} TriggerFires of the trigger (of ${(DELIVERIES + 200).toLocaleString('en')} made), ${ledgerEntries.toLocaleString('en')} pruned delivery ids in ${pages.length} ledger pages, ${sessionCount.toLocaleString('en')} Sessions (they stay).
   A redelivery of the first delivery (its fire ${firstFirePruned ? 'pruned' : 'still there'}): ${redelivery.status} \`${redeliveryBody}\`.
-- The operator kept up: pending fires sampled each second during the run: median ${median(backlog)}, max ${Math.max(...backlog)}; drained ${(drainMs / 1000).toFixed(1)} s after the last delivery.
+- The operator kept up with ${RATE}/s: **${median(backlog) <= RATE ? 'yes' : 'no'}** (median backlog at most one second of arrivals): fires not fired yet, sampled each second: median ${median(backlog)}, max ${Math.max(...backlog)}; drained ${(drainMs / 1000).toFixed(1)} s after the last delivery.
 - CPU over the run: API ${(((cpu1.api - cpu0.api) / webhookWall) * 100).toFixed(0)} % of a core, operator ${(((cpu1.operator - cpu0.operator) / webhookWall) * 100).toFixed(0)} %, local cluster ${(((cpu1.cluster - cpu0.cluster) / webhookWall) * 100).toFixed(0)} %; RSS API ${rss0.api.toFixed(0)} → ${rss1.api.toFixed(0)} MiB, operator ${rss0.operator.toFixed(0)} → ${rss1.operator.toFixed(0)} MiB.
 
 **The TriggerFire controller's sustained rate**: ${BURST.toLocaleString('en')} fires created at once (16 writers, ${arrivalRate.toFixed(0)}/s arriving), each starting a

@@ -18,7 +18,7 @@ manager.add(triggerFireController());
 manager.add(objectController<Session, Record<string, never>>({
   name: 'session-stand-in',
   for: SESSION,
-  concurrency: 4,
+  concurrency: 16,
   observe: async () => ({}),
   compute: (session, _facts, now): { status: SessionStatus } => (session.status?.status ? { status: session.status } : {
     status: {

@@ -21,7 +21,7 @@ export interface TriggerFireControllerOptions {
   defaultCap?: number;
   /** Most queued fires per project (default SVC_TRIGGER_QUEUE_DEPTH, 100). */
   queueDepth?: number;
-  /** Fires decided at once (default 8). */
+  /** Fires decided at once (default 32: a fire waits on the API server, not on this process). */
   workers?: number;
   now?: () => Date;
 }
@@ -124,7 +124,7 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
     name: 'triggerfire',
     for: TRIGGER_FIRE,
     // Several at once: each counts the pending fires ahead of it and this process's new sessions (written).
-    concurrency: options.workers ?? 8,
+    concurrency: options.workers ?? 32,
     // A fire's spec never changes; its own status writes do not wake it (adds and deletes always do).
     predicates: [generationChanged],
     watches: [
