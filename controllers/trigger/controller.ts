@@ -1,27 +1,58 @@
-// The Trigger controller on the runtime's object reconciler: the only writer of Trigger status.
-// It summarizes the trigger's fires (pure code in desired.ts) and runs again when the spec (a
-// manifest change) or the annotations (`svc.dev/resume`) change, when one of its fires changes,
-// or when a session it started changes; its own status writes do not wake it.
-import { annotationsChanged, anyOf, generationChanged, objectController, type ControllerDefinition } from '../../src/runtime/index.js';
+// The Trigger controller on the runtime's object reconciler: the only writer of Trigger status,
+// and the one that deletes the trigger's old fires (retention, DESIGN §8.4). It summarizes the
+// trigger's fires and prunes them (pure code in decide.ts and status.ts) and runs again when the
+// spec (a manifest change) or the annotations (`svc.dev/resume`) change, when one of its fires
+// or ledger pages changes, or when a session it started changes; its own status writes do not
+// wake it. Every read is by index: its fires by owner, their sessions by name.
+import { isAlreadyExists, isNotFound, RecentWrites } from '../../src/kube/index.js';
+import { annotationsChanged, anyOf, generationChanged, objectController, type ControllerDefinition, type ReconcileContext } from '../../src/runtime/index.js';
 import {
-  LABEL_TRIGGER, SESSION, TRIGGER, TRIGGER_FIRE,
-  type KubeObject, type Session, type Trigger, type TriggerFire,
+  DEFAULT_FIRE_HISTORY, DELIVERY_LEDGER, LABEL_TRIGGER, SESSION, TRIGGER, TRIGGER_FIRE, controllerOf,
+  type ConfigMapObject, type KubeObject, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
-import { nextTriggerStatus } from './status.js';
+import { decideTrigger, type LedgerWrite, type TriggerFacts, type TriggerStep } from './decide.js';
 
 export interface TriggerControllerOptions {
   catchUpMs?: number;
   maxFailures?: number;
+  /** Finished fires kept per trigger (default SVC_TRIGGER_FIRE_HISTORY, 100). */
+  history?: number;
   now?: () => Date;
 }
 
-interface Observed { fires: TriggerFire[]; sessions: Map<string, Session> }
-
 export function triggerController(options: TriggerControllerOptions = {}): ControllerDefinition {
-  return objectController<Trigger, Observed>({
+  const settings = { catchUpMs: options.catchUpMs, maxFailures: options.maxFailures, history: options.history ?? DEFAULT_FIRE_HISTORY };
+  // Ledger pages this controller wrote, until the cache shows them: the next write fills the right page.
+  const written = new RecentWrites<ConfigMapObject>();
+
+  function ledgerOf(trigger: Trigger, ctx: ReconcileContext): ConfigMapObject[] {
+    const pages = ctx.resource<ConfigMapObject>(DELIVERY_LEDGER);
+    const namespace = trigger.metadata.namespace!;
+    return written.overlaySelected(pages.ownedBy(trigger), namespace, (ns, name) => pages.get(ns, name), (page) => controllerOf(page)?.uid === trigger.metadata.uid);
+  }
+
+  /** Adds the entries to the page (creates it when new; one that went meanwhile is made again). */
+  async function recordDeliveries(write: LedgerWrite, ctx: ReconcileContext): Promise<ConfigMapObject> {
+    const pages = ctx.resource<ConfigMapObject>(DELIVERY_LEDGER);
+    const { namespace, name } = write.page.metadata;
+    const before = pages.get(namespace, name!)?.metadata.resourceVersion;
+    const add = () => pages.mergePatch(namespace!, name!, { data: write.entries });
+    let stored: ConfigMapObject;
+    try {
+      stored = write.create ? await pages.create({ ...write.page, data: write.entries }) : await add();
+    } catch (error) {
+      if (write.create && isAlreadyExists(error)) stored = await add();
+      else if (!write.create && isNotFound(error)) stored = await pages.create({ ...write.page, data: write.entries });
+      else throw error;
+    }
+    written.record(stored, before);
+    return stored;
+  }
+
+  return objectController<Trigger, TriggerFacts, TriggerStep>({
     name: 'trigger',
     for: TRIGGER,
-    owns: [TRIGGER_FIRE],
+    owns: [TRIGGER_FIRE, DELIVERY_LEDGER],
     watches: [{
       type: SESSION,
       map: (obj: KubeObject) => {
@@ -34,13 +65,21 @@ export function triggerController(options: TriggerControllerOptions = {}): Contr
     now: options.now,
     async observe(trigger, ctx) {
       const fires = ctx.resource<TriggerFire>(TRIGGER_FIRE).ownedBy(trigger);
-      const sessions = ctx.resource<Session>(SESSION).withLabel(LABEL_TRIGGER, trigger.metadata.name!, trigger.metadata.namespace);
-      return { fires, sessions: new Map(sessions.map((s) => [s.metadata.name!, s])) };
+      // the sessions of these fires only: a trigger's sessions stay (they are the record) and grow
+      const cached = ctx.resource<Session>(SESSION);
+      const sessions = new Map<string, Session>();
+      for (const fire of fires) {
+        const name = fire.status?.sessionName;
+        const session = name ? cached.get(trigger.metadata.namespace, name) : undefined;
+        if (session) sessions.set(name!, session);
+      }
+      return { fires, sessions, ledger: ledgerOf(trigger, ctx) };
     },
-    compute(trigger, observed, now) {
-      // the informer decodes what it stores (defaults applied): no second decode here
-      const outcome = nextTriggerStatus({ trigger, ...observed, now, catchUpMs: options.catchUpMs, maxFailures: options.maxFailures });
-      return { status: outcome.status, events: outcome.events, requeueAfter: outcome.requeueAfterMs };
+    compute: (trigger, facts, now) => decideTrigger(trigger, facts, settings, now),
+    async perform(_trigger, step, ctx, facts) {
+      const stored = await Promise.all(step.writes.map((write) => recordDeliveries(write, ctx)));
+      const names = new Set(stored.map((page) => page.metadata.name));
+      return { observed: { ledger: [...facts.ledger.filter((page) => !names.has(page.metadata.name)), ...stored] } };
     },
   });
 }

@@ -115,6 +115,16 @@ describe('nextTriggerStatus', () => {
     expect(status.nextFireAt).toBe(nextFireAt);
   });
 
+  it('retention never moves it back: lastFiredAt stays, a fired run_at stays dormant once its fire is pruned, a new run_at is a new schedule', () => {
+    const fires = [fired('web-nightly-1893456300', '2030-01-01T00:05:00.000Z'), fired('web-nightly-m-1', '2030-01-01T00:06:00.000Z')];
+    const before = run(trigger({ cron: undefined, runAt: '2030-01-01T00:05:00.000Z' }), fires).status;
+    expect(before).toMatchObject({ dormant: true, lastFiredAt: '2030-01-01T00:06:00.000Z' });
+    const after = run(trigger({ cron: undefined, runAt: '2030-01-01T00:05:00.000Z' }, before), [fires[0]!]).status;
+    expect(after).toMatchObject({ dormant: true, lastFiredAt: '2030-01-01T00:06:00.000Z' });
+    expect(run(trigger({ cron: undefined, runAt: '2030-01-01T00:05:00.000Z' }, after), []).status.dormant).toBe(true);
+    expect(run(trigger({ cron: undefined, runAt: '2030-01-01T01:00:00.000Z' }, after), []).status.dormant).toBe(false);
+  });
+
   it('webhook and disabled triggers have no nextFireAt', () => {
     expect(run(trigger({ type: 'webhook', cron: undefined, secretEnv: 'S' })).status.nextFireAt).toBeUndefined();
     const disabled = run(trigger({ enabled: false })).status;

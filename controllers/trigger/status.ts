@@ -99,7 +99,8 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
 
   const fires = [...obs.fires].filter((f) => !f.metadata.deletionTimestamp).sort(byFiredAt);
   const last = fires.at(-1);
-  if (last) next.lastFiredAt = last.spec.firedAt;
+  // never backwards: retention deletes old fires (decide.ts), never the newest, but a person may
+  if (last && !(previous.lastFiredAt && Date.parse(previous.lastFiredAt) > Date.parse(last.spec.firedAt))) next.lastFiredAt = last.spec.firedAt;
   const lastFired = fires.filter((f) => f.status?.phase === 'fired').at(-1);
   if (lastFired?.status?.sessionName) next.lastSessionName = lastFired.status.sessionName;
 
@@ -124,7 +125,9 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   if (spec.type === 'cron' && spec.runAt !== undefined) {
     const at = Date.parse(spec.runAt);
     const fired = fires.some((f) => f.metadata.name === cronFireName(trigger.metadata.name!, new Date(at)));
-    dormant = fired || now.getTime() > at + catchUpMs;
+    // once dormant, dormant for this schedule: its fire may since have been pruned
+    const wasDormant = previous.dormant === true && previous.observedSchedule === key;
+    dormant = fired || wasDormant || now.getTime() > at + catchUpMs;
     if (!dormant) requeueAfterMs = requeueUntil(at + catchUpMs, now);
   }
   next.dormant = dormant;

@@ -1,15 +1,17 @@
 // The TriggerFire controller (on the runtime's object reconciler): the only writer of
 // TriggerFire status. Each fire is its own key: observe (its trigger and project, the
-// namespace's sessions and fires from the caches, the cap) -> decideFire (pure: admission,
-// decide.ts) -> perform its step (create the Session, or re-prompt the trigger's last one) ->
-// one status write. The queue is the pending fires themselves (durable, in the cluster): a
-// Session that starts, stops or goes, a fire that leaves the queue, or a new cap wakes the
-// pending fires of that namespace, and each decides again whether it is its turn.
+// namespace's pending fires and the sessions that hold a slot, from the caches by index, the cap)
+// -> decideFire (pure: admission, decide.ts) -> perform its step (create the Session, or
+// re-prompt the trigger's last one) -> one status write. The queue is the pending fires
+// themselves (durable, in the cluster): a Session that starts, stops or goes, a fire that leaves
+// the queue, or a new cap wakes the pending fires of that namespace, and each decides again
+// whether it is its turn. Several fires are decided at once: each counts the pending fires ahead
+// of it and the sessions this process just created (RecentWrites), so the order and the cap hold.
 import { isAlreadyExists, isInvalid, RecentWrites, retryOnConflict } from '../../src/kube/index.js';
 import { generationChanged, objectController, type ControllerDefinition, type ObjectKey, type Predicate, type ReconcileContext } from '../../src/runtime/index.js';
 import {
-  NAMESPACE, PROJECT, SESSION, TRIGGER, TRIGGER_FIRE, appendPromptPatch, compareFires, defaultSessionCap, fireQueueDepth, holdsSlot, isPendingFire,
-  pendingPrompts, sessionCap,
+  LABEL_TRIGGER, NAMESPACE, PENDING_FIRES_INDEX, PROJECT, SESSION, SLOT_HOLDERS_INDEX, TRIGGER, TRIGGER_FIRE, appendPromptPatch, compareFires, defaultSessionCap,
+  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, sessionCap,
   type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
 import { decideFire, type FireFacts, type FireStep } from './decide.js';
@@ -19,16 +21,34 @@ export interface TriggerFireControllerOptions {
   defaultCap?: number;
   /** Most queued fires per project (default SVC_TRIGGER_QUEUE_DEPTH, 100). */
   queueDepth?: number;
+  /** Fires decided at once (default 32: a fire waits on the API server, not on this process). */
+  workers?: number;
   now?: () => Date;
 }
 
 /** A Session update that takes or frees a slot of the cap. */
 const slotChanged: Predicate = (obj, old) => holdsSlot(obj as Session) !== holdsSlot(old as Session);
 
-/** The waiting fires of a namespace, in queue order (each decides whether it is its turn). */
+const isWaiting = (fire: TriggerFire) => fire.status?.phase === 'queued';
+
+/**
+ * The fires of a namespace waiting at the cap, in queue order: each decides again whether it is
+ * its turn. Fires not looked at yet are in the work queue already (their own add), so a burst of
+ * new fires is not woken again by every fire before it (which cost the square of the burst).
+ */
 function queueOf(ctx: ReconcileContext, namespace: string): ObjectKey[] {
-  return ctx.resource<TriggerFire>(TRIGGER_FIRE).list(namespace).filter(isPendingFire).sort(compareFires)
+  return ctx.resource<TriggerFire>(TRIGGER_FIRE).indexed(PENDING_FIRES_INDEX, namespace).filter(isWaiting).sort(compareFires)
     .map((f) => ({ namespace, name: f.metadata.name! }));
+}
+
+/**
+ * A fire whose `queued` status just reached the cache. It decides once more: a slot freed after
+ * it decided to wait, but before its status was visible, woke the waiting fires without it.
+ */
+const becameWaiting: Predicate = (obj, old) => isWaiting(obj as TriggerFire) && !isWaiting(old as TriggerFire);
+
+function uniqueByName(sessions: Session[]): Session[] {
+  return [...new Map(sessions.map((s) => [s.metadata.name!, s])).values()];
 }
 
 export function triggerFireController(options: TriggerFireControllerOptions = {}): ControllerDefinition {
@@ -42,11 +62,22 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
     const trigger = ctx.resource<Trigger>(TRIGGER).get(namespace, fire.spec.triggerRef.name);
     const project = trigger ? ctx.resource<Project>(PROJECT).get(namespace, trigger.spec.projectRef.name) : undefined;
     const account = ctx.resource<KubeObject>(NAMESPACE).get(undefined, namespace);
+    const sessions = ctx.resource<Session>(SESSION);
+    const fires = ctx.resource<TriggerFire>(TRIGGER_FIRE);
+    const cached = (ns: string, name: string) => sessions.get(ns, name);
+    const own = sessions.get(namespace, fire.spec.sessionName);
     return {
       trigger,
       project,
-      sessions: written.overlay(ctx.resource<Session>(SESSION).list(namespace), namespace),
-      fires: ctx.resource<TriggerFire>(TRIGGER_FIRE).list(namespace),
+      // what admission reads: the sessions that hold a slot, and a reuse trigger's own sessions
+      sessions: uniqueByName([
+        ...written.overlaySelected(sessions.indexed(SLOT_HOLDERS_INDEX, namespace), namespace, cached, holdsSlot),
+        ...(trigger?.spec.sessionMode === 'reuse'
+          ? written.overlaySelected(sessions.withLabel(LABEL_TRIGGER, trigger.metadata.name!, namespace), namespace, cached, (s) => s.metadata.labels?.[LABEL_TRIGGER] === trigger.metadata.name)
+          : []),
+      ]),
+      ownSession: written.get(namespace, fire.spec.sessionName, own) ?? own,
+      fires: fires.indexed(PENDING_FIRES_INDEX, namespace),
       cap: sessionCap(account?.metadata.annotations, defaultCap),
       queueDepth,
     };
@@ -92,8 +123,8 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
   return objectController<TriggerFire, FireFacts, FireStep>({
     name: 'triggerfire',
     for: TRIGGER_FIRE,
-    // One at a time: the cap and the queue order are decided from what the previous fire did.
-    concurrency: 1,
+    // Several at once: each counts the pending fires ahead of it and this process's new sessions (written).
+    concurrency: options.workers ?? 32,
     // A fire's spec never changes; its own status writes do not wake it (adds and deletes always do).
     predicates: [generationChanged],
     watches: [
@@ -103,6 +134,7 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
       { type: NAMESPACE, map: (obj, ctx) => queueOf(ctx, obj.metadata.name ?? '') },
       // A fire left the queue (fired, failed, deleted): the ones behind it move up.
       { type: TRIGGER_FIRE, map: (obj, ctx) => (isPendingFire(obj as TriggerFire) && !obj.metadata.deletionTimestamp ? [] : queueOf(ctx, obj.metadata.namespace ?? '')) },
+      { type: TRIGGER_FIRE, map: (obj) => (isWaiting(obj as TriggerFire) ? [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }] : []), predicates: [becameWaiting] },
     ],
     now: options.now,
     observe,

@@ -79,7 +79,7 @@ describe('decideFire', () => {
     ['cap reached', { cap: 1, sessions: [session('busy')] }, 'queue:1'],
     ['cap 0', { cap: 0 }, 'queue:1'],
     ['stopped sessions hold no slot', { cap: 1, sessions: [session('done', { status: 'stopped' }), session('dead', { status: 'failed' })] }, 'create'],
-    ['its session exists already (a retry)', { cap: 0, sessions: [session('f1-session')] }, 'create'],
+    ['its session exists already (a retry)', { cap: 0, sessions: [session('f1-session')], ownSession: session('f1-session') }, 'create'],
   ])('%s', (_name, over, expected) => {
     const action = decide(observe(over));
     const got = action.kind === 'fail' ? `fail:${action.reason}` : action.kind === 'queue' ? `queue:${action.position}` : action.kind;

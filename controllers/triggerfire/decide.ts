@@ -16,9 +16,14 @@ import { renderTemplate } from '../../src/triggers/index.js';
 export interface FireFacts {
   trigger?: Trigger;
   project?: Project;
-  /** Every Session of the namespace (the account), with the ones this controller just wrote. */
+  /**
+   * The Sessions of the namespace (the account) admission reads: those holding a slot and, for a
+   * reuse trigger, the trigger's own; with the ones this controller just wrote.
+   */
   sessions: readonly Session[];
-  /** Every TriggerFire of the namespace: the pending ones are the queue. */
+  /** The fire's own session (named by it), if it exists already. */
+  ownSession?: Session;
+  /** The pending TriggerFires of the namespace: the queue. */
   fires: readonly TriggerFire[];
   /** The account's concurrent-session cap. */
   cap: number;
@@ -116,7 +121,7 @@ export function decideFire(fire: TriggerFire, facts: FireFacts, now: Date): Fire
   if (!trigger || trigger.metadata.deletionTimestamp) return failed(fire, facts, 'TriggerNotFound', `trigger ${fire.spec.triggerRef.name} no longer exists`, now);
   if (!project || project.metadata.deletionTimestamp) return failed(fire, facts, 'ProjectNotFound', `project ${trigger.spec.projectRef.name} does not exist or is being deleted`, now);
   // Created by an earlier attempt whose status write was lost.
-  if (facts.sessions.some((s) => s.metadata.name === fire.spec.sessionName)) return fired(fire, { session: fire.spec.sessionName, reprompted: false, woke: false }, now);
+  if (facts.ownSession) return fired(fire, { session: fire.spec.sessionName, reprompted: false, woke: false }, now);
 
   const admission = admit({
     cap: facts.cap, queueDepth: facts.queueDepth, sessions: facts.sessions, fires: facts.fires,

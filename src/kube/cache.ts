@@ -4,7 +4,7 @@
  * (get, list, by index, owned by, with label), writes through the client (create, merge-patch,
  * status, delete). A write refused for a stale resourceVersion throws ConflictError.
  */
-import { controllerOf, type KubeObject, type ResourceType } from '../resources/index.js';
+import { controllerOf, type KubeObject, type ObjectIndex, type ResourceType } from '../resources/index.js';
 import type { DeleteOptions, KubeClient, ResourceClient } from './client.js';
 import { ConflictError, isConflict, isNotFound, type KubeError } from './errors.js';
 import { Informer, OWNER_UID_INDEX, UID_INDEX } from './informer.js';
@@ -17,7 +17,7 @@ export interface KubeCacheOptions {
   onError?: (type: ResourceType, err: KubeError) => void;
 }
 
-const typeId = (type: ResourceType) => `${type.plural}.${type.group}/${type.version}`;
+const typeId = (type: ResourceType) => `${type.plural}.${type.group}/${type.version}${type.labelSelector ? `?${type.labelSelector}` : ''}`;
 const labelIndex = (key: string) => `label:${key}`;
 
 export class CachedResource<T extends KubeObject> {
@@ -39,6 +39,12 @@ export class CachedResource<T extends KubeObject> {
 
   byIndex(index: string, value: string): T[] {
     return this.informer.byIndex(index, value);
+  }
+
+  /** Objects `index` finds under `value` (the index is added on first use). */
+  indexed(index: ObjectIndex<T>, value: string): T[] {
+    if (!this.informer.hasIndex(index.name)) this.informer.addIndex(index.name, (obj) => index.keys(obj));
+    return this.informer.byIndex(index.name, value);
   }
 
   byUid(uid: string): T | undefined {
@@ -107,7 +113,7 @@ export class KubeCache {
     const id = typeId(type);
     let informer = this.informers.get(id);
     if (!informer) {
-      informer = new Informer(this.client, type, { namespace: this.options.namespace, relistIntervalMs: this.options.relistIntervalMs });
+      informer = new Informer(this.client, type, { namespace: this.options.namespace, relistIntervalMs: this.options.relistIntervalMs, labelSelector: type.labelSelector });
       const onError = this.options.onError;
       if (onError) informer.onError((err) => onError(type, err));
       this.informers.set(id, informer);

@@ -3,6 +3,7 @@
  * Kubernetes REST protocol with client-node's authentication. Objects are plain JSON;
  * svc.dev objects come back with their schema defaults applied.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import {
@@ -70,8 +71,20 @@ export interface RawResponse {
   body: string;
 }
 
+/** How long an idle connection to the API server is kept (below the servers' idle timeouts: kube-apiserver 90 s, the local cluster 65 s). */
+const IDLE_CONNECTION_MS = 30_000;
+
+/** The TLS identity of a request's options: requests with the same one share connections. */
+function tlsIdentity(options: https.RequestOptions): string {
+  const hash = createHash('sha256');
+  for (const part of [options.ca, options.cert, options.key, options.pfx, options.passphrase, options.servername, options.rejectUnauthorized]) hash.update(`${String(part ?? '')}\0`);
+  return hash.digest('hex');
+}
+
 export class KubeClient {
   private eventCorrelator?: EventCorrelator;
+  /** Keep-alive agents by TLS identity (client-node makes a new Agent, so a new TLS handshake, for every request). */
+  private readonly agents = new Map<string, http.Agent>();
 
   constructor(
     readonly config: ClusterConfig,
@@ -92,7 +105,9 @@ export class KubeClient {
     }
     const transport = url.protocol === 'https:' ? https : http;
     if (url.protocol === 'http:' && options.agent instanceof https.Agent) delete options.agent;
-    return new Promise((resolve, reject) => {
+    // connections are reused (keep-alive) unless a proxy agent is configured
+    if (!this.config.kc.getCurrentCluster()?.proxyUrl) options.agent = this.agentFor(url.protocol, options);
+    const send = (): Promise<RawResponse> => new Promise((resolve, reject) => {
       const req = transport.request(url, options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -100,9 +115,27 @@ export class KubeClient {
         res.on('error', reject);
       });
       req.setTimeout(this.requestTimeoutMs, () => req.destroy(new Error(`no answer within ${this.requestTimeoutMs} ms`)));
-      req.on('error', reject);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // a kept-alive connection the server closed just as it was reused: the request never reached it
+        if (req.reusedSocket && error.code === 'ECONNRESET') send().then(resolve, reject);
+        else reject(error);
+      });
       req.end(payload);
     });
+    return send();
+  }
+
+  private agentFor(protocol: string, options: https.RequestOptions): http.Agent {
+    const key = `${protocol}${tlsIdentity(options)}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const common = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
+      agent = protocol === 'https:'
+        ? new https.Agent({ ...common, ca: options.ca, cert: options.cert, key: options.key, pfx: options.pfx, passphrase: options.passphrase, servername: options.servername, ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}) })
+        : new http.Agent(common);
+      this.agents.set(key, agent);
+    }
+    return agent;
   }
 
   /** A JSON request; a non-2xx answer throws a classified KubeError. */

@@ -30,4 +30,21 @@ describe('RecentWrites', () => {
     now = 1001;
     expect(recent.overlay([], 'b')).toEqual([]);
   });
+
+  it('over an index: a write joins or leaves the selected objects until the whole cache caught up', () => {
+    const recent = new RecentWrites<KubeObject>();
+    const pending = (o: KubeObject) => (o.status as { phase?: string } | undefined)?.phase === undefined;
+    const cache = new Map<string, KubeObject>([['a/q', obj('q', '2')], ['a/done', obj('done', '4', 'a', { status: { phase: 'fired' } })]]);
+    const get = (ns: string, name: string) => cache.get(`${ns}/${name}`);
+    recent.record(obj('new', '5'), undefined); // created: pending, not in the cache yet
+    recent.record(obj('q', '6', 'a', { status: { phase: 'fired' } }), '2'); // q just fired: it leaves the pending ones
+    const selected = recent.overlaySelected([cache.get('a/q')!], 'a', get, pending).map((o) => o.metadata.name).sort();
+    expect(selected).toEqual(['new']);
+    expect(recent.get('a', 'new', undefined)?.metadata.resourceVersion).toBe('5');
+    cache.set('a/new', obj('new', '5'));
+    cache.set('a/q', obj('q', '6', 'a', { status: { phase: 'fired' } }));
+    expect(recent.overlaySelected([cache.get('a/new')!], 'a', get, pending).map((o) => o.metadata.name)).toEqual(['new']);
+    expect(recent.get('a', 'new', cache.get('a/new'))).toBeUndefined();
+    expect(recent.size).toBe(0);
+  });
 });

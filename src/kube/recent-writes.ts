@@ -22,14 +22,48 @@ export class RecentWrites<T extends KubeObject> {
   /** The cached objects of `namespace` with the writes the cache has not caught up with laid over them. */
   overlay(cached: readonly T[], namespace: string): T[] {
     const byKey = new Map(cached.map((obj) => [keyOf(obj), obj]));
-    const now = this.clock();
-    for (const [key, entry] of this.entries) {
-      const inCache = byKey.get(key);
-      const caughtUp = entry.before === undefined ? inCache !== undefined : inCache?.metadata.resourceVersion !== entry.before;
-      if (caughtUp || entry.until < now) { this.entries.delete(key); continue; }
-      if (entry.obj.metadata.namespace === namespace) byKey.set(key, entry.obj);
+    for (const obj of this.pending(namespace, (key) => byKey.get(key))) byKey.set(keyOf(obj), obj);
+    return [...byKey.values()];
+  }
+
+  /**
+   * The objects an index selected from the cache (`selected`, of `namespace`) with this process's
+   * writes laid over them: a write the cache has not caught up with replaces its cached object,
+   * and is in the answer only when `selects(write)` (a fire just fired leaves the pending ones).
+   * `cached(namespace, name)` reads one object of the whole cache, to see whether it caught up.
+   * Costs the size of `selected` plus the writes held, never a scan of the namespace.
+   */
+  overlaySelected(selected: readonly T[], namespace: string, cached: (namespace: string, name: string) => T | undefined, selects: (obj: T) => boolean): T[] {
+    const byKey = new Map(selected.map((obj) => [keyOf(obj), obj]));
+    for (const obj of this.pending(namespace, (key) => { const slash = key.indexOf('/'); return cached(key.slice(0, slash), key.slice(slash + 1)); })) {
+      if (selects(obj)) byKey.set(keyOf(obj), obj);
+      else byKey.delete(keyOf(obj));
     }
     return [...byKey.values()];
+  }
+
+  /** This process's write of `namespace/name` when the cache (`cached`, its object there) has not caught up with it. */
+  get(namespace: string, name: string, cached: T | undefined): T | undefined {
+    const key = `${namespace}/${name}`;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (this.caughtUp(entry, cached) || entry.until < this.clock()) { this.entries.delete(key); return undefined; }
+    return entry.obj;
+  }
+
+  private caughtUp(entry: { before: string | undefined }, inCache: T | undefined): boolean {
+    return entry.before === undefined ? inCache !== undefined : inCache?.metadata.resourceVersion !== entry.before;
+  }
+
+  /** The writes of `namespace` the cache has not caught up with; drops the others. */
+  private pending(namespace: string, cached: (key: string) => T | undefined): T[] {
+    const now = this.clock();
+    const out: T[] = [];
+    for (const [key, entry] of this.entries) {
+      if (this.caughtUp(entry, cached(key)) || entry.until < now) { this.entries.delete(key); continue; }
+      if (entry.obj.metadata.namespace === namespace) out.push(entry.obj);
+    }
+    return out;
   }
 
   /** Entries held (for tests and metrics). */

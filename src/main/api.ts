@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   // Sessions: SVC_MAX_CONCURRENT_SESSIONS (default 10), overridden per Namespace by its annotation.
   // Every route group finds a Project by uid through the same lookup (src/api/project-lookup.ts), over this cache.
   const findProject = store.findProject;
-  const sessions = new SessionService({ store: kubeSessionStore(client, { findProject }), mirrorDir, defaultCap: defaultSessionCap(process.env) });
+  const sessions = new SessionService({ store: kubeSessionStore(client, store.cache, { findProject }), mirrorDir, defaultCap: defaultSessionCap(process.env) });
   // This replica and this process, in merge claims and in the heartbeat Lease the ChangeRequest controller reads.
   const claimHolder = { holder: envString('SVC_POD_NAME', os.hostname()), instance: randomUUID() };
   const heartbeat = replicaHeartbeat({ client, namespace, ...claimHolder, log: (message) => logger.error(message) });

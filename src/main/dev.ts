@@ -51,6 +51,8 @@ export interface DevOptions {
   maxSessions?: number;
   /** Idle timeout of sessions in seconds (SVC_IDLE_TIMEOUT). */
   idleTimeoutSeconds?: number;
+  /** Finished fires kept per trigger (SVC_TRIGGER_FIRE_HISTORY). */
+  fireHistory?: number;
   /** Sandbox provider (default process). */
   provider?: 'process' | 'kubernetes';
   /** --unsafe-no-isolation: sandboxes run unjailed (a loud warning on every start). */
@@ -157,12 +159,13 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTA
   // the model gateway's limits (docs/gateway.md), read by the API
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
-/** The session settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
+/** The session and trigger settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process' };
   if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
+  if (options.fireHistory !== undefined) env.SVC_TRIGGER_FIRE_HISTORY = String(options.fireHistory);
   for (const name of DAEMON_TUNABLES) if (process.env[name]) env[name] = process.env[name];
   return env;
 }

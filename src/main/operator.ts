@@ -7,7 +7,8 @@
 // (the process provider's folders), SVC_ENGINE_COMMAND, SVC_IDLE_TIMEOUT (seconds, default 1800),
 // SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
-// SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3),
+// SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3), SVC_TRIGGER_FIRE_HISTORY
+// (finished fires kept per trigger, default 100),
 // SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10). Change requests:
 // SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600). SVC_GIT_SPAWN_WORKERS (threads that start git
 // processes, default 2; 0 = the main thread).
@@ -24,6 +25,7 @@ import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
+import { DEFAULT_FIRE_HISTORY, FIRE_HISTORY_ENV } from '../resources/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
 import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   }));
   const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
-  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1) }));
+  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1), history: envInt(FIRE_HISTORY_ENV, DEFAULT_FIRE_HISTORY, 0) }));
   manager.add(triggerFireController());
   const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
   manager.addRunnable(scheduler);

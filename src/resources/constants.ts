@@ -18,6 +18,11 @@ export interface ResourceType extends GroupVersionKind {
   singular: string;
   namespaced: boolean;
   shortNames: readonly string[];
+  /**
+   * Only the objects with these labels: a cache keeps a separate informer for such a type, so
+   * that a process holds its own ConfigMaps, never every ConfigMap of a namespace.
+   */
+  labelSelector?: string;
 }
 
 function svcKind(kind: string, plural: string, shortNames: string[]): ResourceType {

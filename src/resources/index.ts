@@ -13,6 +13,7 @@ export * from './changerequest.js';
 export * from './common.js';
 export * from './conditions.js';
 export * from './constants.js';
+export * from './delivery-ledger.js';
 export * from './meta.js';
 export * from './llm-providers.js';
 export * from './llm-usage.js';

@@ -31,6 +31,15 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
+/**
+ * A cache index: the values an object is found under (`keys`), by name. Registered on first use
+ * (`CachedResource.indexed`, src/kube), so that a per-request read never scans a namespace.
+ */
+export interface ObjectIndex<T extends KubeObject = KubeObject> {
+  name: string;
+  keys(obj: T): readonly (string | undefined)[];
+}
+
 /** A custom resource with a spec and an optional status. */
 export interface Resource<Spec, Status> extends KubeObject {
   apiVersion: string;

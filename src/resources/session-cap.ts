@@ -3,6 +3,7 @@
  * routes (429), the TriggerFire controller (queue) and `svc dev --max-sessions`.
  * Account = namespace. The Namespace annotation overrides the process-wide default.
  */
+import type { ObjectIndex } from './meta.js';
 import type { Session } from './session.js';
 
 /** Namespace annotation that sets the cap of that namespace. */
@@ -42,3 +43,9 @@ export function activeSessionCount(sessions: readonly Pick<Session, 'spec' | 'st
 export function capReached(sessions: readonly Pick<Session, 'spec' | 'status' | 'metadata'>[], cap: number): boolean {
   return activeSessionCount(sessions) >= cap;
 }
+
+/** The sessions of a namespace that hold a slot, by the namespace: what the cap counts per request. */
+export const SLOT_HOLDERS_INDEX: ObjectIndex<Session> = {
+  name: 'slot-holders',
+  keys: (session) => [holdsSlot(session) ? session.metadata.namespace ?? '' : undefined],
+};

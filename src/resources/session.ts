@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
-import type { Resource } from './meta.js';
+import type { ObjectIndex, Resource } from './meta.js';
 import { BOOT_PHASES } from '../lib/boot-phases.js';
 
 export { BOOT_PHASES, type BootPhaseName } from '../lib/boot-phases.js';
@@ -74,3 +74,18 @@ export type Session = Resource<SessionSpec, SessionStatus>;
 
 /** Annotation set with `spec.desiredState: stopped`: why (`Stopped` by a person, `Idle` by the idle sweep). */
 export const STOP_REASON_ANNOTATION = 'svc.dev/stop-reason';
+
+/** What the REST listing shows as a session's status (`provisioning` until the controller wrote one). */
+export const shownStatus = (session: Pick<Session, 'status'>): SessionStatusValue => session.status?.status ?? 'provisioning';
+
+/**
+ * Sessions by project (`<namespace>/<project>`) and by project and status
+ * (`<namespace>/<project>/<status>`): the session listing reads one key, whatever the history.
+ */
+export const SESSIONS_BY_PROJECT_INDEX: ObjectIndex<Session> = {
+  name: 'sessions-by-project',
+  keys: (session) => {
+    const project = `${session.metadata.namespace ?? ''}/${session.spec.projectRef.name}`;
+    return [project, `${project}/${shownStatus(session)}`];
+  },
+};

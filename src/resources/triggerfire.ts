@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
 import { API_VERSION, LABEL_PROJECT, LABEL_TRIGGER, TRIGGER_FIRE } from './constants.js';
-import { controllerReference, type Resource } from './meta.js';
+import { controllerReference, type ObjectIndex, type Resource } from './meta.js';
 import type { Trigger } from './trigger.js';
 
 export const FIRE_SOURCES = ['cron', 'webhook', 'manual'] as const;
@@ -45,6 +45,26 @@ export type TriggerFire = Resource<TriggerFireSpec, TriggerFireStatus>;
 
 /** Annotation holding the 202 answer given for a webhook or manual fire, so that a redelivery gets the same one. */
 export const FIRE_ANSWER_ANNOTATION = 'svc.dev/answer';
+
+/** The 202 body of a webhook or manual fire (SPEC §4.2). */
+export type FireAnswer = { status: 'fired'; session_id: string } | { status: 'queued'; reason: string };
+
+/** A recorded answer (the annotation, or a delivery ledger entry), undefined when it is not one. */
+export function parseFireAnswer(text: string | undefined): FireAnswer | undefined {
+  try {
+    const parsed = JSON.parse(text ?? '') as Partial<Record<string, unknown>>;
+    if (parsed.status === 'fired' && typeof parsed.session_id === 'string') return { status: 'fired', session_id: parsed.session_id };
+    if (parsed.status === 'queued' && typeof parsed.reason === 'string') return { status: 'queued', reason: parsed.reason };
+  } catch { /* not an answer */ }
+  return undefined;
+}
+
+/** The answer a fire was given (its annotation), else what its status says (a fire written by someone else). */
+export function fireAnswer(fire: TriggerFire): FireAnswer {
+  const recorded = parseFireAnswer(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION]);
+  if (recorded) return recorded;
+  return fire.status?.phase === 'queued' ? { status: 'queued', reason: fire.status.reason ?? 'queued' } : { status: 'fired', session_id: fire.status?.sessionName ?? fire.spec.sessionName };
+}
 
 export interface NewFireInput {
   /** Object name: cronFireName, deliveryFireName, or childName(trigger, <unique>). */
@@ -95,9 +115,22 @@ export function isPendingFire(fire: Pick<TriggerFire, 'status' | 'metadata'>): b
   return !fire.metadata.deletionTimestamp && (fire.status?.phase === undefined || fire.status.phase === 'queued');
 }
 
+/** The pending fires of a namespace (the queue), by the namespace: what admission reads per request. */
+export const PENDING_FIRES_INDEX: ObjectIndex<TriggerFire> = {
+  name: 'pending-fires',
+  keys: (fire) => [isPendingFire(fire) ? fire.metadata.namespace ?? '' : undefined],
+};
+
+/** Env of the operator: how many finished fires of one trigger are kept (DESIGN §8.4). */
+export const FIRE_HISTORY_ENV = 'SVC_TRIGGER_FIRE_HISTORY';
+export const DEFAULT_FIRE_HISTORY = 100;
+
+/** Code-unit order (what ISO instants and object names need; localeCompare costs far more per call). */
+const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Queue order (FIFO): fire instant, then creation, then name. */
 export function compareFires(a: Pick<TriggerFire, 'spec' | 'metadata'>, b: Pick<TriggerFire, 'spec' | 'metadata'>): number {
-  return a.spec.firedAt.localeCompare(b.spec.firedAt)
-    || (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')
-    || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+  return order(a.spec.firedAt, b.spec.firedAt)
+    || order(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '')
+    || order(a.metadata.name ?? '', b.metadata.name ?? '');
 }

@@ -31,9 +31,16 @@ export interface AdmissionInput {
   cap: number;
   /** Most fires of one project that may wait for a slot. */
   queueDepth: number;
-  /** Every Session of the account, including ones this process created that its cache lacks. */
+  /**
+   * The Sessions of the account, including ones this process created that its cache lacks. Only
+   * those holding a slot count, and a reuse fire's trigger's own: callers pass just these (an
+   * index each), never every session of the account.
+   */
   sessions: readonly Session[];
-  /** Every TriggerFire of the account (the pending ones are the queue), including this process's unseen ones. */
+  /**
+   * The TriggerFires of the account, including this process's unseen ones: only the pending ones
+   * (the queue) count, and callers pass just these (an index).
+   */
   fires: readonly Pick<TriggerFire, 'metadata' | 'spec' | 'status'>[];
   request: AdmissionRequest;
 }
@@ -79,7 +86,7 @@ export function admit(input: AdmissionInput): Admission {
   if (target && holdsSlot(target)) return { kind: 'reprompt', session: target, wake: false };
 
   // FIFO: the pending fires before this one take the free slots first.
-  const queue = input.fires.filter((f) => isPendingFire(f) && f.metadata.name !== name).sort(compareFires);
+  const queue = input.fires.filter((f) => isPendingFire(f) && f.metadata.name !== name);
   const ahead = queue.filter((f) => compareFires(f, fire) < 0).length;
   const slots = freeSlots(cap, input.sessions);
   if (ahead < slots) return target ? { kind: 'reprompt', session: target, wake: true } : { kind: 'start' };
@@ -87,8 +94,8 @@ export function admit(input: AdmissionInput): Admission {
   const position = ahead - slots + 1;
   const project = fire.metadata.labels?.[LABEL_PROJECT];
   if (!request.promised) {
-    // Fires of the project that cannot start now: the ones past the free slots.
-    const waiting = queue.slice(slots).filter((f) => f.metadata.labels?.[LABEL_PROJECT] === project).length;
+    // Fires of the project that cannot start now: the ones past the free slots (in queue order).
+    const waiting = queue.sort(compareFires).slice(slots).filter((f) => f.metadata.labels?.[LABEL_PROJECT] === project).length;
     if (waiting >= input.queueDepth) {
       return { kind: 'full', reason: `the queue of project ${project} is full (${input.queueDepth} fires wait for the concurrent-session cap of ${cap})` };
     }

@@ -86,7 +86,8 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'secrets')).toEqual(['create', 'delete', 'get', 'update']);
     expect(verbs(operator, 'pods')).toEqual(['create', 'delete', 'get']);
-    expect(verbs(operator, 'triggerfires')).toEqual(['create', 'get', 'list', 'watch']);
+    expect(verbs(operator, 'triggerfires')).toEqual(['create', 'delete', 'get', 'list', 'watch']); // delete: retention
+    expect(verbs(operator, 'configmaps')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']); // the delivery ledger
     expect(verbs(operator, 'triggerfires/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers/status')).toEqual(['update']);
     expect(verbs(operator, 'sessions')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
@@ -117,8 +118,17 @@ describe('charts/svc', () => {
     }
   });
 
+  it('passes operator.fireHistory to the operator as SVC_TRIGGER_FIRE_HISTORY (retention, docs/triggers.md)', () => {
+    const env = (manifests: Manifest[]) => {
+      const container = (find(manifests, 'Deployment', 'rel-svc-operator') as unknown as Required<IDeployment>).spec!.template.spec!.containers[0]!;
+      return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+    };
+    expect(env(render()).SVC_TRIGGER_FIRE_HISTORY).toBe('100');
+    expect(env(render(['--set', 'operator.fireHistory=7'])).SVC_TRIGGER_FIRE_HISTORY).toBe('7');
+  });
+
   it('rejects values that break the schema, with a message naming the key', () => {
-    for (const [set, key] of [['operator.replicas=0', 'operator.replicas'], ['api.service.type=Bogus', 'api.service.type'], ['unknownKey=1', 'unknownKey']]) {
+    for (const [set, key] of [['operator.replicas=0', 'operator.replicas'], ['operator.fireHistory=-1', 'operator.fireHistory'], ['api.service.type=Bogus', 'api.service.type'], ['unknownKey=1', 'unknownKey']]) {
       const result = helm(['template', 'rel', CHART_DIR, '--set', set!], home);
       expect(result.status).not.toBe(0);
       expect(result.stderr).toContain('values don\'t meet the specifications of the schema');

@@ -96,7 +96,8 @@ ${extra}`;
 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '5'];
+  // every fire is kept (--fire-history): the runs check each one's outcome (retention: retention.test.ts)
+  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '5', '--fire-history', '100000'];
   dev = await startDev({ args: devArgs, detached: true, extraEnv: { SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '50' } });
   dataDir = dev.dataDir;
 }, 120_000);

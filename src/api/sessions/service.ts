@@ -68,7 +68,7 @@ export class SessionService {
     const agent = chooseAgent(request.agent, await this.defaultBranchManifest(project), branch);
     return this.starts.run(namespace, async () => {
       const cap = sessionCap(await this.store.namespaceAnnotations(namespace), this.options.defaultCap);
-      const admission = admit({ cap, queueDepth: 0, sessions: await this.store.listSessions(namespace), fires: [], request: { kind: 'session' } });
+      const admission = admit({ cap, queueDepth: 0, sessions: await this.store.slotHolders(namespace), fires: [], request: { kind: 'session' } });
       if (admission.kind === 'full') throw new ApiError(429, admission.reason); // a session request is never queued
       const session = newSession(project, {
         id: randomUUID(), agent, baseRef: request.baseRef ?? branch, model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
@@ -78,10 +78,8 @@ export class SessionService {
   }
 
   async list(project: Project, status?: SessionStatusValue): Promise<Session[]> {
-    const all = await this.store.listSessions(project.metadata.namespace!);
-    return all
-      .filter((s) => s.spec.projectRef.name === project.metadata.name && !s.metadata.deletionTimestamp)
-      .filter((s) => !status || (s.status?.status ?? 'provisioning') === status)
+    return (await this.store.projectSessions(project, status))
+      .filter((s) => !s.metadata.deletionTimestamp)
       .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
   }
 

@@ -1,14 +1,16 @@
 // What the session service needs from the cluster: a port, adapted to Kubernetes in kube-store.ts.
 import type { GitCredentials } from '../../git/index.js';
-import type { Project, Sandbox, Session } from '../../resources/index.js';
+import type { Project, Sandbox, Session, SessionStatusValue } from '../../resources/index.js';
 
 export interface SessionStore {
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
   gitCredentials(project: Project): Promise<GitCredentials | null>;
   /** Annotations of the Namespace (the per-account session cap), undefined when unreadable. */
   namespaceAnnotations(namespace: string): Promise<Record<string, string> | undefined>;
-  /** Every Session of the namespace (the cap counts them all). */
-  listSessions(namespace: string): Promise<Session[]>;
+  /** The Sessions of the namespace that hold a slot of the cap (what the cap counts), with this process's own writes. */
+  slotHolders(namespace: string): Promise<Session[]>;
+  /** The Sessions of a project, of one status when given, with this process's own writes. */
+  projectSessions(project: Project, status?: SessionStatusValue): Promise<Session[]>;
   getSession(namespace: string, id: string): Promise<Session | undefined>;
   getSandbox(namespace: string, id: string): Promise<Sandbox | undefined>;
   /** The slug of a Trigger (for `trigger` of a fired session), null when it is gone. */

@@ -1,12 +1,14 @@
-// The trigger store over the cluster: Projects (the one lookup), Triggers, TriggerFires and Sessions from the
-// API's shared cache (synced before the API is ready); the webhook secret and the Namespace's
-// cap annotation read live (GET), then served from memory and refreshed in the background each second.
-// A fire create that meets an existing name reads that fire back live.
+// The trigger store over the cluster: Projects (the one lookup), Triggers, TriggerFires, Sessions
+// and the delivery ledger pages from the API's shared cache (synced before the API is ready),
+// each read by key or by index; the webhook secret and the Namespace's cap annotation read live
+// (GET), then served from memory and refreshed in the background each second. A fire create that
+// meets an existing name reads that fire back live.
 import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
 import {
-  NAMESPACE, RESUME_ANNOTATION, SECRET, SESSION, TRIGGER, TRIGGER_FIRE, defaultSessionCap, sessionCap,
-  type KubeObject, type Session, type Trigger, type TriggerFire,
+  DELIVERY_LEDGER, LABEL_TRIGGER, LEDGER_ENTRY_INDEX, NAMESPACE, PENDING_FIRES_INDEX, RESUME_ANNOTATION, SECRET, SESSION, SLOT_HOLDERS_INDEX, TRIGGER, TRIGGER_FIRE,
+  defaultSessionCap, fireAnswer, ledgerAnswer, sessionCap,
+  type ConfigMapObject, type FireAnswer, type KubeObject, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import type { TriggerStore } from './store.js';
 
@@ -40,11 +42,42 @@ function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, tt
   };
 }
 
+/** How long the answer of a delivery fire seen deleted is kept, until its ledger page reaches the cache. */
+const JUST_DELETED_MS = 60_000;
+
+/**
+ * Answers of delivery fires this process saw deleted (pruned) in the last minute. The ledger page
+ * that records one is written before the fire is deleted, but it comes through another watch,
+ * which may be a moment behind. Oldest first (a Map keeps insertion order), so expiry is cheap.
+ */
+function justDeleted(ttlMs = JUST_DELETED_MS, clock: () => number = Date.now) {
+  const answers = new Map<string, { answer: FireAnswer; until: number }>();
+  const expire = () => {
+    for (const [key, entry] of answers) {
+      if (entry.until > clock()) break;
+      answers.delete(key);
+    }
+  };
+  return {
+    remember(fire: TriggerFire) {
+      expire();
+      answers.set(`${fire.metadata.namespace}/${fire.metadata.name}`, { answer: fireAnswer(fire), until: clock() + ttlMs });
+    },
+    answer(namespace: string, name: string): FireAnswer | undefined {
+      expire();
+      return answers.get(`${namespace}/${name}`)?.answer;
+    },
+  };
+}
+
 export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: number; findProject?: FindProject } = {}): TriggerStore {
   const defaultCap = options.defaultCap ?? defaultSessionCap();
   const triggers = cache.resource<Trigger>(TRIGGER);
   const fires = cache.resource<TriggerFire>(TRIGGER_FIRE);
   const sessions = cache.resource<Session>(SESSION);
+  const ledger = cache.resource<ConfigMapObject>(DELIVERY_LEDGER);
+  const deleted = justDeleted();
+  fires.informer.on('delete', (fire) => { if (fire.spec.deliveryId) deleted.remember(fire); });
   const secretClient = cache.client.resource<SecretObject>(SECRET);
   const namespaceClient = cache.client.resource<KubeObject>(NAMESPACE);
   const readSecret = shortLived(async (ns, name) => {
@@ -59,8 +92,12 @@ export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: numbe
       const value = (await readSecret(ns, secretName))?.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
     },
-    sessions: (ns) => sessions.list(ns),
-    fires: (ns) => fires.list(ns),
+    slotHolders: (ns) => sessions.indexed(SLOT_HOLDERS_INDEX, ns),
+    sessionsOf: (trigger) => sessions.withLabel(LABEL_TRIGGER, trigger.metadata.name!, trigger.metadata.namespace),
+    pendingFires: (ns) => fires.indexed(PENDING_FIRES_INDEX, ns),
+    fire: (ns, name) => fires.get(ns, name),
+    firesOf: (trigger) => fires.ownedBy(trigger),
+    prunedAnswer: (ns, name) => ledgerAnswer(ledger.indexed(LEDGER_ENTRY_INDEX, `${ns}/${name}`), name) ?? deleted.answer(ns, name),
     readFire: (ns, name) => fires.client.find(ns, name),
     cap: async (ns) => sessionCap((await readNamespace('', ns))?.metadata.annotations, defaultCap),
     async createFire(fire) {

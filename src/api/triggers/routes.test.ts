@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../app.js';
 import type { Principal } from '../tokens.js';
 import { signWebhookBody } from '../../triggers/index.js';
-import type { Project, Session, Trigger, TriggerFire } from '../../resources/index.js';
+import { fireAnswer, holdsSlot, isPendingFire, parseFireAnswer, type Project, type Session, type Trigger, type TriggerFire } from '../../resources/index.js';
 import { TriggerService } from './service.js';
 import type { TriggerStore } from './store.js';
 
@@ -26,6 +26,8 @@ function trigger(slug: string, spec: Partial<Trigger['spec']> = {}, status?: Tri
 let triggers: Trigger[];
 let fires: TriggerFire[];
 let sessions: Session[];
+/** The delivery ledger: fire name -> the answer recorded when the fire was pruned. */
+let ledger: Map<string, string>;
 let secrets: Record<string, string>;
 let cap: number;
 let failCreate: boolean;
@@ -36,8 +38,12 @@ const store: TriggerStore = {
   readFire: async (_ns, name) => fires.find((f) => f.metadata.name === name),
   triggers: () => triggers,
   secretValue: async (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
-  sessions: () => sessions,
-  fires: () => fires,
+  slotHolders: () => sessions.filter(holdsSlot),
+  sessionsOf: (t) => sessions.filter((x) => x.metadata.labels?.['svc.dev/trigger'] === t.metadata.name),
+  pendingFires: () => fires.filter(isPendingFire),
+  fire: (_ns, name) => fires.find((f) => f.metadata.name === name),
+  firesOf: (t) => fires.filter((f) => f.metadata.labels?.['svc.dev/trigger'] === t.metadata.name),
+  prunedAnswer: (_ns, name) => parseFireAnswer(ledger.get(name)),
   cap: async () => cap,
   async createFire(fire) {
     if (failCreate) throw new Error('etcd is down, password=hunter2');
@@ -78,6 +84,7 @@ beforeEach(() => {
   triggers = [trigger('hook'), trigger('off', { enabled: false }), trigger('nightly', { type: 'cron', cron: '0 0 3 * * *', secretEnv: undefined }), trigger('nosecret', { secretEnv: 'MISSING' })];
   fires = [];
   sessions = [];
+  ledger = new Map();
   secrets = { HOOK_SECRET: SECRET };
   cap = 10;
   failCreate = false;
@@ -177,6 +184,23 @@ describe('webhook receiver', () => {
     expect(refused.status).toBe(404);
     expect(refused.body.error).toContain('svc triggers resume hook');
     expect(fires).toHaveLength(2);
+  });
+
+  it('a redelivery of a pruned fire gets its first answer from the delivery ledger and creates nothing, also when paused', async () => {
+    const headers = { ...signed('{}'), 'x-github-delivery': 'pruned-1' };
+    const first = await post(hook(), '{}', headers);
+    expect(first.status).toBe(202);
+    // the Trigger controller records the answer, then deletes the fire
+    const [pruned] = fires.splice(0);
+    ledger.set(pruned!.metadata.name!, JSON.stringify(fireAnswer(pruned!)));
+    expect(await post(hook(), '{}', headers)).toEqual(first);
+    triggers[0] = trigger('hook', {}, { paused: true, consecutiveFailures: 3 });
+    cap = 0;
+    expect(await post(hook(), '{}', headers)).toEqual(first);
+    expect(fires).toHaveLength(0);
+    // the same delivery id on another trigger is another delivery
+    triggers.push(trigger('other'));
+    expect((await post(hook('other'), '{}', headers)).body).toMatchObject({ status: 'queued' });
   });
 
   it('a refusal reads a first delivery the cache does not have yet, and answers with it', async () => {

@@ -2,11 +2,13 @@
 // answer the fire (session admission, src/sessions/admission.ts: fired, queued, or 429 beyond
 // the queue depth) and record it as a TriggerFire carrying that answer. The TriggerFire
 // controller keeps the answer (the same admission decides when a queued fire starts); a
-// redelivery gets the first answer whatever happened since.
+// redelivery gets the first answer whatever happened since, also once the fire was pruned (the
+// delivery ledger). Every read is by key or by index (store.ts): a delivery costs the same
+// whatever the history of the namespace.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  FIRE_ANSWER_ANNOTATION, LABEL_TRIGGER, childName, compareFires, deliveryFireName, fireQueueDepth, newTriggerFire,
-  type FireSource, type Project, type Trigger, type TriggerFire,
+  FIRE_ANSWER_ANNOTATION, childName, compareFires, deliveryFireName, fireAnswer, fireQueueDepth, isPendingFire, newTriggerFire,
+  type FireAnswer, type FireSource, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import { RecentWrites } from '../../kube/index.js';
 import { admit } from '../../sessions/index.js';
@@ -14,8 +16,7 @@ import { authenticateWebhook, manualVariables, webhookVariables } from '../../tr
 import { ApiError, notFound } from '../errors.js';
 import type { TriggerStore } from './store.js';
 
-/** The 202 body of a webhook or manual fire (SPEC §4.2). */
-export type FireAnswer = { status: 'fired'; session_id: string } | { status: 'queued'; reason: string };
+export type { FireAnswer } from '../../resources/index.js';
 
 export interface TriggerServiceOptions {
   store: TriggerStore;
@@ -32,15 +33,6 @@ export interface WebhookRequest {
 const DELIVERY_HEADERS = ['x-github-delivery', 'x-svc-delivery'] as const;
 /** How long a fire this process created counts before its cache shows it. */
 const RECENT_MS = 10_000;
-
-/** The answer recorded on a fire (the annotation), else what its status says. */
-function readAnswer(fire: TriggerFire): FireAnswer {
-  try {
-    const parsed = JSON.parse(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION] ?? '') as FireAnswer;
-    if (parsed.status === 'fired' || parsed.status === 'queued') return parsed;
-  } catch { /* fall through: a fire written by someone else */ }
-  return fire.status?.phase === 'queued' ? { status: 'queued', reason: fire.status.reason ?? 'queued' } : { status: 'fired', session_id: fire.status?.sessionName ?? fire.spec.sessionName };
-}
 
 export class TriggerService {
   private readonly store: TriggerStore;
@@ -78,10 +70,7 @@ export class TriggerService {
 
   /** Fires of a trigger, newest first. */
   fires(trigger: Trigger, limit: number): TriggerFire[] {
-    return this.store.fires(trigger.metadata.namespace!)
-      .filter((f) => f.metadata.labels?.[LABEL_TRIGGER] === trigger.metadata.name)
-      .sort((a, b) => compareFires(b, a))
-      .slice(0, limit);
+    return this.store.firesOf(trigger).sort((a, b) => compareFires(b, a)).slice(0, limit);
   }
 
   /**
@@ -121,9 +110,14 @@ export class TriggerService {
     return this.store.resume(trigger, this.now().toISOString());
   }
 
-  /** A fire this process answered, by name: in its cache, else among the ones it created a moment ago. */
-  private knownFire(namespace: string, name: string): TriggerFire | undefined {
-    return this.firesWithRecent(namespace).find((f) => f.metadata.name === name);
+  /**
+   * The answer a delivery already got, by its fire's name: the fire in the cache, else one this
+   * process created a moment ago, else the delivery ledger (the fire was pruned).
+   */
+  private knownAnswer(namespace: string, name: string): FireAnswer | undefined {
+    const cached = this.store.fire(namespace, name);
+    const fire = cached ?? this.recent.get(namespace, name, cached);
+    return fire ? fireAnswer(fire) : this.store.prunedAnswer(namespace, name);
   }
 
   /** The answer to a new fire (admission); ApiError 404 for a paused webhook trigger, 429 beyond the queue depth. */
@@ -135,7 +129,7 @@ export class TriggerService {
     const namespace = trigger.metadata.namespace!;
     const cap = await this.store.cap(namespace);
     const admission = admit({
-      cap, queueDepth: this.queueDepth, sessions: this.store.sessions(namespace), fires: this.firesWithRecent(namespace),
+      cap, queueDepth: this.queueDepth, sessions: this.admissionSessions(trigger), fires: this.pendingFires(namespace),
       request: { kind: 'fire', fire, sessionMode: trigger.spec.sessionMode, promised: false },
     });
     switch (admission.kind) {
@@ -148,8 +142,16 @@ export class TriggerService {
     }
   }
 
-  private firesWithRecent(namespace: string): TriggerFire[] {
-    return this.recent.overlay(this.store.fires(namespace), namespace);
+  /** The queue: the pending fires of the namespace, with the ones this process created that its cache lacks. */
+  private pendingFires(namespace: string): TriggerFire[] {
+    return this.recent.overlaySelected(this.store.pendingFires(namespace), namespace, (ns, name) => this.store.fire(ns, name), isPendingFire);
+  }
+
+  /** What admission reads of the sessions: those holding a slot and, for a reuse trigger, its own. */
+  private admissionSessions(trigger: Trigger): Session[] {
+    const holders = this.store.slotHolders(trigger.metadata.namespace!);
+    if (trigger.spec.sessionMode !== 'reuse') return holders;
+    return [...new Map([...holders, ...this.store.sessionsOf(trigger)].map((s) => [s.metadata.name!, s])).values()];
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
@@ -157,9 +159,9 @@ export class TriggerService {
     const name = deliveryId
       ? deliveryFireName(trigger.metadata.name!, deliveryId)
       : childName(trigger.metadata.name!, `${source === 'manual' ? 'm' : 'w'}-${firedAt.getTime()}-${randomBytes(3).toString('hex')}`);
-    // A redelivery gets the answer the first delivery got, whatever happened since (queue full, trigger paused).
-    const known = deliveryId ? this.knownFire(namespace, name) : undefined;
-    if (known) return readAnswer(known);
+    // A redelivery gets the answer the first delivery got, whatever happened since (queue full, trigger paused, fire pruned).
+    const known = deliveryId ? this.knownAnswer(namespace, name) : undefined;
+    if (known) return known;
     const draft = newTriggerFire(trigger, { name, source, firedAt, variables, sessionName: randomUUID(), ...(deliveryId ? { deliveryId } : {}) });
     let answer: FireAnswer;
     try {
@@ -167,7 +169,7 @@ export class TriggerService {
     } catch (error) {
       // Refused: unless the cache was behind a first delivery that was accepted (read it live).
       const first = deliveryId && error instanceof ApiError ? await this.store.readFire(namespace, name).catch(() => undefined) : undefined;
-      if (first) return readAnswer(first);
+      if (first) return fireAnswer(first);
       throw error;
     }
     const fire = { ...draft, metadata: { ...draft.metadata, annotations: { ...draft.metadata.annotations, [FIRE_ANSWER_ANNOTATION]: JSON.stringify(answer) } } };
@@ -179,8 +181,8 @@ export class TriggerService {
       throw new ApiError(500, 'the fire could not be recorded; try again', undefined, undefined, { cause: error });
     }
     // A redelivery racing on this or another replica gets the answer the first delivery got.
-    if ('existing' in result) return readAnswer(result.existing);
-    if (!this.store.fires(namespace).some((f) => f.metadata.name === name)) this.recent.record(result.created, undefined);
+    if ('existing' in result) return fireAnswer(result.existing);
+    if (!this.store.fire(namespace, name)) this.recent.record(result.created, undefined);
     return answer;
   }
 }

@@ -1,6 +1,7 @@
 // What the trigger routes and the webhook receiver need from the cluster (a port; the kube
-// adapter is kube-store.ts).
-import type { Project, Session, Trigger, TriggerFire } from '../../resources/index.js';
+// adapter is kube-store.ts). Every read a request makes is by key or by index: nothing here
+// lists a namespace.
+import type { FireAnswer, Project, Session, Trigger, TriggerFire } from '../../resources/index.js';
 
 export interface TriggerStore {
   /** The API's one Project lookup (project-lookup.ts): undefined for an unknown Project or one being deleted. */
@@ -9,8 +10,18 @@ export interface TriggerStore {
   triggers(project: Project): Trigger[];
   /** The value of one key of a Secret, if the Secret and the key exist. */
   secretValue(namespace: string, secretName: string, key: string): Promise<string | undefined>;
-  sessions(namespace: string): Session[];
-  fires(namespace: string): TriggerFire[];
+  /** The Sessions of the namespace that hold a slot of the cap. */
+  slotHolders(namespace: string): Session[];
+  /** The Sessions a trigger started (what a reuse fire re-prompts). */
+  sessionsOf(trigger: Trigger): Session[];
+  /** The pending fires of the namespace: the queue. */
+  pendingFires(namespace: string): TriggerFire[];
+  /** One fire by name, from the cache. */
+  fire(namespace: string, name: string): TriggerFire | undefined;
+  /** The fires a trigger owns. */
+  firesOf(trigger: Trigger): TriggerFire[];
+  /** The answer a pruned delivery fire was given (the delivery ledger), undefined when none is recorded. */
+  prunedAnswer(namespace: string, fireName: string): FireAnswer | undefined;
   /** One fire read live (the cache may not have it yet), undefined when there is none. */
   readFire(namespace: string, name: string): Promise<TriggerFire | undefined>;
   /** The account's concurrent-session cap. */

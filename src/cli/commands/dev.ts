@@ -1,5 +1,5 @@
 // `svc dev [--data-dir DIR] [--api-port N] [--kube-port N] [--engine-command CMD] [--max-sessions N]
-// [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
+// [--fire-history N] [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
 // the whole system on this machine (docs/dev.md, docs/sessions.md, docs/sandboxes.md). Runs until
 // SIGINT/SIGTERM, then stops every part cleanly.
 import type { Command } from 'commander';
@@ -17,10 +17,13 @@ function hostPort(value: string): number {
   return n;
 }
 
-function count(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new CliError(`invalid --max-sessions ${JSON.stringify(value)}: expected a whole number >= 0`);
-  return n;
+/** A parser of a whole number >= 0 for `flag`. */
+function count(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new CliError(`invalid ${flag} ${JSON.stringify(value)}: expected a whole number >= 0`);
+    return n;
+  };
 }
 
 /** `90`, `90s`, `15m`, `2h` as seconds. */
@@ -45,17 +48,18 @@ export function registerDevCommand(program: Command): void {
     .option('--api-port <n>', 'port of the REST API (0 = any free port)', port, 8080)
     .option('--kube-port <n>', 'port of the local Kubernetes API (0 = any free port)', port, 6443)
     .option('--engine-command <cmd>', "the engine svc-agent runs in each sandbox ({port} is replaced); default: the pinned opencode")
-    .option('--max-sessions <n>', 'concurrent sessions allowed (provisioning or running); default 10', count)
+    .option('--max-sessions <n>', 'concurrent sessions allowed (provisioning or running); default 10', count('--max-sessions'))
+    .option('--fire-history <n>', 'finished trigger fires kept per trigger, older ones deleted; default 100', count('--fire-history'))
     .option('--idle-timeout <duration>', 'stop a running session after this long without activity (e.g. 90s, 15m); default 30m', durationSeconds)
     .option('--provider <name>', 'sandbox provider: process (svc-agent as a local process) or kubernetes', provider, 'process')
     .option('--sandbox-mount <path[:ro|:rw]>', 'show a host path at the same path in every sandbox (read-only unless :rw; never the data directory); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option('--sandbox-host-port <port>', 'let sandboxes reach this port of the host at their gateway address, where a service listens (e.g. a local model server); repeatable', (value: string, previous: number[]) => [...previous, hostPort(value)], [] as number[])
     .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
-    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
+    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; fireHistory?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
       const { runDev } = await import('../../main/dev.js');
       const dev = await runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
-        engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
+        engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, fireHistory: opts.fireHistory, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
         sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
       }).catch((error: unknown) => {
         // e.g. a port in use, or a data dir that cannot be written
