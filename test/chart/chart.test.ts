@@ -81,7 +81,7 @@ describe('charts/svc', () => {
     const rules = (kind: string, name: string) => (find(manifests, kind, name) as unknown as { rules: Rule[] }).rules;
     const verbs = (list: Rule[], resource: string) => list.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
     const operator = rules('ClusterRole', 'rel-svc-operator');
-    expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'watch']);
+    expect(verbs(operator, 'projects')).toEqual(['get', 'list', 'patch', 'watch']); // patch: the finalizer that waits for its Sessions' cleanup
     expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'secrets')).toEqual(['create', 'delete', 'get', 'update']);
@@ -90,8 +90,9 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'configmaps')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']); // the delivery ledger
     expect(verbs(operator, 'triggerfires/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers/status')).toEqual(['update']);
-    expect(verbs(operator, 'sessions')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
-    expect(verbs(operator, 'sandboxes')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
+    expect(verbs(operator, 'sessions')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']); // delete: a deleted Project's
+    expect(verbs(operator, 'sandboxes')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']); // delete: retention of stopped ones
+    expect(verbs(operator, 'pods/log')).toEqual(['get']); // a failed sandbox's log, kept with its Session
     expect(verbs(operator, 'leases')).toEqual([]);
     const leader = find(manifests, 'Role', 'rel-svc-operator-leader') as unknown as { metadata: { namespace: string }; rules: Rule[] };
     expect(leader.metadata.namespace).toBe('svc-system');
