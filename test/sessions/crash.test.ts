@@ -173,7 +173,8 @@ describe('kill -9 of svc dev while sessions start', () => {
     expect(slots.length).toBe(started.length);
     await crashAndRestart();
     expect(dev.output()).not.toContain(': leading'); // the crashed operator's Lease has not run out yet
-    expect(await dev.stop()).toBe(0);
+    const code = await dev.stop();
+    expect(code, `svc dev's exit (signal ${dev.process.signalCode}):\n${dev.output().slice(-3000)}`).toBe(0);
     expect(leftovers(slots)).toEqual({ processes: [], slots: [], namespaces: [] });
   }, 180_000);
 });
