@@ -198,6 +198,8 @@ describe('auto-clone over HTTP with a credential from the API', () => {
       const health = await daemon.waitFor((h) => h.engine.state === 'ready' || h.daemon.state === 'failed', 'cloned over HTTP');
       expect(health.daemon.error).toBeNull();
       expect(health.repository.branch).toBe(SESSION_ID);
+      // a live first daemon could ask for a credential again and void the second's
+      await daemon.stop();
     }
   });
 
