@@ -20,6 +20,7 @@ import { ProgressWatcher } from './progress.js';
 import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
+import { snapshotOf, StateReporter } from './state-events.js';
 import type { DaemonHealth } from '../src/lib/daemon-health.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
@@ -50,6 +51,8 @@ export class Agent {
   readonly events: EngineEvents;
   readonly progress: ProgressWatcher;
   readonly checkpoints: Checkpointer;
+  /** Tells the API when the state the controllers act on changes (null without SVC_API_URL). */
+  private readonly stateEvents: StateReporter | null;
   /** What health must never show (it answers without authentication). */
   private readonly secrets = secretValues(process.env);
   private server: http.Server | null = null;
@@ -105,6 +108,9 @@ export class Agent {
       conversation,
     });
     this.engine.onReady(() => this.onEngineReady());
+    this.stateEvents = config.apiUrl === undefined ? null : new StateReporter({
+      apiUrl: config.apiUrl, sandboxToken: config.sandboxToken, snapshot: () => snapshotOf(this), log: (line) => process.stderr.write(line),
+    });
   }
 
   private secretValues(): string[] {
@@ -182,6 +188,7 @@ export class Agent {
       this.server!.listen(this.config.servicePort, this.config.serviceHost, () => resolve());
     });
     await this.broker?.listen();
+    this.stateEvents?.start();
     void this.boot();
     return this.port();
   }
@@ -218,11 +225,12 @@ export class Agent {
   }
 
   private onEngineReady(): void {
+    this.stateEvents?.notify(); // the start the controllers wait for: said at once, not at the next tick
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
     if (this.config.bootstrapSession && this.rootSession.id === null) {
-      this.rootSession.bootstrap().catch((err: Error) => {
+      this.rootSession.bootstrap().then(() => this.stateEvents?.notify(), (err: Error) => {
         process.stderr.write(`svc-agent: root session: ${err.message}\n`);
       });
     }
@@ -303,6 +311,7 @@ export class Agent {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stateEvents?.stop();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.progress.stop();
     if (this.state === 'ready' && this.checkpoints.enabled) {
