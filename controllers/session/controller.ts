@@ -10,6 +10,7 @@ import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition,
 } from '../../src/runtime/index.js';
 import { SANDBOX, SESSION, type SandboxProvider, type Session } from '../../src/resources/index.js';
+import type { SandboxResync } from '../../src/sandbox/index.js';
 import { decideSession, type SandboxSettings, type SessionFacts, type SessionStep } from './decide.js';
 import { observeSession } from './observe.js';
 import { performSessionStep, revokeCliTokens } from './steps.js';
@@ -33,11 +34,13 @@ export interface SessionControllerOptions {
   tokenNamespace: string;
   /** Idle timeout when the Project sets none. */
   idleTimeoutMs?: number;
+  /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
+  resync?: SandboxResync;
   now?: () => Date;
 }
 
 export function sessionController(options: SessionControllerOptions): ControllerDefinition {
-  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider };
+  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider, resync: options.resync };
   const { tokenNamespace, mirrorDir } = options;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return objectController<Session, SessionFacts, SessionStep>({

@@ -137,12 +137,15 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
   }
 
   it.each<[string, Session, SessionFacts, string]>([
-    ['new: push the branch first', session(), facts(), 'push-branch'],
-    ['pushed: the sandbox is created', session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), 'children:create'],
-    ['the push failed: no sandbox', session(), facts({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:none'],
+    ['new: the Session Secret first', session(), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
+    ['then the CLI token', session(), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
+    ['both Secrets: the sandbox, before the branch', session(), facts(), 'children:create'],
+    ['the Sandbox exists: the branch is pushed while it starts', session(), facts({ sandbox: sandbox('provisioning') }), 'push-branch'],
+    ['pushed: the sandbox stays as it is', session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'ready', baseSha: SHA, created: true } }), 'children:none'],
+    ['the push failed: the sandbox stops at once', session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:update-stopped'],
+    ['a session that wants no sandbox still gets its branch', session(undefined, { desiredState: 'stopped' }), facts({ secrets: null }), 'push-branch'],
     ['no project: nothing to push, no sandbox', session(), facts({ project: null }), 'children:none'],
-    ['branch recorded, no Session Secret yet: write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
-    ['then the CLI token', session(branched), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
+    ['branch recorded, no Session Secret yet (a wake): write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
     ['both Secrets: the sandbox', session(branched), facts(), 'children:create'],
     ['a failed session keeps no sandbox running', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
     ['stop: the sandbox stops', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],
@@ -162,12 +165,12 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
   });
 
   it('with no step left: the status, its Events and the next look', () => {
-    const out = decideSession(session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), settings, NOW);
+    const out = decideSession(session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'ready', baseSha: SHA, created: true } }), settings, NOW);
     expect(out.status).toMatchObject({ status: 'provisioning', branch: ID, baseSha: SHA });
     expect(out.events?.map((e) => e.reason)).toEqual(['BranchCreated']);
-    expect(out.requeueAfter).toBe(250);
-    const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), settings, NOW);
+    expect(out.requeueAfter).toBe(5000); // the safety net: the Sandbox's changes wake it before
+    const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), { ...settings, resync: { provisioningMs: 1, runningMs: 7000 } }, NOW);
     expect(delivered.events?.map((e) => e.reason)).toEqual(['PromptDelivered']);
-    expect(delivered.requeueAfter).toBe(5000);
+    expect(delivered.requeueAfter).toBe(7000);
   });
 });

@@ -11,7 +11,8 @@ import {
   API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
-import { engineBusy, envList, envMap, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
+import { envList, envMap, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
+import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
 
 export interface SessionEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
@@ -69,6 +70,8 @@ export interface SandboxSettings {
   /** SVC_REPO_URL for a project: the API's git gateway. */
   repoUrl(project: Project): string;
   provider: SandboxProvider;
+  /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
+  resync?: SandboxResync;
 }
 
 const short = (sha: string) => sha.slice(0, 12);
@@ -135,11 +138,9 @@ export function sandboxSpecPatch(existing: Sandbox, desired: Sandbox): { spec: P
 
 /** Whether the idle sweep stops the session now: running, engine not busy, no activity for `idleTimeoutMs`. */
 export function isIdle(session: Session, health: DaemonHealth | null, idleTimeoutMs: number, now: Date): boolean {
-  if (session.status?.status !== 'running' || session.spec.desiredState === 'stopped' || !health) return false;
-  if (health.engine.state !== 'ready' || engineBusy(health)) return false;
-  const marks = [health.last_activity_at, health.daemon.started_at].filter((t): t is string => !!t).map((t) => Date.parse(t));
-  if (!marks.length) return false;
-  return now.getTime() - Math.max(...marks) >= idleTimeoutMs;
+  if (session.status?.status !== 'running' || session.spec.desiredState === 'stopped') return false;
+  const deadline = idleDeadlineMs(health, idleTimeoutMs);
+  return deadline !== null && now.getTime() >= deadline;
 }
 
 function condition(type: string, status: Condition['status'], reason: string, message: string, generation?: number): ConditionInput {
@@ -227,13 +228,6 @@ function sessionEvents(session: Session, before: SessionStatus, after: SessionSt
   return events;
 }
 
-/** How soon to look again: quickly while moving, every few seconds while running (idle sweep, dead sandboxes). */
-export function requeueAfterMs(status: SessionStatusValue | undefined): number | undefined {
-  if (status === 'provisioning') return 250;
-  if (status === 'running') return 5000;
-  return undefined;
-}
-
 /**
  * The Sandbox to have, given the one there is (null: none, and none to create). A new one
  * only for a session that should run; an existing one keeps its spec except the desired state,
@@ -263,21 +257,23 @@ export function needsSecrets(session: Session, sandbox: Sandbox | null): boolean
 
 /**
  * The Session controller's decision. Steps come first, one concern at a time (the runtime
- * performs them and decides again with what they did): the branch, then the Secrets a new
- * sandbox needs, then the idle sweep or the pending prompts. With no step left: the Sandbox
- * child, the status, the Events and the next look.
+ * performs them and decides again with what they did): the Secrets a new sandbox needs, the
+ * branch once the Sandbox exists, then the idle sweep or the pending prompts. With no step left:
+ * the Sandbox child, the status, the Events and the next look.
  */
 export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
   const { project, sandbox, health } = facts;
   const waiting = (steps: SessionStep[]) => ({ status: session.status ?? {}, steps });
   const failed = session.status?.status === 'failed';
-  if (project && !failed && !session.status?.baseSha && facts.branch === null) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
-  const branchReady = !!session.status?.baseSha || facts.branch?.kind === 'ready';
-
-  if (project && branchReady && needsSecrets(session, sandbox) && facts.secrets) {
+  if (project && !failed && needsSecrets(session, sandbox) && facts.secrets) {
     if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);
     if (!facts.secrets.cli) return waiting([{ kind: 'write-cli-token' }]);
   }
+  // The branch is pushed while the sandbox starts (its slot, process and daemon take longer than
+  // a push), not before it: the Sandbox first, the push in the reconcile its creation wakes. A
+  // daemon that clones before the push lands branches from the same base ref itself.
+  const branchPending = !!project && !failed && !session.status?.baseSha && facts.branch === null;
+  if (branchPending && (sandbox || !wantsSandbox(session))) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
   const address = sandbox?.status?.address;
   const serving = sandbox?.status?.state === 'active' && !!address && sandbox.spec.desiredState === 'running';
   if (serving && isIdle(session, health, facts.idleTimeoutMs, now)) return waiting([{ kind: 'stop-idle' }]);
@@ -287,8 +283,11 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   }
 
   const outcome = nextSessionStatus(session, facts, now);
-  const children = project && branchReady
-    ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], [sandboxFor(session, project, settings, sandbox)].filter((s): s is Sandbox => s !== null)) }]
+  // a new Sandbox once its Secrets are written; it follows this decision (a session failing now stops it now)
+  const decided = { ...session, status: outcome.status };
+  const children = project && (sandbox || (facts.secrets?.session && facts.secrets.cli))
+    ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], [sandboxFor(decided, project, settings, sandbox)].filter((s): s is Sandbox => s !== null)) }]
     : [];
-  return { status: outcome.status, events: outcome.events, children, requeueAfter: requeueAfterMs(outcome.status.status) };
+  const requeueAfter = sessionRequeueAfterMs(outcome.status.status, { health, idleTimeoutMs: facts.idleTimeoutMs, now, resync: settings.resync });
+  return { status: outcome.status, events: outcome.events, children, requeueAfter };
 }
