@@ -75,6 +75,8 @@ export class Agent {
       sessionId: config.sessionId,
       agentName: config.agentName,
       credentialHelper: this.broker?.helperCommand(),
+      // the clone and the checkpoint's fetch at boot carry the credential themselves (the agent's git asks the helper)
+      gitEnv: () => (this.state === 'cloning' || this.state === 'restoring' ? this.broker?.gitAuthEnv() ?? {} : {}),
     });
     this.engine = new EngineSupervisor({
       port: config.enginePort,
@@ -201,6 +203,7 @@ export class Agent {
     try {
       if (this.config.autoClone) {
         this.state = 'cloning';
+        await this.broker?.credential().catch(() => undefined); // the helper asks again if this failed
         const fresh = await this.workspace.prepare();
         // uncommitted work and the conversation of the session's last sandbox, before the engine starts
         this.state = 'restoring';

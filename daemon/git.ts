@@ -29,6 +29,8 @@ export interface WorkspaceOptions {
   agentName: string | undefined;
   /** value of credential.helper for the repository, when the remote needs a credential */
   credentialHelper: string | undefined;
+  /** added to the environment of every git call, asked at each call (the boot's credential) */
+  gitEnv?: () => Record<string, string>;
 }
 
 export type RefreshOutcome =
@@ -47,7 +49,7 @@ export class Workspace {
     return new Promise((resolve, reject) => {
       const child = spawn('git', [...helperConfig, ...args], {
         cwd: existsSync(this.options.workspace) ? this.options.workspace : '/',
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', ...options.env },
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', ...this.options.gitEnv?.(), ...options.env },
         stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
