@@ -97,8 +97,9 @@ export function sandboxController(options: SandboxControllerOptions): Controller
     for: SANDBOX,
     concurrency: 4,
     // its own status writes do not wake it; the daemon's state events (an annotation the API
-    // writes) do, and it looks again now and then without them (requeueAfter)
+    // writes) and the end of a sandbox's process do, and it looks again now and then without them
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],
+    sources: provider.onExit ? [{ subscribe: (enqueue) => provider.onExit!((ref) => enqueue({ namespace: ref.namespace, name: ref.name })) }] : [],
     // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says `archived` meanwhile
     finalizer: {
       name: FINALIZER,

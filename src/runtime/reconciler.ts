@@ -63,6 +63,7 @@ export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   for: ResourceType;
   owns?: ResourceType[];
   watches?: ControllerDefinition['watches'];
+  sources?: ControllerDefinition['sources'];
   concurrency?: number;
   predicates?: Predicate[];
   /**
@@ -243,6 +244,7 @@ export function objectController<T extends WithStatus, O, A = never>(kind: Objec
     for: kind.for,
     owns: kind.owns,
     watches: kind.watches,
+    sources: kind.sources,
     concurrency: kind.concurrency,
     predicates: kind.predicates,
     async reconcile(key: ObjectKey, ctx: ReconcileContext) {

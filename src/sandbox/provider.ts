@@ -54,4 +54,10 @@ export interface SandboxProvider {
   observe(ref: SandboxRef, signal?: AbortSignal): Promise<SandboxObservation>;
   /** Removes the sandbox and everything the provider made for it; idempotent. */
   delete(ref: SandboxRef, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `listener` when a sandbox this provider started ends (for whatever reason), so that
+   * its controller looks at once rather than at its next resync; returns how to stop listening.
+   * Optional: a provider without it is looked at on the resync only.
+   */
+  onExit?(listener: (ref: SandboxRef) => void): () => void;
 }

@@ -4,7 +4,7 @@
 // pokes only its own session, never another's or a stopped one's, and a flood is answered 429
 // within a small budget while svc keeps serving.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { buildArtifacts } from '../daemon/harness.js';
@@ -68,6 +68,16 @@ const promptsSent = (id: string): string[] => {
     .filter((c) => c.path.endsWith('/prompt_async')).map((c) => c.body?.parts?.[0]?.text ?? '');
 };
 
+/** The svc-agent process of a session (node running bin/svc-agent.js with its session id), not the jail's launchers. */
+function daemonPids(id: string): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/exe`) === process.execPath && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('bin/svc-agent.js')
+        && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${id}\0`);
+    } catch { return false; }
+  }).map(Number);
+}
+
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   // the safety net an hour away: whatever happens within this test happens on events
@@ -105,6 +115,17 @@ describe('a session starts on its daemon\'s events (the controllers\' polling an
     await waitStatus(first.id, 'running');
     await waitFor('the wake\'s prompt delivered', async () => promptsSent(first.id).includes('after the wake'));
   }, 90_000);
+
+  it('a daemon that dies (it can say nothing) is started again at once: its process\'s end is the event', async () => {
+    const [pid] = daemonPids(first.id);
+    expect(pid).toBeDefined();
+    const killed = Date.now();
+    process.kill(pid!, 'SIGKILL');
+    const [next] = await waitFor('a new svc-agent', async () => { const pids = daemonPids(first.id).filter((p) => p !== pid); return pids.length ? pids : undefined; }, 30_000);
+    expect(next).not.toBe(pid);
+    expect(Date.now() - killed).toBeLessThan(20_000);
+    await waitStatus(first.id, 'running');
+  }, 60_000);
 });
 
 describe('attack: a sandbox token pokes only its own session, and a flood is bounded', () => {
