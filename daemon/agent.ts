@@ -22,6 +22,7 @@ import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
 import { snapshotOf, StateReporter } from './state-events.js';
 import type { DaemonHealth } from '../src/lib/daemon-health.js';
+import { checkpointRef } from '../src/lib/session-refs.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -77,6 +78,7 @@ export class Agent {
       credentialHelper: this.broker?.helperCommand(),
       // the clone and the checkpoint's fetch at boot carry the credential themselves (the agent's git asks the helper)
       gitEnv: () => (this.state === 'cloning' || this.state === 'restoring' ? this.broker?.gitAuthEnv() ?? {} : {}),
+      cloneAlso: config.checkpoint.enabled ? checkpointRef(config.sessionId) : undefined,
     });
     this.engine = new EngineSupervisor({
       port: config.enginePort,

@@ -31,6 +31,8 @@ export interface WorkspaceOptions {
   credentialHelper: string | undefined;
   /** added to the environment of every git call, asked at each call (the boot's credential) */
   gitEnv?: () => Record<string, string>;
+  /** a ref the clone also fetches when the remote has it (the session's checkpoint): one round trip, not two */
+  cloneAlso?: string;
 }
 
 export type RefreshOutcome =
@@ -40,7 +42,15 @@ export type RefreshOutcome =
   | { outcome: 'blocked'; local: string; remote: string; reason: string };
 
 export class Workspace {
+  /** What the clone of this boot fetched besides the branches (null: no clone, or nothing else). */
+  private clonedAlso: string | null = null;
+
   constructor(private readonly options: WorkspaceOptions) {}
+
+  /** Whether this boot's clone fetched `ref` too (as the remote had it then: present, or known absent). */
+  fetchedWithClone(ref: string): boolean {
+    return this.clonedAlso === ref;
+  }
 
   git(args: string[], allowFailure = false, options: GitOptions = {}): Promise<GitResult> {
     const helperConfig = this.options.credentialHelper === undefined
@@ -91,7 +101,15 @@ export class Workspace {
       if (!repoUrl) throw new GitError('no repository to clone (SVC_REPO_URL is not set)');
       mkdirSync(workspace, { recursive: true });
       if (readdirSync(workspace).length > 0) throw new GitError(`workspace ${workspace} is not empty and not a git repository`);
-      await this.git(['clone', '--quiet', '--no-checkout', '--', repoUrl, workspace]);
+      const also = this.options.cloneAlso;
+      // a pattern, not the ref itself: a ref the remote does not have is no error
+      const alsoSpec = also ? `+${also}*:${also}*` : null;
+      await this.git(['clone', '--quiet', '--no-checkout', ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), '--', repoUrl, workspace]);
+      if (alsoSpec) {
+        this.clonedAlso = also!;
+        // the agent's own fetches stay as usual
+        await this.git(['config', '--unset', '--fixed-value', 'remote.origin.fetch', alsoSpec], true);
+      }
     }
     await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
