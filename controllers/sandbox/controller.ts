@@ -95,7 +95,8 @@ export function sandboxController(options: SandboxControllerOptions): Controller
   return objectController<Sandbox, SandboxObserved>({
     name: 'sandbox',
     for: SANDBOX,
-    concurrency: 4,
+    // a start waits on the jail, the process and the daemon's health: ten at once should not queue
+    concurrency: 16,
     // its own status writes do not wake it; the daemon's state events (an annotation the API
     // writes) and the end of a sandbox's process do, and it looks again now and then without them
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],

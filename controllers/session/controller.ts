@@ -47,7 +47,8 @@ export function sessionController(options: SessionControllerOptions): Controller
     name: 'session',
     for: SESSION,
     owns: [SANDBOX],
-    concurrency: 4,
+    // starts wait mostly on the cluster and git, not on this process: ten at once should not queue
+    concurrency: 16,
     // spec (stop, wake), annotations (pending prompts, the stop reason), labels; its own status writes do not wake it
     predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
     finalizer: {
