@@ -1,10 +1,14 @@
 // Routes a sandbox calls with its own token (thin: authenticate, budget, parse, record).
 import { Router, type RequestHandler } from 'express';
-import { DAEMON_EVENT_KINDS, DaemonEventSchema } from '../../lib/daemon-events.js';
+import { z } from 'zod';
+import { DAEMON_EVENT_KINDS } from '../../lib/daemon-events.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { SandboxEventService } from './service.js';
 
 const SESSION_LOCAL = 'sandboxSessionId';
+
+/** The body: one known kind, nothing else (it names no session: the token does). */
+const DaemonEventSchema = z.strictObject({ event: z.enum(DAEMON_EVENT_KINDS) });
 
 /** The group's authentication, before the body is read: the caller's own session, from its sandbox token. */
 export function sandboxTokenAuth(service: SandboxEventService): RequestHandler {
