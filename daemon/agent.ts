@@ -21,6 +21,7 @@ import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
 import { snapshotOf, StateReporter } from './state-events.js';
+import { loadProxyLibs } from './proxy-libs.js';
 import type { DaemonHealth } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 
@@ -215,6 +216,7 @@ export class Agent {
       if (this.stopping) return;
       this.state = 'ready';
       this.engine.start();
+      setImmediate(() => void loadProxyLibs()); // while the engine boots, off the start's path
       if (this.checkpoints.enabled) {
         // during a turn: at most one checkpoint per interval, written only when the tree changed
         this.checkpointTimer = setInterval(() => {
