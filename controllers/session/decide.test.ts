@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCondition, type Project, type Sandbox, type SandboxState, type Session, type SessionStatus } from '../../src/resources/index.js';
 import { envMap, type DaemonHealth } from '../../src/sandbox/index.js';
-import { decideSession, desiredSandbox, isIdle, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionFacts, type SessionObserved } from './decide.js';
+import { decideSession, desiredSandbox, isIdle, needsSecrets, nextSessionStatus, sandboxSpecPatch, type SandboxSettings, type SessionFacts, type SessionObserved } from './decide.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const ID = '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10';
@@ -157,6 +157,16 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     ['an engine not ready takes no prompt', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ state: 'restarting' }) }), 'children:none'],
   ])('%s', (_name, s, f, expected) => {
     expect(next(s, f)).toBe(expected);
+  });
+
+  it.each<[string, Session, Sandbox | null, boolean]>([
+    ['no Sandbox yet', session(), null, true],
+    ['a wake (the Sandbox stopped)', session(branched), sandbox('stopped', 'stopped'), true],
+    ['the Sandbox set running (starting, each daemon event a reconcile): not read again', session(branched), sandbox('provisioning'), false],
+    ['running', session(branched), sandbox('active'), false],
+    ['stopping', session(branched, { desiredState: 'stopped' }), sandbox('active'), false],
+  ])('observe reads the Secrets: %s', (_name, s, sb, expected) => {
+    expect(needsSecrets(s, sb)).toBe(expected);
   });
 
   it('the prompts step names the daemon, the root engine session and the prompts, oldest first', () => {

@@ -250,9 +250,13 @@ function promptsDeliverable(session: Session, health: DaemonHealth | null): heal
 /** Does the session want a sandbox running (and so its tokens)? */
 const wantsSandbox = (session: Session) => sandboxDesiredState(session) === 'running';
 
-/** Which Secrets observe reads: those a sandbox about to start needs. */
+/**
+ * Which Secrets observe reads: those a sandbox about to start needs, before its Sandbox is made
+ * or set running (a wake). Not on every reconcile while it starts (each daemon event is one):
+ * the Sandbox was set running only once they existed.
+ */
 export function needsSecrets(session: Session, sandbox: Sandbox | null): boolean {
-  return wantsSandbox(session) && sandbox?.status?.state !== 'active';
+  return wantsSandbox(session) && sandbox?.spec.desiredState !== 'running';
 }
 
 /**
