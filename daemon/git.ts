@@ -104,14 +104,16 @@ export class Workspace {
       const also = this.options.cloneAlso;
       // a pattern, not the ref itself: a ref the remote does not have is no error
       const alsoSpec = also ? `+${also}*:${also}*` : null;
-      await this.git(['clone', '--quiet', '--no-checkout', ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), '--', repoUrl, workspace]);
+      // the clone writes the repository's settings itself (a git process per setting otherwise)
+      const settings = this.settings().flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+      await this.git(['clone', '--quiet', '--no-checkout', ...settings, ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), '--', repoUrl, workspace]);
       if (alsoSpec) {
         this.clonedAlso = also!;
         // the agent's own fetches stay as usual
         await this.git(['config', '--unset', '--fixed-value', 'remote.origin.fetch', alsoSpec], true);
       }
     }
-    await this.configure();
+    if (!fresh) await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
     const hasLocal = (await this.git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], true)).code === 0;
     if (!fresh && current === branch && hasLocal) return false; // an earlier boot set it up: keep local work
@@ -143,16 +145,20 @@ export class Workspace {
     throw new GitError(`the session branch does not exist upstream and the base ref ${JSON.stringify(base ?? '(unset)')} was not found`);
   }
 
-  private async configure(): Promise<void> {
+  /** The repository's settings: who commits, and that the agent's own `git push` asks the daemon (inherited helpers reset first). */
+  private settings(): [string, string][] {
     const { sessionId, agentName, credentialHelper } = this.options;
-    await this.git(['config', 'user.name', agentName ? `svc agent (${agentName})` : 'svc agent']);
-    await this.git(['config', 'user.email', `session-${sessionId}@svc.invalid`]);
-    // The agent's own `git push` must also ask the daemon: reset inherited helpers, then ours.
+    return [
+      ['user.name', agentName ? `svc agent (${agentName})` : 'svc agent'],
+      ['user.email', `session-${sessionId}@svc.invalid`],
+      ...(credentialHelper === undefined ? [] : [['credential.helper', ''], ['credential.helper', credentialHelper]] as [string, string][]),
+    ];
+  }
+
+  /** The settings on a repository of an earlier boot. */
+  private async configure(): Promise<void> {
     await this.git(['config', '--unset-all', 'credential.helper'], true);
-    if (credentialHelper !== undefined) {
-      await this.git(['config', '--add', 'credential.helper', '']);
-      await this.git(['config', '--add', 'credential.helper', credentialHelper]);
-    }
+    for (const [key, value] of this.settings()) await this.git(['config', ...(key === 'credential.helper' ? ['--add'] : []), key, value]);
   }
 
   /** Pulls the session branch, fast-forward only. A diverged or blocked workspace is left untouched. */
