@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { buildArtifacts } from '../daemon/harness.js';
-import { fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { callApi, fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -17,15 +17,7 @@ const HOUR = '3600';
 
 interface SessionView { id: string; status: string; reason: string | null }
 
-async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
-    method,
-    headers: { authorization: `Bearer ${dev.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-}
+const api = <T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown) => callApi<T>(dev, method, urlPath, body);
 
 const sessions = () => `/projects/${projectId}/sessions`;
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
