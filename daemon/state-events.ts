@@ -76,6 +76,8 @@ export class StateReporter {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly url: string;
+  /** Why events were not delivered, each said once (an API without the route would say it at every change). */
+  private readonly told = new Set<string>();
 
   constructor(private readonly options: StateReporterOptions) {
     this.url = `${options.apiUrl.replace(/\/+$/, '')}${DAEMON_EVENTS_PATH}`;
@@ -144,7 +146,10 @@ export class StateReporter {
 
   /** Done with this state: acknowledged, or given up (`why`). */
   private settle(pending: Pending, why?: string): void {
-    if (why) this.options.log?.(`svc-agent: state event ${pending.kind} not delivered (${why}); the operator reads the health anyway\n`);
+    if (why && !this.told.has(why)) {
+      this.told.add(why);
+      this.options.log?.(`svc-agent: state event ${pending.kind} not delivered (${why}); the operator reads the health anyway\n`);
+    }
     this.sent = pending.signature;
     if (this.pending === pending) this.pending = null;
     this.notBefore = 0;
