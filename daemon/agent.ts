@@ -23,6 +23,9 @@ import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
 import { nextStartAttempt, transientCause, type StartStep } from './start-retry.js';
 import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
+import { snapshotOf, StateReporter } from './state-events.js';
+import { loadProxyLibs } from './proxy-libs.js';
+import { checkpointRef } from '../src/lib/session-refs.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -52,6 +55,8 @@ export class Agent {
   readonly events: EngineEvents;
   readonly progress: ProgressWatcher;
   readonly checkpoints: Checkpointer;
+  /** Tells the API when the state the controllers act on changes (null without SVC_API_URL). */
+  private readonly stateEvents: StateReporter | null;
   /** What health must never show (it answers without authentication). */
   private readonly secrets = secretValues(process.env);
   private server: http.Server | null = null;
@@ -84,6 +89,9 @@ export class Agent {
       sessionId: config.sessionId,
       agentName: config.agentName,
       credentialHelper: this.broker?.helperCommand(),
+      // the clone and the checkpoint's fetch at boot carry the credential themselves (the agent's git asks the helper)
+      gitEnv: () => (this.state === 'cloning' || this.state === 'restoring' ? this.broker?.gitAuthEnv() ?? {} : {}),
+      cloneAlso: config.checkpoint.enabled ? checkpointRef(config.sessionId) : undefined,
     });
     this.engine = new EngineSupervisor({
       port: config.enginePort,
@@ -117,6 +125,9 @@ export class Agent {
       conversation,
     });
     this.engine.onReady(() => this.onEngineReady());
+    this.stateEvents = config.apiUrl === undefined ? null : new StateReporter({
+      apiUrl: config.apiUrl, sandboxToken: config.sandboxToken, snapshot: () => snapshotOf(this), log: (line) => process.stderr.write(line),
+    });
   }
 
   private secretValues(): string[] {
@@ -195,6 +206,7 @@ export class Agent {
     });
     await this.broker?.listen();
     this.mark('listening_at');
+    this.stateEvents?.start();
     void this.boot();
     return this.port();
   }
@@ -210,6 +222,7 @@ export class Agent {
         const freshAtBoot = !this.workspace.isRepository();
         this.mark('clone_started_at');
         const fresh = await this.startStep('clone', async () => {
+          await this.broker?.credential().catch(() => undefined); // the helper asks again if this failed
           try {
             return await this.workspace.prepare();
           } catch (err) {
@@ -230,6 +243,7 @@ export class Agent {
       this.state = 'ready';
       this.mark('engine_started_at');
       this.engine.start();
+      setImmediate(() => void loadProxyLibs()); // while the engine boots, off the start's path
       if (this.checkpoints.enabled) {
         // during a turn: at most one checkpoint per interval, written only when the tree changed
         this.checkpointTimer = setInterval(() => {
@@ -291,11 +305,12 @@ export class Agent {
 
   private onEngineReady(): void {
     this.mark('engine_ready_at');
+    this.stateEvents?.notify(); // the start the controllers wait for: said at once, not at the next tick
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
     if (this.config.bootstrapSession && this.rootSession.id === null) {
-      this.rootSession.bootstrap().catch((err: Error) => {
+      this.rootSession.bootstrap().then(() => this.stateEvents?.notify(), (err: Error) => {
         process.stderr.write(`svc-agent: root session: ${err.message}\n`);
       });
     }
@@ -378,6 +393,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wakeRetry?.();
+    this.stateEvents?.stop();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.progress.stop();
     if (this.state === 'ready' && this.checkpoints.enabled) {

@@ -245,15 +245,30 @@ export class Checkpointer {
   }
 
   private async restoreNow(freshCheckout: boolean): Promise<void> {
+    if (freshCheckout && this.workspace.fetchedWithClone(this.ref)) {
+      // the clone brought it, or found none: no second round trip
+      if ((await this.git(['rev-parse', '--verify', '--quiet', `${this.ref}^{commit}`], true)).code !== 0) return;
+    } else {
+      if (!await this.fetchCheckpoint()) return;
+    }
+    await this.restoreFetched(freshCheckout);
+  }
+
+  /** Fetches the session's checkpoint ref; false when there is none, or it could not be fetched (then `skipped` says why). */
+  private async fetchCheckpoint(): Promise<boolean> {
     const fetched = await this.git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+${this.ref}:${this.ref}`], true, undefined, 120_000);
     if (fetched.code !== 0) {
-      if (/couldn't find remote ref|no such ref|not our ref/i.test(fetched.stderr)) return; // no checkpoint yet
+      if (/couldn't find remote ref|no such ref|not our ref/i.test(fetched.stderr)) return false; // no checkpoint yet
       // the API or the host away for a moment: the start tries again rather than lose the work
       if (transientCause(fetched.stderr) !== null) throw new GitError(`git fetch of ${this.ref} failed (exit ${fetched.code}): ${fetched.stderr.trim().slice(0, 300)}`);
       this.skipped = { sha: null, reason: `the checkpoint could not be fetched: ${fetched.stderr.trim().slice(0, 300)}` };
       this.fail(new Error(this.skipped.reason));
-      return;
+      return false;
     }
+    return true;
+  }
+
+  private async restoreFetched(freshCheckout: boolean): Promise<void> {
     let checkpoint: Known;
     try {
       checkpoint = await this.read(this.ref);

@@ -90,6 +90,23 @@ export class CredentialBroker {
     if (path.dirname(this.socketPath).startsWith(path.join(os.tmpdir(), 'svc-agent-'))) rmSync(path.dirname(this.socketPath), { recursive: true, force: true });
   }
 
+  /** The cached credential while it is good, else null (never fetches). */
+  cachedCredential(): CloneCredential | null {
+    return this.cached && !cloneCredentialExpired(this.cached) ? this.cached : null;
+  }
+
+  /**
+   * The cached credential as git configuration in environment variables (http.extraHeader), for
+   * the daemon's own clone and fetch at boot: git then meets no 401 and asks no helper (a process
+   * each time). Only in that git's environment: never a file, argv or a log. Empty without one.
+   */
+  gitAuthEnv(): Record<string, string> {
+    const credential = this.cachedCredential();
+    if (!credential) return {};
+    const basic = Buffer.from(`${credential.username}:${credential.password}`).toString('base64');
+    return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
+  }
+
   /** A valid credential, fetched from the API when none is cached or the cached one expired. */
   async credential(): Promise<CloneCredential> {
     if (this.cached && !cloneCredentialExpired(this.cached)) return this.cached;

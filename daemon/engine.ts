@@ -25,6 +25,9 @@ export interface SupervisorOptions {
   launch: () => EngineLaunch;
 }
 
+/** How often a booting engine is asked whether it answers: a session's start waits for this (a refused connection costs little). */
+const BOOT_PROBE_INTERVAL_MS = 25;
+
 /** Basic-auth user name opencode expects with OPENCODE_SERVER_PASSWORD. */
 export const ENGINE_USER = 'opencode';
 
@@ -173,7 +176,7 @@ export class EngineSupervisor {
         killGroup(child, 'SIGKILL');
         return;
       }
-      await sleep(100);
+      await sleep(BOOT_PROBE_INTERVAL_MS);
     }
   }
 

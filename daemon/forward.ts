@@ -3,7 +3,8 @@
 // client with a dispatch handler doubled the daemon's request rate in bench/daemon-proxy
 // (docs/daemon.md). WebSocket upgrades stay on http-proxy-middleware.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
+import { loadProxyLibs, proxyLibs } from './proxy-libs.js';
 
 /** Headers that describe one connection (RFC 9110 §7.6.1) and never cross a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -33,8 +34,14 @@ export class Forwarder {
     const headers = requestHeaders(req.rawHeaders, options);
     const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
     const handler = new ResponseRelay(res, this.onFailure);
+    const libs = proxyLibs();
+    if (!libs) {
+      // the first request of a fresh svc-agent: undici is still loading
+      loadProxyLibs().then(() => this.forward(port, req, res, options), (err: Error) => handler.onError(err));
+      return;
+    }
     try {
-      this.pool(port).dispatch({
+      this.pool(port, libs.undici.Pool).dispatch({
         origin: `http://127.0.0.1:${port}`,
         method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
         path: options.path,
@@ -53,14 +60,14 @@ export class Forwarder {
     await Promise.all(pools.map((p) => p.destroy()));
   }
 
-  private pool(port: number): Pool {
+  private pool(port: number, PoolClass: typeof Pool): Pool {
     let pool = this.pools.get(port);
     if (pool) {
       this.pools.delete(port); // re-insert: Map order is recency order
     } else {
       // no timeouts: an engine call may wait minutes for a model, an SSE stream may idle for hours;
       // a client that goes away aborts its request instead
-      pool = new Pool(`http://127.0.0.1:${port}`, { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
+      pool = new PoolClass(`http://127.0.0.1:${port}`, { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
       if (this.pools.size >= MAX_POOLS) {
         const [oldestPort, oldest] = this.pools.entries().next().value as [number, Pool];
         this.pools.delete(oldestPort);

@@ -29,6 +29,10 @@ export interface WorkspaceOptions {
   agentName: string | undefined;
   /** value of credential.helper for the repository, when the remote needs a credential */
   credentialHelper: string | undefined;
+  /** added to the environment of every git call, asked at each call (the boot's credential) */
+  gitEnv?: () => Record<string, string>;
+  /** a ref the clone also fetches when the remote has it (the session's checkpoint): one round trip, not two */
+  cloneAlso?: string;
 }
 
 export type RefreshOutcome =
@@ -38,7 +42,15 @@ export type RefreshOutcome =
   | { outcome: 'blocked'; local: string; remote: string; reason: string };
 
 export class Workspace {
+  /** What the clone of this boot fetched besides the branches (null: no clone, or nothing else). */
+  private clonedAlso: string | null = null;
+
   constructor(private readonly options: WorkspaceOptions) {}
+
+  /** Whether this boot's clone fetched `ref` too (as the remote had it then: present, or known absent). */
+  fetchedWithClone(ref: string): boolean {
+    return this.clonedAlso === ref;
+  }
 
   git(args: string[], allowFailure = false, options: GitOptions = {}): Promise<GitResult> {
     const helperConfig = this.options.credentialHelper === undefined
@@ -47,7 +59,7 @@ export class Workspace {
     return new Promise((resolve, reject) => {
       const child = spawn('git', [...helperConfig, ...args], {
         cwd: existsSync(this.options.workspace) ? this.options.workspace : '/',
-        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', ...options.env },
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', ...this.options.gitEnv?.(), ...options.env },
         stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -89,10 +101,20 @@ export class Workspace {
       if (!repoUrl) throw new GitError('no repository to clone (SVC_REPO_URL is not set)');
       mkdirSync(workspace, { recursive: true });
       if (readdirSync(workspace).length > 0) throw new GitError(`workspace ${workspace} is not empty and not a git repository`);
+      const also = this.options.cloneAlso;
+      // a pattern, not the ref itself: a ref the remote does not have is no error
+      const alsoSpec = also ? `+${also}*:${also}*` : null;
+      // the clone writes the repository's settings itself (a git process per setting otherwise)
+      const settings = this.settings().flatMap(([key, value]) => ['-c', `${key}=${value}`]);
       // a transfer that stalls for a minute fails (and is tried again) instead of hanging the start
-      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', 'clone', '--quiet', '--no-checkout', '--', repoUrl, workspace]);
+      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', 'clone', '--quiet', '--no-checkout', ...settings, ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), '--', repoUrl, workspace]);
+      if (alsoSpec) {
+        this.clonedAlso = also!;
+        // the agent's own fetches stay as usual
+        await this.git(['config', '--unset', '--fixed-value', 'remote.origin.fetch', alsoSpec], true);
+      }
     }
-    await this.configure();
+    if (!fresh) await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();
     const hasLocal = (await this.git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], true)).code === 0;
     if (!fresh && current === branch && hasLocal) return false; // an earlier boot set it up: keep local work
@@ -129,16 +151,20 @@ export class Workspace {
     throw new GitError(`the session branch does not exist upstream and the base ref ${JSON.stringify(base ?? '(unset)')} was not found`);
   }
 
-  private async configure(): Promise<void> {
+  /** The repository's settings: who commits, and that the agent's own `git push` asks the daemon (inherited helpers reset first). */
+  private settings(): [string, string][] {
     const { sessionId, agentName, credentialHelper } = this.options;
-    await this.git(['config', 'user.name', agentName ? `svc agent (${agentName})` : 'svc agent']);
-    await this.git(['config', 'user.email', `session-${sessionId}@svc.invalid`]);
-    // The agent's own `git push` must also ask the daemon: reset inherited helpers, then ours.
+    return [
+      ['user.name', agentName ? `svc agent (${agentName})` : 'svc agent'],
+      ['user.email', `session-${sessionId}@svc.invalid`],
+      ...(credentialHelper === undefined ? [] : [['credential.helper', ''], ['credential.helper', credentialHelper]] as [string, string][]),
+    ];
+  }
+
+  /** The settings on a repository of an earlier boot. */
+  private async configure(): Promise<void> {
     await this.git(['config', '--unset-all', 'credential.helper'], true);
-    if (credentialHelper !== undefined) {
-      await this.git(['config', '--add', 'credential.helper', '']);
-      await this.git(['config', '--add', 'credential.helper', credentialHelper]);
-    }
+    for (const [key, value] of this.settings()) await this.git(['config', ...(key === 'credential.helper' ? ['--add'] : []), key, value]);
   }
 
   /** Pulls the session branch, fast-forward only. A diverged or blocked workspace is left untouched. */

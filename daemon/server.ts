@@ -5,9 +5,10 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import type { RequestHandler } from 'http-proxy-middleware';
 import type { RequestAuth } from './auth.js';
 import { Forwarder } from './forward.js';
+import { loadProxyLibs, type ProxyLibs } from './proxy-libs.js';
 import { PortGuard } from './own-ports.js';
 import { CONTEXT_HEADER } from '../src/lib/context-header.js';
 import { cutStalledBodies, stallServerOptions } from '../src/lib/http-stall.js';
@@ -96,22 +97,29 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   const engineHeaders = { authorization: handlers.engineAuthorization };
   const dropContext = new Set([CONTEXT_HEADER]);
   const upgradeError = (_err: Error, _req: IncomingMessage, res: ServerResponse | Duplex) => res.destroy();
-  const upgradeOptions = {
-    changeOrigin: true,
-    // only the plugin that wires `on`: no logging of URLs, our own error handling
-    ejectPlugins: true,
-    plugins: [proxyEventsPlugin],
+  /** The upgrade proxies, made at the first upgrade (http-proxy-middleware loads after svc-agent listens). */
+  let upgraders: { port: RequestHandler; engine: RequestHandler } | undefined;
+  const upgradersOf = ({ proxyMiddleware: { createProxyMiddleware, proxyEventsPlugin } }: ProxyLibs) => {
+    const upgradeOptions = {
+      changeOrigin: true,
+      // only the plugin that wires `on`: no logging of URLs, our own error handling
+      ejectPlugins: true,
+      plugins: [proxyEventsPlugin],
+    };
+    upgraders ??= {
+      port: createProxyMiddleware({
+        ...upgradeOptions,
+        router: (req) => `http://127.0.0.1:${(req as ProxiedRequest)[TARGET_PORT]}`,
+        on: { error: upgradeError },
+      }),
+      engine: createProxyMiddleware({
+        ...upgradeOptions,
+        target: `http://127.0.0.1:${handlers.enginePort}`,
+        on: { error: upgradeError, proxyReqWs: (proxyReq: http.ClientRequest) => proxyReq.setHeader('authorization', handlers.engineAuthorization) },
+      }),
+    };
+    return upgraders;
   };
-  const portUpgrade: RequestHandler = createProxyMiddleware({
-    ...upgradeOptions,
-    router: (req) => `http://127.0.0.1:${(req as ProxiedRequest)[TARGET_PORT]}`,
-    on: { error: upgradeError },
-  });
-  const engineUpgrade: RequestHandler = createProxyMiddleware({
-    ...upgradeOptions,
-    target: `http://127.0.0.1:${handlers.enginePort}`,
-    on: { error: upgradeError, proxyReqWs: (proxyReq: http.ClientRequest) => proxyReq.setHeader('authorization', handlers.engineAuthorization) },
-  });
   // the server's own port, read once it listens (a proxy target that must be refused)
   let ownPort: number | undefined;
   const ports = new PortGuard();
@@ -199,13 +207,15 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
     if (r.kind === 'control') return refuseSocket(socket, 404, 'not found');
     const target = prepare(req, r, (status, text, json) => refuseSocket(socket, status, json === undefined ? text : JSON.stringify(json)));
     if (!target) return;
-    if (target.engine) {
-      delete req.headers.authorization;
-      return engineUpgrade.upgrade(req, socket as Socket, head);
+    if (target.engine) delete req.headers.authorization;
+    else {
+      (req as ProxiedRequest)[TARGET_PORT] = target.port;
+      req.url = target.path;
     }
-    (req as ProxiedRequest)[TARGET_PORT] = target.port;
-    req.url = target.path;
-    portUpgrade.upgrade(req, socket as Socket, head);
+    loadProxyLibs().then((libs) => {
+      const upgrade = upgradersOf(libs);
+      return (target.engine ? upgrade.engine : upgrade.port).upgrade(req, socket as Socket, head);
+    }, () => socket.destroy());
   });
   cutStalledBodies(server);
   server.on('close', () => void forwarder.close());

@@ -191,7 +191,9 @@ async function devPart(work: string, bare: string, engine: string) {
     };
     const until = async (project: string, id: string, status: string) => {
       for (;;) {
-        if ((await call(project, 'GET', `/${id}`)).session.status === status) return;
+        const seen = (await call(project, 'GET', `/${id}`)).session.status;
+        if (seen === status) return;
+        if (seen === 'failed') throw new Error(`session ${id} failed (waiting for ${status})\n${output.slice(-3000)}`);
         await sleep(20);
       }
     };
@@ -234,7 +236,10 @@ async function devPart(work: string, bare: string, engine: string) {
 
 export async function runCheckpointBench(): Promise<void> {
   const work = mkdtempSync('/tmp/ckw');
-  const engine = path.join(work, 'fixture-engine.mjs');
+  // its own folder, readable by the sandboxes' uids: shown to the jailed sandboxes with --sandbox-mount
+  const engineDir = path.join(work, 'engine');
+  mkdirSync(engineDir, { mode: 0o755 });
+  const engine = path.join(engineDir, 'fixture-engine.mjs');
   await build({ entryPoints: [path.join(ROOT, 'test/fixtures/engine/main.ts')], outfile: engine, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
   const daemon = path.join(ROOT, 'bin/svc-agent.js');
   try {

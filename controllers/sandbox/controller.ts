@@ -15,30 +15,37 @@ import {
   type LlmProvidersSecret, type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionLogSecret, type SessionSecret,
 } from '../../src/resources/index.js';
 import { isSessionId, llmKey } from '../../src/lib/llm-key.js';
-import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest } from '../../src/sandbox/index.js';
+import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest, type SandboxResync } from '../../src/sandbox/index.js';
 import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './status.js';
 
 export interface SandboxControllerOptions {
   provider: SandboxProvider;
+  /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
+  resync?: SandboxResync;
   now?: () => Date;
 }
 
 type LaunchResult = { request: SandboxRequest } | { error: { reason: string; message: string } };
 
 /** What the provider needs to start `sandbox`, or why it cannot start. */
-async function launchRequest(client: KubeClient, sandbox: Sandbox, ref: SandboxRef): Promise<LaunchResult> {
+async function launchRequest(ctx: ReconcileContext, sandbox: Sandbox, ref: SandboxRef): Promise<LaunchResult> {
+  const { client } = ctx;
   const namespace = ref.namespace;
   const sessionName = sandbox.spec.sessionRef.name;
-  const secrets = client.resource<SessionSecret>(SECRET);
-  const tokens = sessionTokens(await secrets.find(namespace, sessionSecretName(sessionName)));
+  // the Session and its Project from the caches, the three Secrets at once: one round trip on the start path
+  const session = ctx.resource<Session>(SESSION).get(namespace, sessionName) ?? await client.resource<Session>(SESSION).find(namespace, sessionName);
+  const project = session ? ctx.resource<Project>(PROJECT).get(namespace, session.spec.projectRef.name) ?? await client.resource<Project>(PROJECT).find(namespace, session.spec.projectRef.name) : undefined;
+  const [sessionSecret, projectSecrets, llmProviders] = await Promise.all([
+    client.resource<SessionSecret>(SECRET).find(namespace, sessionSecretName(sessionName)),
+    project ? client.resource<ProjectSecretsSecret>(SECRET).find(namespace, projectSecretsName(project)) : undefined,
+    project ? client.resource<LlmProvidersSecret>(SECRET).find(namespace, llmProvidersSecretName(project)) : undefined,
+  ]);
+  const tokens = sessionTokens(sessionSecret);
   if (!tokens) return { error: { reason: 'SessionSecretMissing', message: `the Secret ${sessionSecretName(sessionName)} with the session's tokens is missing; the Session controller creates it` } };
-  const session = await client.resource<Session>(SESSION).find(namespace, sessionName);
-  const project = session ? await client.resource<Project>(PROJECT).find(namespace, session.spec.projectRef.name) : undefined;
   if (!project) return { error: { reason: 'ProjectNotFound', message: `the project of session ${sessionName} does not exist` } };
-  const projectSecrets = await client.resource<ProjectSecretsSecret>(SECRET).find(namespace, projectSecretsName(project));
   // The model gateway (docs/gateway.md): the providers' names and protocols, never their keys; the
   // session's own key is derived from its sandbox token, so a rotated token re-issues it.
-  const providers = llmProviderInfos(await client.resource<LlmProvidersSecret>(SECRET).find(namespace, llmProvidersSecretName(project)));
+  const providers = llmProviderInfos(llmProviders);
   const { env, secretEnv } = launchEnv(envMap(sandbox.spec.env), {
     ...tokens,
     projectSecrets: secretValues(projectSecrets),
@@ -106,7 +113,7 @@ async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: R
   let launchError: SandboxObserved['launchError'];
   // A sandbox in error is not started again by itself (its Session has failed).
   if (observation.state === 'absent' && sandbox.status?.state !== 'error') {
-    const launch = await launchRequest(ctx.client, sandbox, ref);
+    const launch = await launchRequest(ctx, sandbox, ref);
     if ('error' in launch) {
       launchError = launch.error;
     } else {
@@ -125,9 +132,12 @@ export function sandboxController(options: SandboxControllerOptions): Controller
   return objectController<Sandbox, SandboxObserved>({
     name: 'sandbox',
     for: SANDBOX,
-    concurrency: 4,
-    // its own status writes do not wake it; it polls while the sandbox runs (requeueAfter)
+    // a start waits on the jail, the process and the daemon's health: ten at once should not queue
+    concurrency: 16,
+    // its own status writes do not wake it; the daemon's state events (an annotation the API
+    // writes) and the end of a sandbox's process do, and it looks again now and then without them
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],
+    sources: provider.onExit ? [{ subscribe: (enqueue) => provider.onExit!((ref) => enqueue({ namespace: ref.namespace, name: ref.name })) }] : [],
     // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says
     // `archived` meanwhile when its Session was deleted (a stopped session's Sandbox goes by
     // retention: its Session stays the record, with the sandbox's last state)
@@ -148,7 +158,7 @@ export function sandboxController(options: SandboxControllerOptions): Controller
     observe: (sandbox, ctx) => ensureSandbox(provider, sandbox, ctx),
     compute(sandbox, observed, now) {
       const { status, events } = nextSandboxStatus(sandbox, observed, now);
-      return { status, events, requeueAfter: requeueAfterMs(status.state) };
+      return { status, events, requeueAfter: requeueAfterMs(status.state, options.resync) };
     },
     now: options.now,
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCondition, type Sandbox, type SandboxState } from '../../src/resources/index.js';
 import type { DaemonHealth } from '../../src/sandbox/index.js';
-import { archivedStatus, nextSandboxStatus, type SandboxObserved } from './status.js';
+import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './status.js';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
@@ -77,5 +77,21 @@ describe('Sandbox status (SPEC §3.3)', () => {
     const status = archivedStatus(sandbox('running', 'active'), NOW);
     expect(status.state).toBe('archived');
     expect(getCondition(status.conditions, 'Ready')?.reason).toBe('Archived');
+  });
+});
+
+describe('requeueAfterMs: the safety net under the daemon\'s state events', () => {
+  it.each([
+    ['provisioning', 'provisioning', 5_000],
+    ['active', 'active', 60_000],
+    ['stopped', 'stopped', undefined],
+    ['error', 'error', undefined],
+  ] as const)('%s', (_name, state, expected) => {
+    expect(requeueAfterMs(state)).toBe(expected);
+  });
+
+  it('the operator\'s intervals when given', () => {
+    expect(requeueAfterMs('provisioning', { provisioningMs: 1, runningMs: 2 })).toBe(1);
+    expect(requeueAfterMs('active', { provisioningMs: 1, runningMs: 2 })).toBe(2);
   });
 });

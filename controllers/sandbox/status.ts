@@ -6,7 +6,7 @@
 //   error         the sandbox cannot run: launch refused, daemon or engine failed (reason says why)
 //   archived      its Session was deleted (written while the finalizer cleans up)
 import { kubeTime, setCondition, type Condition, type Sandbox, type SandboxState, type SandboxStatus } from '../../src/resources/index.js';
-import type { DaemonHealth, SandboxObservation } from '../../src/sandbox/index.js';
+import { DEFAULT_SANDBOX_RESYNC, type DaemonHealth, type SandboxObservation, type SandboxResync } from '../../src/sandbox/index.js';
 
 export interface SandboxEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
@@ -108,9 +108,9 @@ export function archivedStatus(sandbox: Sandbox, now: Date): SandboxStatus {
   return { ...sandbox.status, state: 'archived', conditions, reason: 'SessionDeleted' };
 }
 
-/** How soon to look again: quickly while starting, slowly once settled. */
-export function requeueAfterMs(state: SandboxState | undefined): number | undefined {
-  if (state === 'provisioning') return 250;
-  if (state === 'active') return 5000;
+/** How soon to look again without being told (the daemon's state events wake it before). */
+export function requeueAfterMs(state: SandboxState | undefined, resync: SandboxResync = DEFAULT_SANDBOX_RESYNC): number | undefined {
+  if (state === 'provisioning') return resync.provisioningMs;
+  if (state === 'active') return resync.runningMs;
   return undefined;
 }

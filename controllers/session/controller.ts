@@ -11,6 +11,7 @@ import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition,
 } from '../../src/runtime/index.js';
 import { SANDBOX, SESSION, type SandboxProvider, type Session } from '../../src/resources/index.js';
+import type { SandboxResync } from '../../src/sandbox/index.js';
 import { decideSession, type SandboxSettings, type SessionFacts, type SessionStep } from './decide.js';
 import { observeSession } from './observe.js';
 import { cleanUpSessionRefs } from './refs.js';
@@ -37,11 +38,13 @@ export interface SessionControllerOptions {
   tokenNamespace: string;
   /** Idle timeout when the Project sets none. */
   idleTimeoutMs?: number;
+  /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
+  resync?: SandboxResync;
   now?: () => Date;
 }
 
 export function sessionController(options: SessionControllerOptions): ControllerDefinition {
-  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider };
+  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider, resync: options.resync };
   const { tokenNamespace, mirrorDir } = options;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const clock = options.now ?? (() => new Date());
@@ -49,7 +52,8 @@ export function sessionController(options: SessionControllerOptions): Controller
     name: 'session',
     for: SESSION,
     owns: [SANDBOX],
-    concurrency: 4,
+    // starts wait mostly on the cluster and git, not on this process: ten at once should not queue
+    concurrency: 16,
     // spec (stop, wake), annotations (pending prompts, the stop reason), labels; its own status writes do not wake it
     predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
     finalizer: [

@@ -198,10 +198,10 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     const out = decideSession(session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), settings, NOW);
     expect(out.status).toMatchObject({ status: 'provisioning', branch: ID, baseSha: SHA });
     expect(out.events?.map((e) => e.reason)).toEqual(['BranchCreated']);
-    expect(out.requeueAfter).toBe(250);
-    const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), settings, NOW);
+    expect(out.requeueAfter).toBe(5000); // the safety net: the Sandbox's changes wake it before
+    const delivered = decideSession(running, facts({ sandbox: serving(), secrets: null, health: health(), delivered: 2 }), { ...settings, resync: { provisioningMs: 1, runningMs: 7000 } }, NOW);
     expect(delivered.events?.map((e) => e.reason)).toEqual(['PromptDelivered']);
-    expect(delivered.requeueAfter).toBe(5000);
+    expect(delivered.requeueAfter).toBe(7000);
   });
 });
 

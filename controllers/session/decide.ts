@@ -15,8 +15,9 @@ import {
   API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
-import { engineBusy, envList, sessionEnv, type DaemonHealth } from '../../src/sandbox/index.js';
+import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
 import { daemonReports } from './reports.js';
+import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
 import { nextTimeline, type StepTimes } from './timeline.js';
 
 export interface SessionEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
@@ -80,6 +81,8 @@ export interface SandboxSettings {
   /** SVC_REPO_URL for a project: the API's git gateway. */
   repoUrl(project: Project): string;
   provider: SandboxProvider;
+  /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
+  resync?: SandboxResync;
 }
 
 const short = (sha: string) => sha.slice(0, 12);
@@ -151,11 +154,9 @@ export function sandboxGone(sandbox: Sandbox): boolean {
 
 /** Whether the idle sweep stops the session now: running, engine not busy, no activity for `idleTimeoutMs`. */
 export function isIdle(session: Session, health: DaemonHealth | null, idleTimeoutMs: number, now: Date): boolean {
-  if (session.status?.status !== 'running' || session.spec.desiredState === 'stopped' || !health) return false;
-  if (health.engine.state !== 'ready' || engineBusy(health)) return false;
-  const marks = [health.last_activity_at, health.daemon.started_at].filter((t): t is string => !!t).map((t) => Date.parse(t));
-  if (!marks.length) return false;
-  return now.getTime() - Math.max(...marks) >= idleTimeoutMs;
+  if (session.status?.status !== 'running' || session.spec.desiredState === 'stopped') return false;
+  const deadline = idleDeadlineMs(health, idleTimeoutMs);
+  return deadline !== null && now.getTime() >= deadline;
 }
 
 function condition(type: string, status: Condition['status'], reason: string, message: string, generation?: number): ConditionInput {
@@ -251,13 +252,6 @@ function sessionEvents(session: Session, before: SessionStatus, after: SessionSt
   return events;
 }
 
-/** How soon to look again: quickly while moving, every few seconds while running (idle sweep, dead sandboxes). */
-export function requeueAfterMs(status: SessionStatusValue | undefined): number | undefined {
-  if (status === 'provisioning') return 250;
-  if (status === 'running') return 5000;
-  return undefined;
-}
-
 /**
  * The Sandbox to have, given the one there is (null: none, and none to create). One Sandbox per
  * run of the session: a new one only for a session that should run; a running one keeps its
@@ -321,6 +315,11 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
     if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);
     if (!facts.secrets.cli) return waiting([{ kind: 'write-cli-token' }]);
   }
+  // The branch is pushed while the sandbox starts (its slot, process and daemon take longer than
+  // a push), not before it: the Sandbox first, the push in the reconcile its creation wakes. A
+  // daemon that clones before the push lands branches from the same base ref itself.
+  const branchPending = !!project && !failed && !session.status?.baseSha && facts.branch === null;
+  if (branchPending && (sandbox || !wantsSandbox(session))) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
   const address = sandbox?.status?.address;
   const serving = sandbox?.status?.state === 'active' && !!address && sandbox.spec.desiredState === 'running';
   if (serving && isIdle(session, health, facts.idleTimeoutMs, now)) return waiting([{ kind: 'stop-idle' }]);
@@ -330,7 +329,8 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   }
 
   const outcome = nextSessionStatus(session, facts, now);
-  const wanted = project && branchReady ? sandboxFor(session, project, settings, sandbox) : null;
+  // the Sandbox follows this decision (a session failing now stops its sandbox now)
+  const wanted = project && branchReady ? sandboxFor({ ...session, status: outcome.status }, project, settings, sandbox) : null;
   const children = project && branchReady
     ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], wanted ? [wanted] : []) }]
     : [];
@@ -344,5 +344,6 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   const status = { ...outcome.status };
   if (timeline) status.timeline = timeline;
   else delete status.timeline;
-  return { status, events: outcome.events, children, requeueAfter: requeueAfterMs(status.status) };
+  const requeueAfter = sessionRequeueAfterMs(status.status, { health, idleTimeoutMs: facts.idleTimeoutMs, now, resync: settings.resync });
+  return { status, events: outcome.events, children, requeueAfter };
 }

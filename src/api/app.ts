@@ -11,6 +11,7 @@ import { mountGroups, type RouteGroup } from './groups.js';
 import { httpMetrics } from './metrics.js';
 import { meGroup } from './me/index.js';
 import { projectsGroup, type ProjectStore } from './projects/index.js';
+import { sandboxGroup, type SandboxEventService } from './sandbox/index.js';
 import { secretsGroup, type ProjectSecretsService } from './secrets/index.js';
 import { sessionsGroups, type SessionService } from './sessions/index.js';
 import type { TokenVerifier } from './tokens.js';
@@ -37,6 +38,8 @@ export interface ApiDependencies {
   gitGateway?: GitGatewayService;
   /** Session routes and the engine proxy (issue 10); absent: not served. */
   sessions?: SessionService;
+  /** The sandboxes' own routes (their daemon's state events); absent: not served. */
+  sandboxEvents?: SandboxEventService;
   /** The model gateway: REST routes and the data path under /v1/llm (DESIGN §8.2); absent: not served. */
   gateway?: { service: GatewayService; store: GatewayStore; relay: LlmRelay };
   /** Trigger routes and the webhook receiver (SPEC §4.2, §4.3); absent: not served. */
@@ -101,6 +104,7 @@ function routeGroups(deps: ApiDependencies): RouteGroup[] {
     groups.push(tokensGroup({ service: deps.tokens, projectExists }));
   }
   if (deps.sessions) groups.push(...sessionsGroups(deps.sessions, scope));
+  if (deps.sandboxEvents) groups.push(sandboxGroup(deps.sandboxEvents));
   if (deps.gateway) groups.push(gatewayGroup(deps.gateway.service, deps.gateway.store, scope), llmGroup(deps.gateway.relay));
   if (deps.triggers) {
     groups.push(triggersGroup(deps.triggers, scope));

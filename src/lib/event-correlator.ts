@@ -12,6 +12,7 @@
 // I/O comes in as an EventSink, so the kube client and the node simulator share this logic.
 import { randomBytes } from 'node:crypto';
 import { KeyedMutex } from './keyed-mutex.js';
+import { Lru } from './lru.js';
 
 export interface EventObjectRef {
   apiVersion?: string;
@@ -63,24 +64,6 @@ export interface EventCorrelatorOptions {
 }
 
 export const COMBINED_PREFIX = '(combined from similar events): ';
-
-/** A Map used as a least-recently-used cache of at most `limit` entries. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly limit: number) {}
-  get(key: string): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) { this.map.delete(key); this.map.set(key, value); }
-    return value;
-  }
-  set(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value!);
-  }
-  delete(key: string): void { this.map.delete(key); }
-  get size(): number { return this.map.size; }
-}
 
 interface SimilarRecord { messages: Set<string>; lastMs: number }
 interface Written { name: string; namespace?: string; count: number; firstTimestamp: string }

@@ -23,6 +23,7 @@ import { ProjectSecretsService, kubeProjectSecretsStore } from '../api/secrets/i
 import { kubeProjectStore, kubeTokenSecretReader } from '../api/kube-store.js';
 import { kubeSessionCredentialReader, sessionTokenCheck } from '../api/session-credentials.js';
 import { kubeSessionStore, SessionService } from '../api/sessions/index.js';
+import { kubeSandboxEventStore, SandboxEventService } from '../api/sandbox/index.js';
 import { secretTokenVerifier } from '../api/tokens.js';
 import { kubeTokenStore, kubeTokenToucher, TokenService } from '../api/tokens/index.js';
 import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
@@ -94,6 +95,8 @@ async function main(): Promise<void> {
     secrets: new ProjectSecretsService(kubeProjectSecretsStore(client, { findProject })),
     gitGateway: new GitGatewayService({ store: kubeGitGatewayStore(client, { findProject }), mirrorDir, maxPushBytes: maxPushBytesFromEnv(process.env) }),
     sessions,
+    // svc-agent's state events: the session and its token from the gateway store's caches
+    sandboxEvents: new SandboxEventService({ store: kubeSandboxEventStore(client, gatewayStore), namespace: projectNamespace }),
     triggers,
     gateway: { service: gatewayService, store: gatewayStore, relay },
     verifyToken: secretTokenVerifier(kubeTokenSecretReader(client, namespace), {

@@ -5,7 +5,9 @@
 // SVC_WATCH_NAMESPACE (default: all namespaces). Sessions (docs/sessions.md): SVC_SANDBOX_PROVIDER
 // (process), SVC_SANDBOX_API_URL (the API the sandboxes reach, ending in /v1), SVC_SANDBOX_DIR
 // (the process provider's folders), SVC_ENGINE_COMMAND, SVC_IDLE_TIMEOUT (seconds, default 1800),
-// SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent).
+// SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent),
+// SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS (default 5) / SVC_SANDBOX_RESYNC_RUNNING_SECONDS (default 60): how often the
+// Session and Sandbox controllers look at a sandbox without a state event from its daemon.
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3), SVC_TRIGGER_FIRE_HISTORY
 // (finished fires kept per trigger, default 100),
@@ -34,6 +36,7 @@ import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
 import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
+import { DEFAULT_SANDBOX_RESYNC } from '../sandbox/index.js';
 
 export const LEASE_NAME = 'svc-operator';
 
@@ -65,6 +68,11 @@ async function main(): Promise<void> {
   manager.add(projectController({ mirrorDir, resyncMs: envInt('SVC_PROJECT_RESYNC_SECONDS', 30, 1) * 1000 }));
   manager.addRunnable(mirrorPruner(mirrorDir));
   const sandboxes = await sandboxSettingsFromEnv(client);
+  // the safety net under the daemons' state events (docs/sessions.md "Events, not polling")
+  const resync = {
+    provisioningMs: envInt('SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS', DEFAULT_SANDBOX_RESYNC.provisioningMs / 1000, 1) * 1000,
+    runningMs: envInt('SVC_SANDBOX_RESYNC_RUNNING_SECONDS', DEFAULT_SANDBOX_RESYNC.runningMs / 1000, 1) * 1000,
+  };
   manager.add(sessionController({
     mirrorDir,
     apiUrl: sandboxes.apiUrl,
@@ -72,8 +80,9 @@ async function main(): Promise<void> {
     provider: sandboxes.provider.name,
     tokenNamespace: envString('SVC_NAMESPACE', config.namespace),
     idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
+    resync,
   }));
-  manager.add(sandboxController({ provider: sandboxes.provider }));
+  manager.add(sandboxController({ provider: sandboxes.provider, resync }));
   // Change requests (docs/change-requests.md): merge claims left by a dead merger, deleted originating sessions, feedback delivery.
   manager.add(changeRequestController({
     mirrorDir,

@@ -48,3 +48,10 @@ export const SandboxStatusSchema = z
 export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
 
 export type Sandbox = Resource<SandboxSpec, SandboxStatus>;
+
+/**
+ * Written by the API when the sandbox's daemon says its state changed (`<RFC 3339 time> <kind>`,
+ * src/lib/daemon-events.ts): the Sandbox and Session controllers wake on it and read the daemon's
+ * health themselves. Nothing else about the Sandbox is the API's to write.
+ */
+export const DAEMON_EVENT_ANNOTATION = 'svc.dev/daemon-event';

@@ -35,6 +35,15 @@ export interface ReconcileContext {
 
 export type ReconcileResult = WorkResult;
 
+/**
+ * Something outside the cluster that names keys to reconcile now (controller-runtime's
+ * source.Channel), e.g. a sandbox process that exited. Subscribed while the controller runs;
+ * `subscribe` returns how to unsubscribe.
+ */
+export interface ExternalSource {
+  subscribe(enqueue: (key: ObjectKey) => void): () => void;
+}
+
 export interface ControllerDefinition {
   name: string;
   /** The kind reconciled: each of its objects is a key. */
@@ -46,6 +55,8 @@ export interface ControllerDefinition {
    * of a namespace). `predicates` filter their update events as for the `for` kind.
    */
   watches?: { type: ResourceType; map: (obj: KubeObject, ctx: ReconcileContext) => ObjectKey[]; predicates?: Predicate[] }[];
+  /** Non-cluster events that enqueue keys. */
+  sources?: ExternalSource[];
   /** Keys reconciled at once (default 1; a key never runs twice at once). */
   concurrency?: number;
   /** Filters update events of the `for` kind (all must pass); adds, deletes and deletion starts always run. */
@@ -65,6 +76,7 @@ export function ownerKeys(obj: KubeObject, owner: ResourceType): ObjectKey[] {
 /** A controller while its manager leads: a work queue fed by informer events. */
 export class RunningController {
   readonly queue: WorkQueue;
+  private readonly unsubscribers: (() => void)[];
 
   constructor(
     readonly definition: ControllerDefinition,
@@ -100,6 +112,7 @@ export class RunningController {
     this.subscribe(ctx.informer(definition.for), own, enqueue, definition.predicates);
     for (const owned of definition.owns ?? []) this.subscribe(ctx.informer(owned), (obj) => ownerKeys(obj, definition.for), enqueue);
     for (const watch of definition.watches ?? []) this.subscribe(ctx.informer(watch.type), (obj) => watch.map(obj, ctx), enqueue, watch.predicates);
+    this.unsubscribers = (definition.sources ?? []).map((source) => source.subscribe((key) => enqueue([key])));
   }
 
   private subscribe(
@@ -118,6 +131,7 @@ export class RunningController {
   }
 
   stop(): Promise<void> {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     trackQueueDepth(this.definition.name, undefined);
     return this.queue.stop();
   }

@@ -6,7 +6,8 @@ import type { KubeObject } from '../resources/index.js';
 import { createLogger } from '../lib/log.js';
 import type { ReconcileContext } from './controller.js';
 import { TerminalError } from './errors.js';
-import { applyOutcome, decide, MAX_STEP_PASSES, type ObjectReconciler, type OutcomeWriter } from './reconciler.js';
+import { applyOutcome, decide, MAX_STEP_PASSES, writeStatusOverMetadataChanges, type ObjectReconciler, type OutcomeWriter } from './reconciler.js';
+import { ConflictError, type CachedResource } from '../kube/index.js';
 
 type Thing = KubeObject & { status?: { state?: string; reason?: string; conditions?: [] } };
 interface Facts { pushed: boolean; secret: boolean }
@@ -79,5 +80,37 @@ describe('applyOutcome', () => {
     const { written, writer } = memoryWriter();
     expect(await applyOutcome({ ...thing, status: { state: 'running' } }, { status: { state: 'running' } }, writer)).toEqual({ statusWritten: false });
     expect(written).toEqual([]);
+  });
+});
+
+describe('writeStatusOverMetadataChanges', () => {
+  /** A handle whose stored object is `stored`: a status write with another resourceVersion is a Conflict. */
+  function handle(stored: Thing) {
+    const writes: Thing[] = [];
+    const h = {
+      client: { get: async () => stored },
+      async replaceStatus(obj: Thing) {
+        if (obj.metadata.resourceVersion !== stored.metadata.resourceVersion) throw new ConflictError('write status');
+        writes.push(obj);
+        return obj;
+      },
+    } as unknown as CachedResource<Thing>;
+    return { h, writes };
+  }
+  const read: Thing = { ...thing, metadata: { ...thing.metadata, resourceVersion: '1' }, status: { state: 'old' } };
+
+  it('only metadata changed since the read (an annotation): written again on the new version', async () => {
+    const { h, writes } = handle({ ...read, metadata: { ...read.metadata, resourceVersion: '2', annotations: { 'svc.dev/daemon-event': 'x ready' } } });
+    await writeStatusOverMetadataChanges(h, read, { state: 'new' });
+    expect(writes).toEqual([expect.objectContaining({ metadata: expect.objectContaining({ resourceVersion: '2' }), status: { state: 'new' } })]);
+  });
+
+  it.each([
+    ['the spec changed (generation)', { ...read, metadata: { ...read.metadata, resourceVersion: '2', generation: 2 } }],
+    ['someone else wrote the status', { ...read, metadata: { ...read.metadata, resourceVersion: '2' }, status: { state: 'theirs' } }],
+  ])('%s: the Conflict goes back to the queue', async (_name, stored) => {
+    const { h, writes } = handle(stored as Thing);
+    await expect(writeStatusOverMetadataChanges(h, read, { state: 'new' })).rejects.toThrow(ConflictError);
+    expect(writes).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@
  * status once, through /status, only when the gate says it changed; record the events; requeue.
  */
 import type { CachedResource, EventInput } from '../kube/index.js';
-import { isAlreadyExists } from '../kube/index.js';
+import { isAlreadyExists, isConflict } from '../kube/index.js';
 import { jsonEqual } from '../lib/json.js';
 import { getCondition, setCondition, type Condition, type KubeObject, type ResourceType } from '../resources/index.js';
 import type { ControllerDefinition, ObjectKey, ReconcileContext } from './controller.js';
@@ -66,6 +66,7 @@ export interface ObjectReconciler<T extends WithStatus, O, A = never> {
   for: ResourceType;
   owns?: ResourceType[];
   watches?: ControllerDefinition['watches'];
+  sources?: ControllerDefinition['sources'];
   concurrency?: number;
   predicates?: Predicate[];
   /**
@@ -165,10 +166,27 @@ export async function applyChildrenToCluster<C extends KubeObject>(children: Cac
   }));
 }
 
+/**
+ * Writes `status` over `obj`. A Conflict because only the object's metadata changed meanwhile
+ * (an annotation: a daemon's state event, a prompt) writes it again on the new version: the
+ * status is still the controller's alone, and the change's own reconcile follows at once. A
+ * changed spec or status is a real conflict: it goes back to the queue.
+ */
+export async function writeStatusOverMetadataChanges<T extends WithStatus>(handle: CachedResource<T>, obj: T, status: StatusOf<T>): Promise<void> {
+  try {
+    await handle.replaceStatus({ ...obj, status });
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+    const current = await handle.client.get(obj.metadata.namespace ?? '', obj.metadata.name!);
+    if (current.metadata.generation !== obj.metadata.generation || !jsonEqual(current.status ?? null, obj.status ?? null)) throw error;
+    await handle.replaceStatus({ ...current, status });
+  }
+}
+
 /** The writer a controller uses: status through the kind's handle, events and children through the client. */
 export function kubeOutcomeWriter<T extends WithStatus>(ctx: ReconcileContext, handle: CachedResource<T>): OutcomeWriter<T> {
   return {
-    async writeStatus(obj, status) { await handle.replaceStatus({ ...obj, status }); },
+    writeStatus: (obj, status) => writeStatusOverMetadataChanges(handle, obj, status),
     recordEvent: (obj, event) => ctx.client.recordEvent(obj, event),
     applyChildren: (type, plan) => applyChildrenToCluster(ctx.resource(type), plan),
   };
@@ -239,6 +257,7 @@ export function objectController<T extends WithStatus, O, A = never>(kind: Objec
     for: kind.for,
     owns: kind.owns,
     watches: kind.watches,
+    sources: kind.sources,
     concurrency: kind.concurrency,
     predicates: kind.predicates,
     async reconcile(key: ObjectKey, ctx: ReconcileContext) {

@@ -3,3 +3,4 @@ export { KubernetesSandboxProvider, settingsFromEnv as kubernetesSettingsFromEnv
 export { apiBaseUrl, envList, envMap, launchEnv, sessionEnv, SECRET_VARIABLES, SERVICE_PORT, type LaunchSecrets, type SessionEnvInput } from './env.js';
 export { engineBusy, readDaemonHealth, type DaemonHealth } from './health.js';
 export { ProcessSandboxProvider, type ProcessProviderOptions } from './process/index.js';
+export { DEFAULT_SANDBOX_RESYNC, type SandboxResync } from './resync.js';

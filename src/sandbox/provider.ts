@@ -60,4 +60,10 @@ export interface SandboxProvider {
    * `delete` to keep a failed sandbox's log (docs/sessions.md).
    */
   logTail(ref: SandboxRef, maxBytes: number, signal?: AbortSignal): Promise<string | null>;
+  /**
+   * Calls `listener` when a sandbox this provider started ends (for whatever reason), so that
+   * its controller looks at once rather than at its next resync; returns how to stop listening.
+   * Optional: a provider without it is looked at on the resync only.
+   */
+  onExit?(listener: (ref: SandboxRef) => void): () => void;
 }

@@ -101,6 +101,17 @@ export async function sandboxGateway(): Promise<string> {
   return jail.gateway;
 }
 
+/** A REST call to svc dev's API (`urlPath` below /v1) with its admin token or `token`: the status and the JSON body. */
+export async function callApi<T = Record<string, unknown>>(dev: DevInstance, method: string, urlPath: string, body?: unknown, token: string | null = dev.token): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
 /** Removes a data dir made by startDev. */
 export function removeDevDir(dataDir: string): void {
   rmSync(dataDir, { recursive: true, force: true });

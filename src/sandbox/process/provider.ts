@@ -13,7 +13,7 @@
 // Either way the agent sees SVC_SERVICE_PORT=8000 and no SVC_WORKSPACE (SPEC §2.6). Secrets reach
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -126,6 +126,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
   private readonly jail: Jail | null;
   /** Sandboxes this operator started or found, for stopAll(). */
   private readonly known = new Set<string>();
+  private readonly exitListeners = new Set<(ref: SandboxRef) => void>();
   private swept?: Promise<void>;
 
   constructor(private readonly options: ProcessProviderOptions) {
@@ -223,6 +224,17 @@ export class ProcessSandboxProvider implements SandboxProvider {
     });
   }
 
+  onExit(listener: (ref: SandboxRef) => void): () => void {
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
+  }
+
+  /** A sandbox this operator started ended: its controller looks now (a crash is restarted at once). */
+  private watchExit(child: ChildProcess, ref: SandboxRef): void {
+    const { namespace, name, uid } = ref;
+    child.once('exit', () => { for (const listener of this.exitListeners) listener({ namespace, name, uid }); });
+  }
+
   /** The environment of every sandbox: SPEC §2.6 plus the daemon's settings, then the local placement. */
   private baseEnv(request: SandboxRequest, pathPrepend: readonly string[]): Record<string, string> {
     return {
@@ -258,6 +270,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
         detached: true,
       });
       child.unref();
+      this.watchExit(child, request);
       return { pid: child.pid!, address: `${slot.address}:${DAEMON_PORT}`, slot: slot.index };
     } catch (error) {
       await jail.release(slot).catch(() => undefined);
@@ -289,6 +302,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
       child.once('error', reject);
     });
     child.unref();
+    this.watchExit(child, request);
     return { pid, address: `${this.host}:${port}` };
   }
 

@@ -1,0 +1,25 @@
+// undici (plain requests) and http-proxy-middleware (WebSocket upgrades) are most of svc-agent's
+// code, and a sandbox's start waits for every module svc-agent loads before it listens. So they
+// are loaded later: once the engine is starting (svc-agent waits for it anyway), or by the first
+// proxied request, which then waits for them (docs/daemon.md).
+import type * as Undici from 'undici';
+import type * as ProxyMiddleware from 'http-proxy-middleware';
+
+export interface ProxyLibs {
+  undici: typeof Undici;
+  proxyMiddleware: typeof ProxyMiddleware;
+}
+
+let loaded: ProxyLibs | undefined;
+let loading: Promise<ProxyLibs> | undefined;
+
+/** Loads both once; every call gets the same promise. */
+export function loadProxyLibs(): Promise<ProxyLibs> {
+  loading ??= Promise.all([import('undici'), import('http-proxy-middleware')]).then(([undici, proxyMiddleware]) => (loaded = { undici, proxyMiddleware }));
+  return loading;
+}
+
+/** The libraries when loaded (the proxies' fast path), else undefined. */
+export function proxyLibs(): ProxyLibs | undefined {
+  return loaded;
+}

@@ -1,0 +1,83 @@
+// The daemon's state events: a change is sent once, with the sandbox token; no change, no
+// request; a 429 waits for its Retry-After; an unreachable API is given up after a few tries.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eventKind, StateReporter, type StateSnapshot } from './state-events.js';
+
+const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, checkpoint: null, stalled: false, stalls: 0 };
+const received: { auth: string | undefined; body: string }[] = [];
+let answer: { status: number; headers?: Record<string, string> } = { status: 202 };
+let server: http.Server;
+let apiUrl: string;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('end', () => {
+      received.push({ auth: req.headers.authorization, body });
+      res.writeHead(answer.status, answer.headers).end('{}');
+    });
+  }).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+afterAll(() => new Promise((r) => server.close(r)));
+
+describe('eventKind', () => {
+  it.each([
+    [null, base, 'starting'],
+    [base, { ...base, daemon: 'ready', engine: 'ready' }, 'ready'],
+    [{ ...base, daemon: 'ready', engine: 'ready' }, { ...base, daemon: 'ready', engine: 'ready', busy: true }, 'busy'],
+    [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready' }, 'idle'],
+    [base, { ...base, engine: 'failed' }, 'failed'],
+    [base, { ...base, daemon: 'restoring' }, 'changed'],
+  ] as const)('%o -> %o: %s', (before, after, kind) => {
+    expect(eventKind(before, after)).toBe(kind);
+  });
+});
+
+describe('StateReporter', () => {
+  it('sends each change once, the latest state winning; nothing while nothing changes', async () => {
+    received.length = 0;
+    answer = { status: 202 };
+    let state = base;
+    const reporter = new StateReporter({ apiUrl, sandboxToken: 'svcsbx.t', snapshot: () => state, intervalMs: 20 });
+    reporter.start();
+    await sleep(120);
+    expect(received).toEqual([{ auth: 'Bearer svcsbx.t', body: '{"event":"starting"}' }]);
+    state = { ...base, daemon: 'ready', engine: 'ready' };
+    reporter.notify();
+    await sleep(60);
+    expect(received.map((r) => r.body)).toEqual(['{"event":"starting"}', '{"event":"ready"}']);
+    await sleep(100);
+    expect(received).toHaveLength(2);
+    reporter.stop();
+  });
+
+  it('a 429 waits for Retry-After before the state goes again', async () => {
+    received.length = 0;
+    answer = { status: 429, headers: { 'retry-after': '1' } };
+    const reporter = new StateReporter({ apiUrl, sandboxToken: 't', snapshot: () => base, intervalMs: 20 });
+    reporter.start();
+    await sleep(300);
+    expect(received).toHaveLength(1);
+    answer = { status: 202 };
+    await sleep(1000);
+    expect(received).toHaveLength(2);
+    await sleep(100);
+    expect(received).toHaveLength(2);
+    reporter.stop();
+  });
+
+  it('an API that cannot be reached is given up after a few tries (the safety net reads the health)', async () => {
+    const lines: string[] = [];
+    const reporter = new StateReporter({ apiUrl: 'http://127.0.0.1:1/v1', sandboxToken: 't', snapshot: () => base, intervalMs: 10, maxAttempts: 3, log: (l) => lines.push(l) });
+    reporter.start();
+    await sleep(2500);
+    expect(lines).toEqual([expect.stringContaining('state event starting not delivered (no answer)')]);
+    reporter.stop();
+  });
+});
