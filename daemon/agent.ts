@@ -221,8 +221,9 @@ export class Agent {
         this.state = 'cloning';
         const freshAtBoot = !this.workspace.isRepository();
         this.mark('clone_started_at');
+        // the clone carries it (no 401 round trip); git's helper asks again if this failed
+        await this.broker?.credential().catch(() => undefined);
         const fresh = await this.startStep('clone', async () => {
-          await this.broker?.credential().catch(() => undefined); // the helper asks again if this failed
           try {
             return await this.workspace.prepare();
           } catch (err) {
