@@ -10,24 +10,28 @@
 // same two latencies at that size; a stop-all (time until all `stopped`).
 // Settings (env): SVC_BENCH_SESSIONS (default 5000), SVC_BENCH_REST_SECONDS (30),
 // SVC_BENCH_LIST_RUNS (10), SVC_BENCH_WEBHOOKS (50 per measurement, at 5/s),
-// SVC_BENCH_TIMEOUT_SECONDS (per phase, 3600), SVC_BENCH_CPU_PROF=DIR (the operator runs with
+// SVC_BENCH_TIMEOUT_SECONDS (per phase, 7200), SVC_BENCH_CPU_PROF=DIR (the operator runs with
 // --cpu-prof, its profile written there on exit), SVC_BENCH_HEAP_SNAPSHOT=DIR (a heap snapshot of
 // the operator there after the window at rest), SVC_BENCH_KEEP=1 (keep the work directory and the
 // processes' logs).
 // Run (after `make build`): npx tsx bench/scale/main.ts
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { adminGrant, newToken, tokenSecret } from '../../src/api/tokens.js';
-import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
+import { Informer, KubeClient, loadClusterConfig, resourcePath } from '../../src/kube/index.js';
 import { adminKubeconfig } from '../../src/localcluster/index.js';
-import { API_VERSION, MAX_SESSIONS_ANNOTATION, NAMESPACE, PROJECT, SECRET, SESSION, TRIGGER, type KubeObject, type Project, type Session, type Trigger } from '../../src/resources/index.js';
+import {
+  API_VERSION, EVENT, MAX_SESSIONS_ANNOTATION, NAMESPACE, POD, PROJECT, SANDBOX, SECRET, SESSION, TRIGGER, TRIGGER_FIRE,
+  type KubeObject, type Project, type Session, type Trigger,
+} from '../../src/resources/index.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { median, percentile, writeSection } from '../lib/report.js';
+import { summarizeProfile } from './profile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const N = Number(process.env.SVC_BENCH_SESSIONS ?? 5000);
@@ -35,7 +39,7 @@ const REST_SECONDS = Number(process.env.SVC_BENCH_REST_SECONDS ?? 30);
 const LIST_RUNS = Number(process.env.SVC_BENCH_LIST_RUNS ?? 10);
 const HOOKS = Number(process.env.SVC_BENCH_WEBHOOKS ?? 50);
 const HOOK_RATE = 5;
-const TIMEOUT_MS = Number(process.env.SVC_BENCH_TIMEOUT_SECONDS ?? 3600) * 1000;
+const TIMEOUT_MS = Number(process.env.SVC_BENCH_TIMEOUT_SECONDS ?? 7200) * 1000;
 const CPU_PROF = process.env.SVC_BENCH_CPU_PROF;
 const HEAP_SNAPSHOT = process.env.SVC_BENCH_HEAP_SNAPSHOT;
 const KEEP = process.env.SVC_BENCH_KEEP === '1';
@@ -161,19 +165,20 @@ const rateLine = (rates: ControllerRate[]) =>
 
 // ------------------------------------------------------------------ requests
 
-/** `runs` sequential GETs of the project's sessions: latency of each and the count the last one listed. */
-async function listLatency(url: string, token: string, runs: number): Promise<{ ms: number[]; listed: number }> {
+/** `runs` sequential GETs of the project's sessions: latency of each answered one, the count it listed, and the failures. */
+async function listLatency(url: string, token: string, runs: number): Promise<{ ms: number[]; listed: number; errors: string[] }> {
   const ms: number[] = [];
+  const errors: string[] = [];
   let listed = 0;
   for (let i = 0; i < runs; i++) {
     const t = performance.now();
     const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await res.json()) as { sessions?: unknown[] };
-    if (res.status !== 200) throw new Error(`GET sessions answered ${res.status}: ${JSON.stringify(body)}`);
+    const text = await res.text();
+    if (res.status !== 200) { errors.push(`${res.status} ${text.slice(0, 200)}`); continue; }
     ms.push(performance.now() - t);
-    listed = body.sessions?.length ?? 0;
+    listed = ((JSON.parse(text) as { sessions?: unknown[] }).sessions ?? []).length;
   }
-  return { ms, listed };
+  return { ms, listed, errors };
 }
 
 /** Open loop: HOOKS signed deliveries at HOOK_RATE/s; receipt -> 202 latency of each. */
@@ -348,6 +353,8 @@ triggers:
   const allRunning = await waitUntil(() => `running (of ${ids.length} POSTed)`, () => !Number.isNaN(postedAllAt) && ids.every((id) => seen.running.has(id) || seen.failed.has(id)), () => ids.filter((id) => seen.running.has(id)).length);
   await posting;
   const startRates = controllerRates(startSample, await operatorSample(metricsUrl), (performance.now() - startedAt) / 1000);
+  const postedMs = postedAllAt - startedAt;
+  const tenth = Math.max(1, Math.floor(postMs.length / 10));
   const startMs = Math.max(...ids.map((id) => seen.running.get(id) ?? NaN).filter((t) => !Number.isNaN(t))) - startedAt;
   const running = ids.filter((id) => seen.running.has(id));
   const startCpu = Object.fromEntries(procs.map((p) => [p.name, cpuSeconds(p.pid) - cpuAtStart[p.name]!]));
@@ -378,6 +385,15 @@ triggers:
   const fullHooks = await webhookLatency(hookUrl, 'full');
   noteLoad('webhooks at size');
 
+  // what the cluster holds at that size
+  const objects: Record<string, number> = {};
+  for (const [label, type] of [['Sessions', SESSION], ['Sandboxes', SANDBOX], ['Pods', POD], ['Secrets', SECRET], ['Events', EVENT], ['TriggerFires', TRIGGER_FIRE]] as const) {
+    const res = await client.raw('GET', `${resourcePath(type, NAMESPACE_NAME)}?limit=1`);
+    const list = JSON.parse(res.body) as { items: unknown[]; metadata: { remainingItemCount?: number } };
+    objects[label] = list.items.length + (list.metadata.remainingItemCount ?? 0);
+  }
+  const clusterBytes = readdirSync(clusterDir).reduce((sum, f) => sum + statSync(path.join(clusterDir, f)).size, 0);
+
   // ---- stop-all: every running session (the webhook ones too)
   await sleep(5000);
   const live = [...seen.running.keys()].filter((id) => !seen.stopped.has(id));
@@ -406,6 +422,22 @@ triggers:
   await sessions.stop();
   for (const p of [...procs].reverse()) await stopProc(p);
 
+  // where the operator's main thread spent its time (its profile is written as it exits)
+  let profileText = '';
+  if (CPU_PROF) {
+    const file = readdirSync(CPU_PROF).find((f) => f.includes(`.${operator.proc.pid}.0.`) && f.endsWith('.cpuprofile'));
+    if (file) {
+      const p = summarizeProfile(path.join(CPU_PROF, file), {
+        'its health polls (readDaemonHealth)': ['readDaemonHealth', 'src/lib/daemon-health.js'],
+        'the Sandbox controller\'s ensureSandbox (the Pod GET, the health poll)': ['ensureSandbox', 'controllers/sandbox/controller.js'],
+        'requests to the API server (KubeClient.raw)': ['raw', 'src/kube/client.js'],
+        'git (runGit, the main thread\'s part)': ['runGit', 'src/git/exec.js'],
+      });
+      const pc = (v: number) => `${(v * 100).toFixed(0)}%`;
+      profileText = `\n\nThe operator's main thread over the whole run (\`--cpu-prof\`, ${(p.seconds / 60).toFixed(0)} min): busy ${(p.busySeconds / 60).toFixed(1)} min; of that, ${Object.entries(p.inside).map(([k, v]) => `${pc(v)} in ${k}`).join(', ')} (these overlap). Most self time: ${p.top.slice(0, 6).map((t) => `${t.frame} ${pc(t.share)}`).join(', ')}.`;
+    }
+  }
+
   // ---- the section
   const f0 = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : '–');
   const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
@@ -427,7 +459,7 @@ on this machine's ${os.cpus().length} shared cores. Cap: namespace annotation \`
 CPU = utime + stime from \`/proc/<pid>/stat\` over the window, RSS = \`VmRSS\`.
 
 **Start**: the first POST → all ${running.length} \`running\` (seen by a watch): **${f1(startMs / 1000)} s, ${f1(running.length / (startMs / 1000))} sessions/s**${allRunning ? '' : ` (not all: ${ids.length} POSTed, ${running.length} running, ${seen.failed.size} failed when the bench gave up)`}.
-Sessions running, by count and seconds after the first POST: ${marks.map((m) => `${m.k} at ${f0(m.s)} s`).join(', ')}; POST p50 ${f1(median(postMs))} ms, p99 ${f1(percentile(postMs, 99))} ms${postErrors.length ? `, ${postErrors.length} refused (${postErrors[0]})` : ''}.
+Sessions running, by count and seconds after the first POST: ${marks.map((m) => `${m.k} at ${f0(m.s)} s`).join(', ')}; all ${ids.length} POSTs answered ${f1(postedMs / 1000)} s after the first; POST latency p50 ${f1(median(postMs))} ms, p99 ${f1(percentile(postMs, 99))} ms (the first tenth: p50 ${f1(median(postMs.slice(0, tenth)))} ms; the last: ${f1(median(postMs.slice(-tenth)))} ms)${postErrors.length ? `, ${postErrors.length} refused (${postErrors[0]})` : ''}.
 The operator's controllers during the start: ${rateLine(startRates)}.
 CPU spent during the start: operator ${f0(startCpu.operator!)} s, API ${f0(startCpu.api!)} s, local cluster ${f0(startCpu.cluster!)} s, node simulator ${f0(startCpu.node!)} s.
 
@@ -442,18 +474,31 @@ Open file descriptors: ${names.filter(([key]) => key !== 'bench').map(([key, lab
 Its controllers during that window (reconciles/s, mean wait in the work queue, mean run, queue depth at the end):
 ${rateLine(rates)}.
 
+What the cluster held then, in the namespace: ${Object.entries(objects).map(([k, v]) => `${v.toLocaleString('en')} ${k}`).join(', ')}; its data directory (journal and snapshot) ${f0(clusterBytes / 2 ** 20)} MiB.
+
 **The API at that size**, next to the same on the empty cluster (same run):
 
 | request | empty: p50 | p99 | ${running.length} live: p50 | p99 | × (p50) |
 |---|---|---|---|---|---|
 | \`GET /v1/projects/:id/sessions\` (${LIST_RUNS} sequential; listed ${emptyList.listed} / ${fullList.listed}) | ${lat(emptyList.ms)} | ${lat(fullList.ms)} | ${f1(median(fullList.ms) / median(emptyList.ms))}× |
 | webhook receipt → 202 (${HOOKS} at ${HOOK_RATE}/s, each fires a session) | ${lat(emptyHooks.ms)} | ${lat(fullHooks.ms)} | ${f1(median(fullHooks.ms) / median(emptyHooks.ms))}× |
-${emptyHooks.errors.length + fullHooks.errors.length ? `\nWebhook errors: ${emptyHooks.errors.length} empty, ${fullHooks.errors.length} at size (${[...emptyHooks.errors, ...fullHooks.errors][0]}).\n` : ''}
+${emptyHooks.errors.length + fullHooks.errors.length ? `\nWebhook errors: ${emptyHooks.errors.length} empty, ${fullHooks.errors.length} at size (${[...emptyHooks.errors, ...fullHooks.errors][0]}).\n` : ''}${emptyList.errors.length + fullList.errors.length ? `\nGET sessions errors: ${emptyList.errors.length} empty, ${fullList.errors.length} at size (${[...emptyList.errors, ...fullList.errors][0]}).\n` : ''}
 **Stop-all**: ${live.length} stops POSTed (${CONCURRENCY} in flight, sent in ${f1(stopSendMs / 1000)} s) → all \`stopped\`: **${f1(stopMs / 1000)} s** (${f1(stoppedCount / (stopMs / 1000))} sessions/s)${allStopped ? '' : ` (not all: ${stoppedCount} stopped when the bench gave up)`}${stopErrors.length ? `; ${stopErrors.length} stop errors (${stopErrors[0]})` : ''}.
+
+${profileText.trim()}
 
 Load average (1 min) during the run: ${loads.map((l) => `${l.at} ${l.load.toFixed(1)}`).join(', ')} (the machine is shared).`;
   console.log(markdown);
   writeSection('scale', markdown);
+}
+
+// Ctrl-C: the components go too
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const p of procs) p.child.kill('SIGKILL');
+    log(`${signal}: stopped; work directory kept: ${work}`);
+    process.exit(130);
+  });
 }
 
 main().then(() => {
