@@ -57,25 +57,31 @@ export function registerDevCommand(program: Command): void {
     .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
     .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; fireHistory?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
       const { runDev } = await import('../../main/dev.js');
-      const dev = await runDev({
+      const starting = runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
         engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, fireHistory: opts.fireHistory, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
         sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
-      }).catch((error: unknown) => {
-        // e.g. a port in use, or a data dir that cannot be written
-        throw new CliError(`svc dev could not start: ${error instanceof Error ? error.message : String(error)}`, EXIT.invalid);
       });
       let stopping = false;
+      // a signal during the start is a clean stop too: the start finishes (or cleans up after
+      // itself), then everything it started stops; never the default action, which orphans it
       const stop = async (why: string, code: number) => {
         if (stopping) return;
         stopping = true;
         process.stdout.write(`svc dev: ${why}, stopping...\n`);
-        await dev.stop();
+        const started = await starting.catch(() => null);
+        await started?.stop();
         process.stdout.write('svc dev: stopped\n');
         process.exit(code);
       };
       process.on('SIGINT', () => void stop('interrupted', 0));
       process.on('SIGTERM', () => void stop('terminated', 0));
+      const dev = await starting.catch((error: unknown) => {
+        if (stopping) return null; // stopped while starting: stop() exits
+        // e.g. a port in use, or a data dir that cannot be written
+        throw new CliError(`svc dev could not start: ${error instanceof Error ? error.message : String(error)}`, EXIT.invalid);
+      });
+      if (!dev) return;
       void dev.failed.then((message) => stop(message, 1));
     });
 }
