@@ -130,7 +130,14 @@ export class Workspace {
     }
     const base = await this.resolveBase();
     await this.git(['checkout', '--quiet', '-b', branch, base]);
-    await this.git(['push', '--quiet', '--set-upstream', 'origin', `refs/heads/${branch}:refs/heads/${branch}`]);
+    const pushed = await this.git(['push', '--quiet', '--set-upstream', 'origin', `refs/heads/${branch}:refs/heads/${branch}`], true);
+    if (pushed.code !== 0) {
+      // the Session controller pushes the branch while the sandbox starts: when it won the race,
+      // the branch is there now, and this checkout takes it (nothing was done on the local one yet)
+      const fetched = await this.git(['fetch', '--quiet', '--no-tags', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], true);
+      if (fetched.code !== 0) throw new GitError(`git push failed (exit ${pushed.code}): ${pushed.stderr.trim()}`);
+      await this.git(['checkout', '--quiet', '-f', '-B', branch, '--track', `origin/${branch}`]);
+    }
     return fresh;
   }
 

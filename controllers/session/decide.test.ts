@@ -160,11 +160,15 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
   }
 
   it.each<[string, Session, SessionFacts, string]>([
-    ['new: push the branch first', session(), facts(), 'push-branch'],
-    ['pushed: the sandbox is created', session(), facts({ branch: { kind: 'ready', baseSha: SHA, created: true } }), 'children:create'],
-    ['the push failed: no sandbox', session(), facts({ branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:none'],
+    ['new: the Session Secret first', session(), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
+    ['new: then the CLI token', session(), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
+    ['both Secrets: the sandbox, before the branch', session(), facts(), 'children:create'],
+    ['the Sandbox exists: the branch is pushed while it starts', session(), facts({ sandbox: sandbox('provisioning') }), 'push-branch'],
+    ['pushed: the sandbox stays as it is', session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'ready', baseSha: SHA, created: true } }), 'children:none'],
+    ['the push failed: the sandbox stops at once', session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:update-stopped'],
+    ['a session that wants no sandbox still gets its branch', session(undefined, { desiredState: 'stopped' }), facts({ secrets: null }), 'push-branch'],
     ['no project: nothing to push, no sandbox', session(), facts({ project: null }), 'children:none'],
-    ['branch recorded, no Session Secret yet: write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
+    ['branch recorded, no Session Secret yet (a wake): write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
     ['then the CLI token', session(branched), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
     ['both Secrets: the sandbox', session(branched), facts(), 'children:create'],
     ['a failed session keeps no sandbox running', session({ ...branched, status: 'failed', reason: 'EngineFailed' }), facts({ sandbox: serving(), secrets: null }), 'children:update-stopped'],

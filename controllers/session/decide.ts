@@ -277,9 +277,13 @@ function promptsDeliverable(session: Session, health: DaemonHealth | null): heal
 /** Does the session want a sandbox running (and so its tokens)? */
 const wantsSandbox = (session: Session) => sandboxDesiredState(session) === 'running';
 
-/** The Secrets a sandbox about to start needs: the session wants one and none runs yet (a stopped one goes first). */
+/**
+ * The Secrets a sandbox about to start needs: the session wants one and has no Sandbox (a new
+ * start, or a wake once the stopped one is gone). Not read again while it starts (each daemon
+ * event is a reconcile): its Sandbox was made only once they existed.
+ */
 export function needsSecrets(session: Session, sandbox: Sandbox | null): boolean {
-  return wantsSandbox(session) && (!sandbox || sandbox.spec.desiredState === 'running') && sandbox?.status?.state !== 'active';
+  return wantsSandbox(session) && !sandbox;
 }
 
 /**
@@ -299,19 +303,17 @@ export function readsSecrets(session: Session, sandbox: Sandbox | null): boolean
 
 /**
  * The Session controller's decision. Steps come first, one concern at a time (the runtime
- * performs them and decides again with what they did): the branch, then dropping spent
- * credentials or writing those a new sandbox needs, then the idle sweep or the pending prompts.
- * With no step left: the Sandbox child, the status, the Events and the next look.
+ * performs them and decides again with what they did): dropping spent credentials or writing
+ * those a new sandbox needs, the branch once the Sandbox exists (pushed while the sandbox
+ * starts), then the idle sweep or the pending prompts. With no step left: the Sandbox child, the
+ * status, the Events and the next look.
  */
 export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
   const { project, sandbox, health } = facts;
   const waiting = (steps: SessionStep[]) => ({ status: session.status ?? {}, steps });
   const failed = session.status?.status === 'failed';
-  if (project && !failed && !session.status?.baseSha && facts.branch === null) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
-  const branchReady = !!session.status?.baseSha || facts.branch?.kind === 'ready';
-
   if (facts.secrets && (facts.secrets.session || facts.secrets.cli) && credentialsSpent(session, sandbox)) return waiting([{ kind: 'drop-credentials' }]);
-  if (project && branchReady && needsSecrets(session, sandbox) && facts.secrets) {
+  if (project && !failed && needsSecrets(session, sandbox) && facts.secrets) {
     if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);
     if (!facts.secrets.cli) return waiting([{ kind: 'write-cli-token' }]);
   }
@@ -329,9 +331,9 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   }
 
   const outcome = nextSessionStatus(session, facts, now);
-  // the Sandbox follows this decision (a session failing now stops its sandbox now)
-  const wanted = project && branchReady ? sandboxFor({ ...session, status: outcome.status }, project, settings, sandbox) : null;
-  const children = project && branchReady
+  // a new Sandbox once its Secrets are written; it follows this decision (a session failing now stops it now)
+  const wanted = project && (sandbox || (facts.secrets?.session && facts.secrets.cli)) ? sandboxFor({ ...session, status: outcome.status }, project, settings, sandbox) : null;
+  const children = project && (sandbox || wanted)
     ? [{ type: SANDBOX, plan: planChildren(sandbox ? [sandbox] : [], wanted ? [wanted] : []) }]
     : [];
   const timeline = nextTimeline(session.status?.timeline, {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
@@ -18,6 +18,26 @@ const scratch = () => pool.scratch('upstream');
 const start = (...args: Parameters<DaemonPool['start']>) => pool.start(...args);
 
 afterAll(() => pool.cleanup());
+
+describe('the session branch pushed by the controller while the daemon clones (issue 24 §2)', () => {
+  it('the daemon\'s own push of the branch loses the race: it checks out the branch that won, and the engine starts', async () => {
+    const s = scratch();
+    const { bare, seed } = makeUpstream(s.upstream);
+    const controllerSha = git(seed, 'rev-parse', 'HEAD');
+    // the controller's create-only push lands between the daemon's clone and its push: the hook
+    // creates the branch (as the controller does) and refuses the daemon's push of it
+    const hook = path.join(bare, 'hooks', 'pre-receive');
+    writeFileSync(hook, `#!/bin/sh\nenv -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref refs/heads/${SESSION_ID} ${controllerSha}\necho 'cannot lock ref: reference already exists' >&2\nexit 1\n`);
+    chmodSync(hook, 0o755);
+    const daemon = await start(s, { SVC_PROJECT_AUTO_CLONE: '1', SVC_REPO_URL: bare, SVC_BASE_REF: 'main' });
+    const health = await daemon.waitFor((h) => h.engine.state === 'ready' || h.daemon.state === 'failed', 'cloned');
+    expect(health.daemon.error).toBeNull();
+    expect(health.repository.branch).toBe(SESSION_ID);
+    expect(git(s.workspace, 'rev-parse', 'HEAD')).toBe(controllerSha);
+    expect(git(s.workspace, 'rev-parse', '--abbrev-ref', '@{upstream}')).toBe(`origin/${SESSION_ID}`);
+    await daemon.stop();
+  });
+});
 
 describe('auto-clone from a local repository', () => {
   let s: ReturnType<typeof scratch>;
