@@ -4,18 +4,15 @@
 // in the project namespace, owned by the Session, so it lives exactly as long as the Session.
 // A Secret rather than a ConfigMap: the redaction masks what svc knows to be secret, but a log
 // can still carry what the agent printed, so it gets a Secret's access rules.
-import { LABEL_SESSION } from './constants.js';
-import { controllerReference, type KubeObject } from './meta.js';
 import type { Session } from './session.js';
+import { sessionOwnedSecret, type SessionSecret } from './session-secret.js';
 
 /** At most this much of the end of a failed sandbox's log is kept. */
 export const DAEMON_LOG_TAIL_BYTES = 256 * 1024;
 export const DAEMON_LOG_KEY = 'daemon.log';
 
-export interface SessionLogSecret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
-}
+/** A Secret of the session's, as its tokens' (sessionOwnedSecret). */
+export type SessionLogSecret = SessionSecret;
 
 export function sessionLogSecretName(sessionId: string): string {
   return `svc-session-log-${sessionId}`;
@@ -32,18 +29,7 @@ export function logTail(text: string, maxBytes = DAEMON_LOG_TAIL_BYTES): string 
 
 /** The Secret that keeps `text` (already bounded and redacted) for `session`. */
 export function sessionLogSecret(session: Session, text: string): SessionLogSecret {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: sessionLogSecretName(session.metadata.name!),
-      namespace: session.metadata.namespace,
-      labels: { [LABEL_SESSION]: session.metadata.name! },
-      ownerReferences: [controllerReference(session)],
-    },
-    type: 'Opaque',
-    data: { [DAEMON_LOG_KEY]: Buffer.from(text, 'utf8').toString('base64') },
-  };
+  return sessionOwnedSecret(session, sessionLogSecretName(session.metadata.name!), { [DAEMON_LOG_KEY]: text });
 }
 
 /** The kept log of a stored Secret, or null when it holds none. */

@@ -19,21 +19,25 @@ export function sessionSecretName(sessionId: string): string {
   return `svc-session-${sessionId}`;
 }
 
-/** The Secret holding a session's tokens (values base64 as Kubernetes stores them). */
-export function sessionSecret(session: Session, tokens: { sandboxToken: string; cliToken: string }): SessionSecret {
-  const b64 = (v: string) => Buffer.from(v, 'utf8').toString('base64');
+/** An Opaque Secret of `session`, owned by it (gone with it), with `data` base64 as Kubernetes stores it. */
+export function sessionOwnedSecret(session: Session, name: string, data: Record<string, string>): SessionSecret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
-      name: sessionSecretName(session.metadata.name!),
+      name,
       namespace: session.metadata.namespace,
       labels: { [LABEL_SESSION]: session.metadata.name! },
       ownerReferences: [controllerReference(session)],
     },
     type: 'Opaque',
-    data: { [SANDBOX_TOKEN_KEY]: b64(tokens.sandboxToken), [CLI_TOKEN_KEY]: b64(tokens.cliToken) },
+    data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')])),
   };
+}
+
+/** The Secret holding a session's tokens (values base64 as Kubernetes stores them). */
+export function sessionSecret(session: Session, tokens: { sandboxToken: string; cliToken: string }): SessionSecret {
+  return sessionOwnedSecret(session, sessionSecretName(session.metadata.name!), { [SANDBOX_TOKEN_KEY]: tokens.sandboxToken, [CLI_TOKEN_KEY]: tokens.cliToken });
 }
 
 /** The tokens of a stored Session Secret, or null when it lacks one. */

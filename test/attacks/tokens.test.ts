@@ -9,14 +9,13 @@
 // token, abort for who may stop, a session's own CLI token.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken, tokenSecret } from '../../src/lib/api-tokens.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { startModelServer } from '../fixtures/model-server.js';
-import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -116,19 +115,7 @@ beforeAll(async () => {
   projectId = await waitFor('the project', async () => (await kubectl('get', 'project', 'victim', '-o', 'jsonpath={.metadata.uid}')) || undefined);
 }, 120_000);
 
-afterAll(async () => {
-  await dev?.stop();
-  if (!dev) return;
-  // a failed run may leave sandboxes behind: end them by their state files
-  const root = path.join(dev.dataDir, 'sandboxes', 'default');
-  for (const id of existsSync(root) ? readdirSync(root) : []) {
-    try {
-      const { pid } = JSON.parse(readFileSync(path.join(root, id, 'state.json'), 'utf8')) as { pid: number };
-      process.kill(-pid, 'SIGKILL');
-    } catch { /* gone */ }
-  }
-  removeDevDir(dev.dataDir);
-});
+afterAll(() => stopDevAndSandboxes(dev));
 
 describe('attacks with tokens', () => {
   let attacker: Agent;

@@ -3,7 +3,7 @@
 // run isolated, as for a user (docs/sandboxes.md): a fixture engine outside the toolchain is
 // shown to them with --sandbox-mount (fixtureEngineArgs).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,4 +115,18 @@ export async function callApi<T = Record<string, unknown>>(dev: DevInstance, met
 /** Removes a data dir made by startDev. */
 export function removeDevDir(dataDir: string): void {
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** Stops svc dev, ends the sandboxes a failed run may have left (by their state files), removes its data dir. */
+export async function stopDevAndSandboxes(dev: DevInstance | undefined): Promise<void> {
+  await dev?.stop();
+  if (!dev) return;
+  const root = path.join(dev.dataDir, 'sandboxes', 'default');
+  for (const id of existsSync(root) ? readdirSync(root) : []) {
+    try {
+      const { pid } = JSON.parse(readFileSync(path.join(root, id, 'state.json'), 'utf8')) as { pid: number };
+      process.kill(-pid, 'SIGKILL');
+    } catch { /* gone */ }
+  }
+  removeDevDir(dev.dataDir);
 }

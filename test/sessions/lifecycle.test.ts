@@ -5,14 +5,14 @@
 // session's checkpoint ref and branch leave the project's repository, except a branch an open
 // change request uses, also when the whole Project is deleted (issue 22, issue 24 §1).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken, tokenSecret } from '../../src/lib/api-tokens.js';
 import { DAEMON_LOG_TAIL_BYTES } from '../../src/resources/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
-import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { fixtureEngineArgs, REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -98,19 +98,7 @@ beforeAll(async () => {
   await createProject('demo');
 }, 120_000);
 
-afterAll(async () => {
-  await dev?.stop();
-  if (!dev) return;
-  // a failed run may leave sandboxes behind: end them by their state files
-  const root = path.join(dev.dataDir, 'sandboxes', 'default');
-  for (const id of existsSync(root) ? readdirSync(root) : []) {
-    try {
-      const { pid } = JSON.parse(readFileSync(path.join(root, id, 'state.json'), 'utf8')) as { pid: number };
-      process.kill(-pid, 'SIGKILL');
-    } catch { /* gone */ }
-  }
-  removeDevDir(dev.dataDir);
-});
+afterAll(() => stopDevAndSandboxes(dev));
 
 describe('a session around stop, failure and deletion', () => {
   it("a stopped session's Sandbox and folder are gone within a minute; the Session stays with the same answer; a wake makes a new Sandbox", async () => {

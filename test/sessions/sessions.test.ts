@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
 import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
-import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { callApi, fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -24,15 +24,7 @@ interface SessionView {
   initial_prompt: string | null; agent: string; model: string | null; timeline: { phase: string; started_at: string; ended_at: string | null }[];
 }
 
-async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token = dev.token): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-}
+const api = <T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token: string | null = dev.token) => callApi<T>(dev, method, urlPath, body, token);
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
 const svc = (...args: string[]) => runOk(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), ...args], dev.env);
