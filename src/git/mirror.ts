@@ -72,6 +72,11 @@ const lastFetch = new Map<string, number>();
 /** Mirror dir -> a forced fetch waiting for the lock (not started yet). */
 const queuedForcedFetch = new Map<string, Promise<void>>();
 
+/** A session branch waiting for the next grouped push of its mirror (pushBranch). */
+interface BranchToPush { name: string; sha: string; resolve: (result: { created: boolean }) => void; reject: (error: unknown) => void }
+/** Per mirror directory: the branches asked for since its last grouped push started. */
+const queuedBranchPushes = new Map<string, BranchToPush[]>();
+
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** What a mirror fetches from its host: branches, and the checkpoint refs of sessions (DESIGN §8.3). */
 export const MIRROR_REFSPECS = ['+refs/heads/*:refs/heads/*', '+refs/svc/checkpoints/*:refs/svc/checkpoints/*'];
@@ -423,25 +428,95 @@ export class Mirror {
   /**
    * Creates branch `name` at `sha` on the host, create-only. Pushing a branch that already
    * exists at `sha` is a no-op (`created: false`); at another commit, BranchExistsError.
+   * Branches asked for while the mirror is busy go to the host together, in one push (a host's
+   * receive-pack costs about the same for one ref as for many, and more as its refs grow): many
+   * sessions starting at once do not queue one push each.
    */
   async pushBranch(name: string, sha: string): Promise<{ created: boolean }> {
     assertBranchName(name);
     if (!isFullSha(sha)) throw new InvalidRefError(sha, 'must be a full commit id');
-    return this.locked(async () => {
-      await this.ensureCreatedLocked();
-      if ((await this.resolveAll([sha]))[0] === null) await this.fetchLocked(); // a commit pushed since the last fetch
-      await this.resolveExisting([sha]);
-      const ref = `refs/heads/${name}`;
-      const pushed = await this.pushRef(ref, sha, null);
-      if (pushed === 'stale') {
-        await this.fetchLocked();
-        if ((await this.resolveAll([ref]))[0] === sha) return { created: false };
-        throw new BranchExistsError(name);
+    return new Promise((resolve, reject) => {
+      const queued = queuedBranchPushes.get(this.dir);
+      if (queued) {
+        queued.push({ name, sha, resolve, reject });
+        return;
       }
-      if (pushed === 'unchanged') return { created: false };
-      await this.git(['update-ref', ref, sha]);
-      return { created: true };
+      const batch: BranchToPush[] = [{ name, sha, resolve, reject }];
+      queuedBranchPushes.set(this.dir, batch);
+      this.locked(async () => {
+        queuedBranchPushes.delete(this.dir); // started: later callers go to the next push
+        await this.pushBranchesLocked(batch);
+      }).catch((error: unknown) => { for (const item of batch) item.reject(error); });
     });
+  }
+
+  /** One push creating every branch of `batch` (each settled with its own outcome). */
+  private async pushBranchesLocked(batch: BranchToPush[]): Promise<void> {
+    await this.ensureCreatedLocked();
+    const shas = [...new Set(batch.map((item) => item.sha))];
+    if ((await this.resolveAll(shas)).includes(null)) await this.fetchLocked(); // a commit pushed since the last fetch
+    const known = await this.resolveAll(shas);
+    const pushable: BranchToPush[] = [];
+    for (const item of batch) {
+      if (known[shas.indexOf(item.sha)] === null) item.reject(new RefNotFoundError(item.sha));
+      else pushable.push(item);
+    }
+    // one ref per branch name: a second ask for the same branch gets the first one's outcome, checked below
+    const byRef = new Map<string, string>();
+    for (const item of pushable) if (!byRef.has(`refs/heads/${item.name}`)) byRef.set(`refs/heads/${item.name}`, item.sha);
+    if (!byRef.size) return;
+    const outcomes = await this.pushNewRefs(byRef);
+    let stale = [...outcomes].filter(([, outcome]) => outcome === 'stale').map(([ref]) => ref);
+    const created = [...outcomes].filter(([, outcome]) => outcome === 'ok').map(([ref]) => ref);
+    for (const ref of created) await this.git(['update-ref', ref, byRef.get(ref)!]);
+    if (stale.length) await this.fetchLocked();
+    const tips = stale.length ? await this.resolveAll(stale) : [];
+    const tipOf = new Map(stale.map((ref, i) => [ref, tips[i]]));
+    stale = [];
+    for (const item of pushable) {
+      const ref = `refs/heads/${item.name}`;
+      const outcome = outcomes.get(ref);
+      if (outcome instanceof Error) item.reject(outcome);
+      else if (outcome === 'ok' && byRef.get(ref) === item.sha) item.resolve({ created: true });
+      else if (outcome === 'ok' || outcome === 'unchanged') {
+        if (byRef.get(ref) === item.sha) item.resolve({ created: false });
+        else item.reject(new BranchExistsError(item.name));
+      } else if (tipOf.get(ref) === item.sha) item.resolve({ created: false });
+      else item.reject(new BranchExistsError(item.name));
+    }
+  }
+
+  /**
+   * Pushes each ref of `refs` (full name -> sha) create-only, in one push: per ref `ok`,
+   * `unchanged` (the host had it at that sha), `stale` (the host has it elsewhere, or lost a race)
+   * or the host's refusal. Throws when the host cannot be reached.
+   */
+  private async pushNewRefs(refs: Map<string, string>): Promise<Map<string, 'ok' | 'unchanged' | 'stale' | Error>> {
+    const leases = [...refs.keys()].map((ref) => `--force-with-lease=${ref}:`);
+    const result = await this.remoteGit(['push', '--porcelain', '--no-verify', ...leases, this.remote.url, ...[...refs].map(([ref, sha]) => `${sha}:${ref}`)], { okExitCodes: [0, 1] });
+    const lines = result.stdout.toString('utf8').split('\n');
+    const outcomes = new Map<string, 'ok' | 'unchanged' | 'stale' | Error>();
+    for (const [ref] of refs) {
+      const status = lines.find((line) => line.includes(`:${ref}\t`));
+      if (!status) {
+        throw unreachableFrom(result.stderr, this.remote) ?? new GitError('push', result.exitCode, result.stderr);
+      }
+      if (status.startsWith('=')) outcomes.set(ref, 'unchanged');
+      else if (!status.startsWith('!')) outcomes.set(ref, 'ok');
+      else {
+        const summary = status.split('\t')[2] ?? '';
+        if (summary.startsWith('[rejected]') && /stale info|fetch first|non-fast-forward|already exists/.test(summary)) outcomes.set(ref, 'stale');
+        // a host that lost a race says "[remote rejected] (failed to update ref)"; an atomic
+        // refusal of the others says so too: look at the host before calling it a refusal
+        else if ((await this.remoteTip(ref)) !== null) outcomes.set(ref, 'stale');
+        else {
+          const reason = summary.replace(/^\[[^\]]*\]\s*/, '').replace(/^\((.*)\)$/, '$1') || 'rejected';
+          const said = hostMessage(result.stderr);
+          outcomes.set(ref, new PushRejectedError(ref, said ? `${reason}: ${said}` : reason));
+        }
+      }
+    }
+    return outcomes;
   }
 
   /**

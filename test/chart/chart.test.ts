@@ -104,6 +104,7 @@ describe('charts/svc', () => {
     expect(verbs(api, 'changerequests')).toEqual(['create', 'delete', 'get', 'list', 'update']);
     expect(verbs(api, 'changerequests/status')).toEqual(['update']);
     expect(verbs(api, 'namespaces')).toEqual(['get']);
+    expect(verbs(api, 'sandboxes')).toEqual(['get', 'list', 'patch', 'watch']); // a listing reads them from its cache; daemon events
     expect(verbs(operator, 'events')).toEqual(['create', 'patch']); // patch: repeats counted on one Event
     // Secrets: never cluster-wide for the API; token Secrets in the release namespace, git
     // credentials, Session Secrets and project secrets in the project namespace (test/chart/rbac-journey.test.ts runs with these)

@@ -1,6 +1,7 @@
 // Merge preview and merge against a real host repository: fast-forward, three-way,
 // conflicts, unrelated histories, quarantine, leases, concurrency.
 import { afterEach, describe, expect, it } from 'vitest';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   BaseMovedError, BranchExistsError, MergeConflictError, HeadMovedError, NothingToMergeError,
@@ -260,5 +261,36 @@ describe('pushBranch', () => {
     work.push('main');
     await expect(mirror.pushBranch('0b6a4f8e-session', other)).rejects.toBeInstanceOf(BranchExistsError);
     expect(host.tip('0b6a4f8e-session')).toBe(base);
+  });
+
+  it('branches asked for at once go to the host in few pushes, each with its own outcome', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    const base = work.sha();
+    const moved = work.write('y.txt', 'y\n').commit('y');
+    work.push('main');
+    git(host.hostDir, 'update-ref', 'refs/heads/taken', moved); // an existing branch at another commit
+    const pushes = path.join(host.hostDir, 'pushes.log');
+    writeFileSync(path.join(host.hostDir, 'hooks', 'pre-receive'), `#!/bin/sh\necho push >> '${pushes}'\ncat > /dev/null\n`);
+    chmodSync(path.join(host.hostDir, 'hooks', 'pre-receive'), 0o755);
+    const mirror = mirrorOf(host);
+    await mirror.fetch();
+
+    const names = Array.from({ length: 20 }, (_, i) => `session-${i}`);
+    const results = await Promise.allSettled([
+      ...names.map((name) => mirror.pushBranch(name, base)),
+      mirror.pushBranch('taken', base),
+      mirror.pushBranch('unknown-sha', 'f'.repeat(40)),
+      mirror.pushBranch('session-0', base), // asked twice: the same outcome, created once
+    ]);
+    const [taken, unknown, twice] = results.slice(names.length);
+    expect(results.slice(0, names.length)).toEqual(names.map(() => ({ status: 'fulfilled', value: { created: true } })));
+    for (const name of names) expect(host.tip(name)).toBe(base);
+    expect(taken).toMatchObject({ status: 'rejected', reason: expect.any(BranchExistsError) });
+    expect(host.tip('taken')).toBe(moved);
+    expect(unknown).toMatchObject({ status: 'rejected', reason: expect.any(RefNotFoundError) });
+    expect(twice).toMatchObject({ status: 'fulfilled' });
+    // the first push goes alone (nothing waited yet), the rest together
+    expect(readFileSync(pushes, 'utf8').trim().split('\n').length).toBeLessThanOrEqual(3);
   });
 });

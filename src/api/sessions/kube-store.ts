@@ -19,6 +19,8 @@ export function kubeSessionStore(client: KubeClient, cache: KubeCache, options: 
     return session;
   };
   const fromCache = (ns: string, name: string) => cached.get(ns, name);
+  const sandboxes = cache.resource<Sandbox>(SANDBOX);
+  const triggers = cache.resource<Trigger>(TRIGGER);
   const find = async <T extends KubeObject>(type: typeof SESSION, namespace: string, name: string) =>
     (isValidName(name) ? await client.resource<T>(type).find(namespace, name) : undefined);
   return {
@@ -45,8 +47,9 @@ export function kubeSessionStore(client: KubeClient, cache: KubeCache, options: 
     },
     getSession: (namespace, id) => find<Session>(SESSION, namespace, id),
     getSandbox: (namespace, id) => find<Sandbox>(SANDBOX, namespace, id),
+    cachedSandbox: (namespace, id) => sandboxes.get(namespace, id),
     async triggerSlug(namespace, name) {
-      const trigger = await find<Trigger>(TRIGGER, namespace, name);
+      const trigger = triggers.get(namespace, name) ?? await find<Trigger>(TRIGGER, namespace, name);
       return trigger?.spec.slug ?? null;
     },
     createSession: async (session) => remember(await sessions.create(session)),

@@ -47,7 +47,7 @@ export function sessionRoutes(service: SessionService, config: SessionRoutesConf
     const status = parseStatusFilter(req.query.status);
     const { project } = await resolve(req, res, { access: 'read' });
     const sessions = await service.list(project, status);
-    res.json({ sessions: await Promise.all(sessions.map((s) => service.serialize(project, s))) });
+    res.json({ sessions: await Promise.all(sessions.map((s) => service.serialize(project, s, 'cached'))) });
   });
 
   router.get('/:sessionId', async (req, res) => {

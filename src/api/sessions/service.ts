@@ -123,11 +123,12 @@ export class SessionService {
     });
   }
 
-  async serialize(project: Project, session: Session): Promise<SerializedSession> {
+  /** The REST shape; `cached`: its Sandbox from the API's cache (a listing), else read now. */
+  async serialize(project: Project, session: Session, read: 'live' | 'cached' = 'live'): Promise<SerializedSession> {
     const namespace = project.metadata.namespace!;
     const triggerName = session.spec.triggerRef?.name;
     const [sandbox, triggerSlug] = await Promise.all([
-      this.store.getSandbox(namespace, session.metadata.name!),
+      read === 'cached' ? this.store.cachedSandbox(namespace, session.metadata.name!) : this.store.getSandbox(namespace, session.metadata.name!),
       triggerName ? this.store.triggerSlug(namespace, triggerName) : Promise.resolve(null),
     ]);
     return serializeSession(session, project.metadata.uid!, { sandbox, triggerSlug, pendingPrompts: pendingPrompts(session).length });

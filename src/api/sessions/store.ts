@@ -13,6 +13,8 @@ export interface SessionStore {
   projectSessions(project: Project, status?: SessionStatusValue): Promise<Session[]>;
   getSession(namespace: string, id: string): Promise<Session | undefined>;
   getSandbox(namespace: string, id: string): Promise<Sandbox | undefined>;
+  /** The Sandbox as the API's cache has it (a listing: no API call per session). */
+  cachedSandbox(namespace: string, id: string): Sandbox | undefined;
   /** The slug of a Trigger (for `trigger` of a fired session), null when it is gone. */
   triggerSlug(namespace: string, triggerName: string): Promise<string | null>;
   createSession(session: Session): Promise<Session>;
