@@ -30,6 +30,7 @@ import {
   type KubeObject, type Project, type Session, type Trigger,
 } from '../../src/resources/index.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
+import { webhookManifest } from '../../test/helpers/manifests.js';
 import { median, percentile, writeSection } from '../lib/report.js';
 import { summarizeProfile } from './profile.js';
 
@@ -218,16 +219,7 @@ async function main(): Promise<void> {
   const seed = path.join(work, 'seed');
   const repo = path.join(work, 'repo.git');
   execFileSync('git', ['init', '-q', '-b', 'main', seed]);
-  writeFileSync(path.join(seed, 'svc.yaml'), `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: hook
-    type: webhook
-    secret_env: HOOK_SECRET
-    prompt: "bench {{ body.n }}"
-`);
+  writeFileSync(path.join(seed, 'svc.yaml'), webhookManifest('bench {{ body.n }}'));
   execFileSync('git', ['add', '-A'], { cwd: seed });
   execFileSync('git', ['-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', 'init'], { cwd: seed });
   execFileSync('git', ['clone', '-q', '--bare', seed, repo]);

@@ -12,6 +12,7 @@ import { buildArtifacts } from '../daemon/harness.js';
 import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
+import { webhookManifest } from '../helpers/manifests.js';
 
 const SECRET = 'whsec-promise-0123456789';
 const DELIVERIES = 300;
@@ -83,16 +84,7 @@ async function poll<T>(what: string, check: () => Promise<T | undefined>, timeou
   }
 }
 
-const hookManifest = (extra = '') => `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: hook
-    type: webhook
-    secret_env: HOOK_SECRET
-    prompt: "delivery {{ body.n }}"
-${extra}`;
+const hookManifest = (extra = '') => webhookManifest('delivery {{ body.n }}', extra);
 
 beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();

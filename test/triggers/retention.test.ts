@@ -11,6 +11,7 @@ import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { deliveryFireName } from '../../src/resources/index.js';
+import { webhookManifest } from '../helpers/manifests.js';
 
 const SECRET = 'whsec-retention-0123456789';
 const TRIGGER = 'keep-hook';
@@ -51,16 +52,7 @@ const sessionOf = (fire: string) => waitFor(`the session of ${fire}`, async () =
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-retention-'));
   const repo = path.join(tmp, 'repo');
-  makeRepo(repo, { 'svc.yaml': `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: hook
-    type: webhook
-    secret_env: HOOK_SECRET
-    prompt: "delivery {{ body.n }}"
-` });
+  makeRepo(repo, { 'svc.yaml': webhookManifest('delivery {{ body.n }}') });
   const { fixtureEngine } = await buildArtifacts();
   dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1', '--fire-history', '3'] });
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'keep' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));

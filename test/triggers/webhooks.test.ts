@@ -11,6 +11,7 @@ import { REPO_ROOT, removeDevDir, fixtureEngineArgs, startDev, type DevInstance 
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
+import { webhookManifest } from '../helpers/manifests.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
 const SECRET = 'whsec-0123456789';
@@ -19,16 +20,7 @@ let repo: string;
 let dev: DevInstance;
 let projectId: string;
 
-const manifest = (extra = '') => `svc_version: 2
-default_agent: coder
-agents:
-  coder: {}
-triggers:
-  - slug: hook
-    type: webhook
-    secret_env: HOOK_SECRET
-    prompt: "push to {{ body.ref }}: {{ body.code }} ({{ headers.user_agent }}){{ body.missing }}"
-  - slug: reuse-hook
+const manifest = (extra = '') => webhookManifest('push to {{ body.ref }}: {{ body.code }} ({{ headers.user_agent }}){{ body.missing }}', `  - slug: reuse-hook
     type: webhook
     secret_env: HOOK_SECRET
     session_mode: reuse
@@ -51,7 +43,7 @@ triggers:
     secret_env: HOOK_SECRET
     model: openai/gpt-5
     prompt: "{{ source }} by {{ actor }}: {{ message.text }} via {{ message.source }}"
-${extra}`;
+${extra}`);
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
 const svc = (...args: string[]) => run(process.execPath, [SVC, ...args], dev.env);
