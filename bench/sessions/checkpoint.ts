@@ -75,7 +75,7 @@ async function startDaemon(daemon: string, engine: string, dirs: { workspace: st
       PATH: process.env.PATH, SVC_PROJECT_ID: '9b2d4c6e-1a3b-4c5d-8e9f-0a1b2c3d4e5f', SVC_SESSION_ID: sessionOf(round), SVC_SANDBOX_TOKEN: 'bench-token-0123456789abcdef',
       SVC_SERVICE_HOST: '127.0.0.1', SVC_SERVICE_PORT: '0', SVC_WORKSPACE: dirs.workspace, SVC_ENGINE_HOME: dirs.home, SVC_ENGINE_PORT: String(await freePort()),
       SVC_ENGINE_COMMAND: `'${process.execPath}' '${engine}' serve --port {port}`, SVC_PROJECT_AUTO_CLONE: '1', SVC_BASE_REF: 'main', SVC_BOOTSTRAP_ENGINE_SESSION: '1',
-      SVC_REPO_URL: path.join(path.dirname(engine), 'host.git'),
+      SVC_REPO_URL: path.join(path.dirname(dirs.workspace), 'host.git'), // host.git lies in the run's folder, beside the workspaces
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
