@@ -6,7 +6,7 @@
 // checkpoint's second parent (a commit of its own, daemon/conversation.ts). On boot a new sandbox
 // of the session restores the tree on top of the checkout when the checkpoint's parent is the
 // branch tip, as uncommitted changes; else it leaves it and says why.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DaemonCheckpoint } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
@@ -168,8 +168,14 @@ export class Checkpointer {
     const env = { GIT_INDEX_FILE: this.indexFile };
     if (!existsSync(this.indexFile)) {
       const agentIndex = path.join(this.workspace.directory, '.git', 'index');
-      if (existsSync(agentIndex)) copyFileSync(agentIndex, this.indexFile);
-      else await this.git(['read-tree', head], false, env);
+      if (existsSync(agentIndex)) {
+        copyFileSync(agentIndex, this.indexFile);
+        // with the original's mtime: git rechecks an entry no older than its index ("racily
+        // clean"); a copy made now would vouch for a file rewritten since in the same second
+        // with the same size (keep.txt v1 -> v2 was then left out of the checkpoint)
+        const { atime, mtime } = statSync(agentIndex);
+        utimesSync(this.indexFile, atime, mtime);
+      } else await this.git(['read-tree', head], false, env);
     }
     // --ignore-errors: an unreadable file is left out rather than failing the whole checkpoint
     const added = await this.git(['add', '-A', '--ignore-errors', '--', ':/'], true, env);
