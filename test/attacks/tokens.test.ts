@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken, tokenSecret } from '../../src/lib/api-tokens.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { startModelServer } from '../fixtures/model-server.js';
-import { REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
+import { callApi, REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -26,17 +26,7 @@ let projectId: string;
 interface SessionView { id: string; status: string; reason: string | null }
 interface Agent { id: string; env: Record<string, string> }
 
-async function api<T = any>(method: string, urlPath: string, body?: unknown, token = dev.token): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = {};
-  try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = { text }; }
-  return { status: res.status, body: parsed as T };
-}
+const api = <T = any>(method: string, urlPath: string, body?: unknown, token: string | null = dev.token) => callApi<T>(dev, method, urlPath, body, token);
 
 /** A request with the path sent exactly as written (fetch would resolve `..` and `.`). */
 function rawRequest(method: string, rawPath: string, token: string, body?: string): Promise<{ status: number; body: string }> {

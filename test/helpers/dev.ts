@@ -101,15 +101,20 @@ export async function sandboxGateway(): Promise<string> {
   return jail.gateway;
 }
 
-/** A REST call to svc dev's API (`urlPath` below /v1) with its admin token or `token`: the status and the JSON body. */
-export async function callApi<T = Record<string, unknown>>(dev: DevInstance, method: string, urlPath: string, body?: unknown, token: string | null = dev.token): Promise<{ status: number; body: T }> {
+/**
+ * A REST call to svc dev's API (`urlPath` below /v1) with its admin token or `token`: the status,
+ * the JSON body ({} when the answer is not JSON), the raw text and the content type.
+ */
+export async function callApi<T = Record<string, unknown>>(dev: DevInstance, method: string, urlPath: string, body?: unknown, token: string | null = dev.token): Promise<{ status: number; body: T; text: string; type: string | null }> {
   const res = await fetch(`${dev.apiUrl}${urlPath}`, {
     method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+  let parsed: unknown = {};
+  try { parsed = text ? JSON.parse(text) : {}; } catch { /* not JSON: the text says it */ }
+  return { status: res.status, body: parsed as T, text, type: res.headers.get('content-type') };
 }
 
 /** Removes a data dir made by startDev. */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken, tokenSecret } from '../../src/lib/api-tokens.js';
 import { DAEMON_LOG_TAIL_BYTES } from '../../src/resources/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
-import { fixtureEngineArgs, REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
+import { callApi, fixtureEngineArgs, REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
@@ -23,17 +23,7 @@ const CANARY = 'canary-value-7f3a91';
 
 interface SessionView { id: string; status: string; reason: string | null; sandbox_state: string | null; branch: string | null }
 
-async function api<T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token = dev.token): Promise<{ status: number; body: T; text: string; type: string | null }> {
-  const res = await fetch(`${dev.apiUrl}${urlPath}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = {};
-  try { parsed = text ? JSON.parse(text) : {}; } catch { /* text */ }
-  return { status: res.status, body: parsed as T, text, type: res.headers.get('content-type') };
-}
+const api = <T = Record<string, unknown>>(method: string, urlPath: string, body?: unknown, token: string | null = dev.token) => callApi<T>(dev, method, urlPath, body, token);
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
 const exists = async (kind: string, name: string) => (await run('kubectl', ['get', kind, name, '-o', 'name'], dev.env)).code === 0;
