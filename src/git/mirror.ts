@@ -466,23 +466,20 @@ export class Mirror {
     for (const item of pushable) if (!byRef.has(`refs/heads/${item.name}`)) byRef.set(`refs/heads/${item.name}`, item.sha);
     if (!byRef.size) return;
     const outcomes = await this.pushNewRefs(byRef);
-    let stale = [...outcomes].filter(([, outcome]) => outcome === 'stale').map(([ref]) => ref);
     const created = [...outcomes].filter(([, outcome]) => outcome === 'ok').map(([ref]) => ref);
-    for (const ref of created) await this.git(['update-ref', ref, byRef.get(ref)!]);
+    if (created.length) await this.git(['update-ref', '--stdin'], { input: created.map((ref) => `update ${ref} ${byRef.get(ref)}\n`).join('') });
+    const stale = [...outcomes].filter(([, outcome]) => outcome === 'stale').map(([ref]) => ref);
     if (stale.length) await this.fetchLocked();
-    const tips = stale.length ? await this.resolveAll(stale) : [];
-    const tipOf = new Map(stale.map((ref, i) => [ref, tips[i]]));
-    stale = [];
+    const tips = new Map(stale.length ? (await this.resolveAll(stale)).map((sha, i) => [stale[i]!, sha]) : []);
+    const answered = new Set<string>();
     for (const item of pushable) {
       const ref = `refs/heads/${item.name}`;
-      const outcome = outcomes.get(ref);
+      const outcome = outcomes.get(ref)!;
+      const first = !answered.has(ref);
+      answered.add(ref);
       if (outcome instanceof Error) item.reject(outcome);
-      else if (outcome === 'ok' && byRef.get(ref) === item.sha) item.resolve({ created: true });
-      else if (outcome === 'ok' || outcome === 'unchanged') {
-        if (byRef.get(ref) === item.sha) item.resolve({ created: false });
-        else item.reject(new BranchExistsError(item.name));
-      } else if (tipOf.get(ref) === item.sha) item.resolve({ created: false });
-      else item.reject(new BranchExistsError(item.name));
+      else if ((outcome === 'stale' ? tips.get(ref) : byRef.get(ref)) !== item.sha) item.reject(new BranchExistsError(item.name));
+      else item.resolve({ created: outcome === 'ok' && first });
     }
   }
 
