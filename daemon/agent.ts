@@ -39,6 +39,13 @@ const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SV
 // SPEC §2.6 is what the agent sees: the sandbox token stays (the sandbox-identity routes are the
 // agent's too, and it grants nothing beyond this session); the daemon's own local knobs go.
 const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
+/**
+ * opencode's own calls to the internet, off unless the sandbox's environment (a project secret)
+ * says otherwise: a sandbox has no internet by default (docs/sandboxes.md), and the model list
+ * fetch alone then costs every engine start about 1.7 s of failed attempts; the engine's version
+ * is svc's to choose, never an update's.
+ */
+export const ENGINE_OFFLINE_DEFAULTS: Readonly<Record<string, string>> = { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' };
 
 export class Agent {
   state: DaemonState = 'starting';
@@ -137,7 +144,7 @@ export class Agent {
 
   private engineLaunch() {
     const configDir = resolveEngineConfigDir(this.config.workspace);
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { ...ENGINE_OFFLINE_DEFAULTS };
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !HIDDEN_FROM_ENGINE.includes(k)) env[k] = v;
     Object.assign(env, this.env.entries(), {
       HOME: this.config.engineHome,

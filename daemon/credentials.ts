@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
+import { httpCall } from './http-call.js';
 
 export interface CredentialSource {
   apiUrl: string;
@@ -118,19 +119,16 @@ export class CredentialBroker {
     const url = `${this.source.apiUrl}/projects/${encodeURIComponent(this.source.projectId)}/git/clone-credential`;
     try {
       // git waits for the answer: an API that does not answer must not hold it forever
-      const res = await fetch(url, { headers: { authorization: `Bearer ${this.source.sandboxToken}`, accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-      if (res.status !== 200) {
-        await res.body?.cancel();
-        throw new Error(`answered ${res.status}`);
-      }
-      const credential = parseCloneCredential(await res.json().catch(() => null));
+      const res = await httpCall(url, { headers: { authorization: `Bearer ${this.source.sandboxToken}`, accept: 'application/json' }, timeoutMs: FETCH_TIMEOUT_MS });
+      if (res.status !== 200) throw new Error(`answered ${res.status}`);
+      let body: unknown = null;
+      try { body = JSON.parse(res.body); } catch { /* parseCloneCredential says what is wrong */ }
+      const credential = parseCloneCredential(body);
       this.fetches++;
       this.cached = credential;
       return credential;
     } catch (err) {
-      // fetch's own error is "fetch failed"; what happened (ECONNREFUSED, a reset) is its cause
-      const error = err as Error & { cause?: Error };
-      const message = `clone credential: GET ${url}: ${error.message}${error.cause?.message ? ` (${error.cause.message})` : ''}`;
+      const message = `clone credential: GET ${url}: ${(err as Error).message}`;
       this.lastFailure = { at: Date.now(), message };
       throw new Error(message);
     }

@@ -3,6 +3,7 @@
 // it with exponential backoff when it exits, and gives up (state `failed`) after too many restarts
 // in the window. Health keeps being served in every state.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { httpCall } from './http-call.js';
 import { randomBytes } from 'node:crypto';
 import type { RestartPolicy } from './config.js';
 import { exitCause, StderrTail } from './engine-errors.js';
@@ -184,12 +185,9 @@ export class EngineSupervisor {
   private async answersWithPassword(): Promise<boolean> {
     try {
       const url = `${this.baseUrl}/global/health`;
-      const withPassword = await fetch(url, { headers: { authorization: this.authorization }, signal: AbortSignal.timeout(2_000) });
-      await withPassword.body?.cancel();
+      const withPassword = await httpCall(url, { headers: { authorization: this.authorization }, timeoutMs: 2_000 });
       if (withPassword.status !== 200) return false;
-      const without = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await without.body?.cancel();
-      return without.status === 401;
+      return (await httpCall(url, { timeoutMs: 2_000 })).status === 401;
     } catch {
       return false;
     }
@@ -220,15 +218,14 @@ export class EngineSupervisor {
 
   /** A call to the engine with its password. */
   async call(method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
+    const res = await httpCall(`${this.baseUrl}${path}`, {
       method,
       headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
+      timeoutMs,
     });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+    let parsed: unknown = res.body;
+    try { parsed = res.body ? JSON.parse(res.body) : null; } catch { /* not JSON */ }
     return { status: res.status, body: parsed };
   }
 }

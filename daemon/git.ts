@@ -107,12 +107,12 @@ export class Workspace {
       // the clone writes the repository's settings itself (a git process per setting otherwise)
       const settings = this.settings().flatMap(([key, value]) => ['-c', `${key}=${value}`]);
       // a transfer that stalls for a minute fails (and is tried again) instead of hanging the start
-      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', 'clone', '--quiet', '--no-checkout', ...settings, ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), '--', repoUrl, workspace]);
-      if (alsoSpec) {
-        this.clonedAlso = also!;
-        // the agent's own fetches stay as usual
-        await this.git(['config', '--unset', '--fixed-value', 'remote.origin.fetch', alsoSpec], true);
-      }
+      // the extra refspec for this clone only (before `clone`: not written to the repository's
+      // config, so the agent's own fetches stay as usual)
+      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), 'clone', '--quiet', '--no-checkout', ...settings, '--', repoUrl, workspace]);
+      if (alsoSpec) this.clonedAlso = also!;
+      // the usual case, in one git process: the controller pushed the session branch before the clone
+      if ((await this.git(['checkout', '--quiet', '-f', '-b', branch, '--track', `origin/${branch}`], true)).code === 0) return true;
     }
     if (!fresh) await this.configure();
     const current = (await this.git(['symbolic-ref', '--quiet', '--short', 'HEAD'], true)).stdout.trim();

@@ -4,6 +4,7 @@
 // interval; one request at a time, the latest state wins; a failed send is retried with backoff a
 // few times, then given up: the controllers' slow safety net still reads the health.
 import { DAEMON_EVENTS_PATH, type DaemonEventKind } from '../src/lib/daemon-events.js';
+import { httpCall } from './http-call.js';
 
 /** What the controllers act on, as the daemon knows it: a change of any field is an event. */
 export interface StateSnapshot {
@@ -116,15 +117,14 @@ export class StateReporter {
     this.sending = true;
     let retryInMs: number | null = null;
     try {
-      const res = await fetch(this.url, {
+      const res = await httpCall(this.url, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.options.sandboxToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ event: pending.kind }),
-        signal: AbortSignal.timeout(5_000),
+        timeoutMs: 5_000,
       });
-      await res.body?.cancel();
-      if (res.ok) this.settle(pending);
-      else if (res.status === 429) retryInMs = (Number(res.headers.get('retry-after')) || 1) * 1000;
+      if (res.status >= 200 && res.status < 300) this.settle(pending);
+      else if (res.status === 429) retryInMs = (Number(res.headers['retry-after']) || 1) * 1000;
       else if (res.status < 500) this.settle(pending, `the API answered ${res.status}`); // a stopped session (401): nobody listens
       else retryInMs = this.backoff(pending);
     } catch {

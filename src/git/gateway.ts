@@ -5,7 +5,7 @@
 // never deleted) and its checkpoint ref (rewrites allowed), relayed with the project's
 // credentials and a lease on the value the pusher saw; the hook's words (and the host's refusal)
 // reach the pusher as git's `remote:` lines, and the mirror's refs move only when the host accepted.
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { spawnGit, runGit } from './exec.js';
@@ -56,6 +56,9 @@ export async function advertiseRefs(mirror: Mirror, service: GitService, gitProt
 
 /** Points the mirror's HEAD at the default branch, so a clone checks it out. */
 export async function setMirrorHead(mirror: Mirror, defaultBranch: string): Promise<void> {
+  // read first: every clone and fetch asks, and it seldom changes (a git process each time otherwise)
+  const current = await readFile(path.join(mirror.dir, 'HEAD'), 'utf8').catch(() => '');
+  if (current.trim() === `ref: refs/heads/${defaultBranch}`) return;
   await runGit(['symbolic-ref', 'HEAD', `refs/heads/${defaultBranch}`], { gitDir: mirror.dir, timeoutMs: 30_000 });
 }
 

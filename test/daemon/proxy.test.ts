@@ -86,6 +86,8 @@ beforeAll(async () => {
     SVC_AGENT_NAME: 'reviewer',
     SVC_ENGINE_MODEL: 'anthropic/claude-test',
     SVC_INITIAL_PROMPT: 'fix the flaky test',
+    // as a project secret would: it overrides svc-agent's default for the engine
+    OPENCODE_DISABLE_AUTOUPDATE: '0',
   });
   await daemon.waitFor((h) => h.engine.state === 'ready' && h.engine.initial_prompt_sent_at !== null, 'engine ready and prompt sent');
 });
@@ -407,6 +409,9 @@ describe('/svc/env', () => {
     expect(env.HOME).toBe(home);
     expect(env.OPENCODE_CONFIG_DIR).toBe(`${workspace}/.svc/engine`);
     expect(env.ENGINE_CONFIG_DIR).toBe(env.OPENCODE_CONFIG_DIR);
+    // offline by default (no models.dev fetch: seconds of a start in a sandbox without internet), unless the environment says otherwise
+    expect(env.OPENCODE_DISABLE_MODELS_FETCH).toBe('1');
+    expect(env.OPENCODE_DISABLE_AUTOUPDATE).toBe('0');
   });
 });
 
