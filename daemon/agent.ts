@@ -45,6 +45,8 @@ const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_P
  * fetch alone then costs every engine start about 1.7 s of failed attempts; the engine's version
  * is svc's to choose, never an update's.
  */
+/** How long after the engine is ready svc-agent loads the proxies' libraries (proxy-libs.ts). */
+const PROXY_LIBS_AFTER_READY_MS = 1_000;
 export const ENGINE_OFFLINE_DEFAULTS: Readonly<Record<string, string>> = { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' };
 
 export class Agent {
@@ -251,7 +253,6 @@ export class Agent {
       this.state = 'ready';
       this.mark('engine_started_at');
       this.engine.start();
-      setImmediate(() => void loadProxyLibs()); // while the engine boots, off the start's path
       if (this.checkpoints.enabled) {
         // during a turn: at most one checkpoint per interval, written only when the tree changed
         this.checkpointTimer = setInterval(() => {
@@ -317,6 +318,9 @@ export class Agent {
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
+    // the proxies' libraries once the start is over (loading them blocks svc-agent for tens of
+    // ms: not while the controllers read its health); a proxied request before then loads them
+    setTimeout(() => void loadProxyLibs(), PROXY_LIBS_AFTER_READY_MS).unref();
     if (this.config.bootstrapSession && this.rootSession.id === null) {
       this.rootSession.bootstrap().then(() => this.stateEvents?.notify(), (err: Error) => {
         process.stderr.write(`svc-agent: root session: ${err.message}\n`);

@@ -27,7 +27,7 @@ export interface SupervisorOptions {
 }
 
 /** How often a booting engine is asked whether it answers: a session's start waits for this (a refused connection costs little). */
-const BOOT_PROBE_INTERVAL_MS = 25;
+const BOOT_PROBE_INTERVAL_MS = 10;
 
 /** Basic-auth user name opencode expects with OPENCODE_SERVER_PASSWORD. */
 export const ENGINE_USER = 'opencode';

@@ -2,6 +2,7 @@
 // the daemon's watchers (activity, progress, turn ends). One subscription per engine start;
 // reconnected while the engine stays ready.
 import type { EngineSupervisor } from './engine.js';
+import { httpStream } from './http-call.js';
 
 export interface EngineEvent {
   type: string;
@@ -68,17 +69,16 @@ export class EngineEvents {
   private async run(controller: AbortController): Promise<void> {
     while (!controller.signal.aborted && this.engine.state === 'ready') {
       try {
-        const res = await fetch(`${this.engine.baseUrl}/event`, { headers: { authorization: this.engine.authorization }, signal: controller.signal });
         const parser = new SseParser();
         const decoder = new TextDecoder();
-        for await (const chunk of res.body ?? []) {
+        await httpStream(`${this.engine.baseUrl}/event`, { authorization: this.engine.authorization }, controller.signal, (chunk) => {
           for (const listener of this.chunkListeners) listener();
-          for (const event of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) {
+          for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
             for (const listener of this.listeners) {
               try { listener(event); } catch (err) { process.stderr.write(`svc-agent: event listener: ${(err as Error).message}\n`); }
             }
           }
-        }
+        });
       } catch { /* the engine went away or we closed */ }
       if (controller.signal.aborted) return;
       await new Promise((resolve) => setTimeout(resolve, 1_000));

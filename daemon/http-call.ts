@@ -1,7 +1,7 @@
-// One small HTTP request over node:http(s), for the calls on a sandbox's start path (the clone
-// credential, the engine's readiness probe, the state events). Node's global fetch loads its own
-// HTTP client on first use: about 20 ms of a blocked event loop, paid three times over at the
-// start, where every millisecond is waited for (docs/sessions.md "Where a start's time goes").
+// svc-agent's own HTTP calls (the clone credential, the engine's readiness probe and events, the
+// state events, the model list) over node:http(s). Node's global fetch loads its own HTTP client
+// on first use: about 20 ms of a blocked event loop, at the start, where every millisecond is
+// waited for (docs/sessions.md "Where a start's time goes"). The proxies use undici (forward.ts).
 import http from 'node:http';
 import https from 'node:https';
 
@@ -24,7 +24,7 @@ export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAns
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
   return new Promise((resolveCall, rejectCall) => {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined = undefined;
     const resolve = (answer: HttpAnswer) => { clearTimeout(timer); resolveCall(answer); };
     const reject = (error: Error) => { clearTimeout(timer); rejectCall(error); };
     const headers = { ...options.headers, ...(options.body !== undefined ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}) };
@@ -37,5 +37,32 @@ export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAns
     timer = setTimeout(() => req.destroy(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/**
+ * A long answer read as it comes (an SSE stream): `onChunk` for every piece; resolves when the
+ * answer ends, rejects when it cannot start or is cut, and ends quietly when `signal` aborts.
+ * Answers other than 200 reject with their status.
+ */
+export function httpStream(url: string, headers: Record<string, string>, signal: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<void> {
+  const target = new URL(url);
+  const client = target.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return resolve();
+    const req = client.request(target, { headers, agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return reject(new Error(`answered ${res.statusCode}`));
+      }
+      res.on('data', onChunk);
+      res.on('end', () => resolve());
+      res.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
+    });
+    const abort = () => req.destroy();
+    signal.addEventListener('abort', abort, { once: true });
+    req.on('close', () => { signal.removeEventListener('abort', abort); if (signal.aborted) resolve(); });
+    req.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
+    req.end();
   });
 }

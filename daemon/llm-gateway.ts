@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { httpCall } from './http-call.js';
 
 export type GatewayProtocol = 'openai' | 'anthropic';
 export interface GatewayProvider { name: string; protocol: GatewayProtocol }
@@ -182,12 +183,9 @@ export async function discoverModels(gateway: GatewaySettings, provider: Gateway
     const headers: Record<string, string> = provider.protocol === 'anthropic'
       ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
       : { authorization: `Bearer ${key}` };
-    const res = await fetch(`${gateway.baseUrl}/${provider.name}/models`, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) {
-      await res.body?.cancel();
-      return [];
-    }
-    const body = (await res.json()) as { data?: { id?: unknown }[] };
+    const res = await httpCall(`${gateway.baseUrl}/${provider.name}/models`, { headers, timeoutMs });
+    if (res.status !== 200) return [];
+    const body = JSON.parse(res.body) as { data?: { id?: unknown }[] };
     return (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string').slice(0, 50);
   } catch {
     return [];

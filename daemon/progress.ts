@@ -6,6 +6,7 @@ import type { ProgressPolicy } from './config.js';
 import type { EngineSupervisor } from './engine.js';
 import type { EngineEvent, EngineEvents } from './events.js';
 import type { DaemonProgress } from '../src/lib/daemon-health.js';
+import { httpCall } from './http-call.js';
 
 export interface ProgressHooks {
   /** every busy session of the engine went idle */
@@ -143,9 +144,7 @@ export class ProgressWatcher {
 
   private async probe(path: string, timeoutMs: number): Promise<boolean> {
     try {
-      const res = await fetch(`${this.engine.baseUrl}${path}`, { headers: { authorization: this.engine.authorization }, signal: AbortSignal.timeout(timeoutMs) });
-      await res.body?.cancel();
-      return res.status === 200;
+      return (await httpCall(`${this.engine.baseUrl}${path}`, { headers: { authorization: this.engine.authorization }, timeoutMs })).status === 200;
     } catch {
       return false;
     }
@@ -155,9 +154,9 @@ export class ProgressWatcher {
   private async reconcileStatus(timeoutMs: number): Promise<void> {
     let body: unknown;
     try {
-      const res = await fetch(`${this.engine.baseUrl}/session/status`, { headers: { authorization: this.engine.authorization }, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await httpCall(`${this.engine.baseUrl}/session/status`, { headers: { authorization: this.engine.authorization }, timeoutMs });
       if (res.status !== 200) return;
-      body = await res.json();
+      body = JSON.parse(res.body);
     } catch {
       return;
     }

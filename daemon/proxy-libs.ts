@@ -1,7 +1,7 @@
 // undici (plain requests) and http-proxy-middleware (WebSocket upgrades) are most of svc-agent's
 // code, and a sandbox's start waits for every module svc-agent loads before it listens. So they
-// are loaded later: once the engine is starting (svc-agent waits for it anyway), or by the first
-// proxied request, which then waits for them (docs/daemon.md).
+// are loaded later (a chunk of the bundle of their own): a second after the engine is ready, or
+// by the first proxied request, which then waits for them (docs/daemon.md).
 import type * as Undici from 'undici';
 import type * as ProxyMiddleware from 'http-proxy-middleware';
 
