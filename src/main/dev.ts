@@ -155,7 +155,7 @@ async function ensureAdminToken(base: ClusterFetch, namespace: string, previous:
 interface Child { name: string; process: ChildProcess; exited: Promise<number | null> }
 
 /** Sandbox tunables of this process's environment that dev hands to the operator (docs/sessions.md). */
-const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_START_DEADLINE_MS', 'SVC_START_RETRY_BACKOFF_MS', 'SVC_START_RETRY_MAX_BACKOFF_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
+const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_SANDBOX_WARM', 'SVC_ENGINE_MAX_RESTARTS', 'SVC_ENGINE_RESTART_WINDOW_MS', 'SVC_ENGINE_RESTART_BACKOFF_MS', 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 'SVC_ENGINE_BOOT_TIMEOUT_MS', 'SVC_START_DEADLINE_MS', 'SVC_START_RETRY_BACKOFF_MS', 'SVC_START_RETRY_MAX_BACKOFF_MS', 'SVC_HTTP_STALL_TIMEOUT_MS', ...CHECKPOINT_AND_PROGRESS_TUNABLES,
   // the controllers' safety net under the daemons' state events (docs/sessions.md), read by the operator
   'SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS', 'SVC_SANDBOX_RESYNC_RUNNING_SECONDS',
   // the model gateway's limits (docs/gateway.md), read by the API

@@ -61,8 +61,18 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     daemonEnv,
     pathPrepend: [binDir],
     isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, PACKAGE_ROOT, env),
+    // SVC_SANDBOX_WARM: jailed sandboxes started ahead of their session (docs/sandboxes.md "Warm sandboxes")
+    warm: warmSandboxes(env.SVC_SANDBOX_WARM),
   });
   // leftovers of a crashed svc dev (jail slots no live sandbox holds) go at start
   void provider.sweepOnce();
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
+}
+
+/** SVC_SANDBOX_WARM: a whole number from 0 to 16 (default 1). */
+function warmSandboxes(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 1;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 0 || count > 16) throw new Error(`SVC_SANDBOX_WARM must be a whole number from 0 to 16, got ${JSON.stringify(value)}`);
+  return count;
 }

@@ -13,13 +13,14 @@
 // Either way the agent sees SVC_SERVICE_PORT=8000 and no SVC_WORKSPACE (SPEC §2.6). Secrets reach
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
-import type { Jail } from '../../lib/jail/index.js';
+import type { Jail, JailSlot } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
@@ -47,6 +48,12 @@ export interface ProcessProviderOptions {
    * the agent runs as the operator's user with the host's view of everything).
    */
   isolation: Jail | 'none';
+  /**
+   * Jailed sandboxes kept started ahead of their session (default 1; 0: none): a jail slot and a
+   * loaded svc-agent waiting for its session's settings, so that a start does not wait for them
+   * (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
+   */
+  warm?: number;
 }
 
 interface SandboxState {
@@ -64,6 +71,34 @@ const WORKSPACE = '/workspace';
 const ENGINE_HOME = '/opt/svc/home';
 const BIN_DIR = '/opt/svc/bin';
 const DAEMON_PORT = 8000;
+/** Where warm sandboxes wait (`<dataDir>/.warm/<id>`): skipped by sandboxDirs(), like every dot folder. */
+const WARM_DIR = '.warm';
+/**
+ * What a warm sandbox runs until its session comes: a shell that reads the session's settings
+ * from its stdin (a pipe from the operator: never argv or a file) and then becomes svc-agent
+ * (exec: the same process, with the whole environment, as a sandbox started for its session
+ * has). An operator gone before that closes the pipe: the shell ends, starting nothing.
+ */
+const WARM_LAUNCHER = ['/bin/sh', '-c', '. /dev/stdin && [ -n "$SVC_SESSION_ID" ] && exec "$@"', 'svc-warm-sandbox'];
+
+/** A jailed sandbox started ahead of its session (its slot, folders and launcher), waiting for its settings. */
+interface WarmSandbox {
+  dir: string;
+  slot: JailSlot;
+  child: ChildProcess;
+  /** The Sandbox it was given to, once given (its exit is then that Sandbox's). */
+  ref: SandboxRef | null;
+}
+
+/** `export NAME='value'` lines for sh; null when a name is not one sh can export. */
+function shellExports(env: Record<string, string>): string | null {
+  const lines = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return null;
+    lines.push(`export ${name}='${value.replace(/'/g, `'\\''`)}'`);
+  }
+  return `${lines.join('\n')}\n`;
+}
 
 function running(pid: number): boolean {
   try {
@@ -128,6 +163,10 @@ export class ProcessSandboxProvider implements SandboxProvider {
   private readonly known = new Set<string>();
   private readonly exitListeners = new Set<(ref: SandboxRef) => void>();
   private swept?: Promise<void>;
+  /** Warm sandboxes ready to be given, and how many are being made. */
+  private readonly warm: WarmSandbox[] = [];
+  private readonly warming = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(private readonly options: ProcessProviderOptions) {
     this.host = options.host ?? '127.0.0.1';
@@ -186,9 +225,84 @@ export class ProcessSandboxProvider implements SandboxProvider {
         const state = await readStateFile(path.join(dir, 'state.json'));
         if (state?.slot !== undefined) held.set(state.slot, state.pid);
       }
+      // (warm sandboxes of an earlier operator hold slots no sandbox does: they go here too)
       await jail.sweep(this.owner, (slot) => held.has(slot.index) && jail.running(slot, held.get(slot.index)!)).catch(() => 0);
+      await rm(path.join(this.options.dataDir, WARM_DIR), { recursive: true, force: true });
+      this.fillWarm();
     })();
     return this.swept;
+  }
+
+  /** Starts warm sandboxes until `warm` of them wait (in the background: a failure is only said). */
+  private fillWarm(): void {
+    const want = this.jail ? this.options.warm ?? 0 : 0;
+    while (!this.stopping && this.warm.length + this.warming.size < want) {
+      const started: Promise<void> = this.startWarm().then(async (sandbox) => {
+        if (this.stopping) await this.stopWarm(sandbox);
+        else this.warm.push(sandbox);
+      }, (error: Error) => {
+        process.stderr.write(`svc: a warm sandbox could not be started (sessions start without one): ${error.message}\n`);
+      }).finally(() => { this.warming.delete(started); });
+      this.warming.add(started);
+    }
+  }
+
+  private async startWarm(): Promise<WarmSandbox> {
+    const jail = this.jail!;
+    const dir = path.join(this.options.dataDir, WARM_DIR, randomBytes(6).toString('hex'));
+    await mkdir(path.join(dir, 'workspace'), { recursive: true, mode: 0o700 });
+    await mkdir(path.join(dir, 'home'), { recursive: true, mode: 0o700 });
+    const slot = await jail.allocate(this.owner, path.relative(this.options.dataDir, dir), [DAEMON_PORT]);
+    let child: ChildProcess;
+    try {
+      child = await this.spawnJailed(slot, dir, this.jailedEnv(null), [...WARM_LAUNCHER, ...this.options.agentCommand], 'pipe');
+    } catch (error) {
+      await jail.release(slot).catch(() => undefined);
+      throw error;
+    }
+    const sandbox: WarmSandbox = { dir, slot, child, ref: null };
+    child.stdin!.on('error', () => undefined); // gone early: its exit says so
+    child.once('exit', () => {
+      if (sandbox.ref) {
+        const { namespace, name, uid } = sandbox.ref;
+        for (const listener of this.exitListeners) listener({ namespace, name, uid });
+        return;
+      }
+      // ended while waiting: given to nobody; its slot and folder go
+      const index = this.warm.indexOf(sandbox);
+      if (index >= 0) this.warm.splice(index, 1);
+      void this.stopWarm(sandbox);
+    });
+    return sandbox;
+  }
+
+  private async stopWarm(sandbox: WarmSandbox): Promise<void> {
+    const jail = this.jail!;
+    sandbox.child.stdin?.destroy(); // the launcher ends without starting svc-agent
+    await jail.terminate(sandbox.slot, sandbox.child.pid!, 0).catch(() => undefined);
+    await jail.release(sandbox.slot).catch(() => undefined);
+    await rm(sandbox.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Gives a warm sandbox to `request` in `dir` (nothing of an earlier sandbox there): its folder
+   * becomes the sandbox's (the jail's mounts follow the rename), then its launcher gets the
+   * session's settings and becomes svc-agent. Null when none waits.
+   */
+  private async giveWarm(request: SandboxRequest, dir: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'> | null> {
+    const base = this.jailedEnv(null);
+    const exports = shellExports(Object.fromEntries(Object.entries(this.jailedEnv(request)).filter(([key, value]) => base[key] !== value)));
+    if (exports === null) return null;
+    const sandbox = this.warm.shift();
+    if (!sandbox) return null;
+    this.fillWarm();
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(path.dirname(dir), { recursive: true });
+    await rename(sandbox.dir, dir);
+    sandbox.dir = dir;
+    sandbox.ref = { namespace: request.namespace, name: request.name, uid: request.uid };
+    sandbox.child.stdin!.end(exports);
+    return { pid: sandbox.child.pid!, address: `${sandbox.slot.address}:${DAEMON_PORT}`, slot: sandbox.slot.index };
   }
 
   ensure(request: SandboxRequest): Promise<SandboxObservation> {
@@ -204,6 +318,9 @@ export class ProcessSandboxProvider implements SandboxProvider {
         }
       }
       const dir = this.dir(request);
+      // a first start: a warm sandbox when one waits
+      const given = previous === null && this.jail ? await this.giveWarm(request, dir) : null;
+      if (given) return this.recordStarted(request, dir, given);
       // Same Sandbox, process died: keep the engine home (its root session and the record that
       // the initial prompt went out). Another Sandbox of that name: start from nothing.
       if (previous && previous.uid !== request.uid) await rm(dir, { recursive: true, force: true });
@@ -214,14 +331,19 @@ export class ProcessSandboxProvider implements SandboxProvider {
       await rm(workspace, { recursive: true, force: true });
       await mkdir(workspace, { recursive: true, mode: 0o700 });
       await mkdir(home, { recursive: true, mode: 0o700 });
-      const started = this.jail ? await this.startJailed(request, dir, workspace, home) : await this.startPlain(request, dir, workspace, home);
-      const state: SandboxState = { ...started, uid: request.uid, startedAt: new Date().toISOString() };
-      const file = path.join(dir, 'state.json');
-      await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
-      await rename(`${file}.tmp`, file);
-      this.known.add(dir);
-      return { state: 'provisioning', address: state.address, detail: { pid: state.pid } };
+      const started = this.jail ? await this.startJailed(request, dir) : await this.startPlain(request, dir, workspace, home);
+      return this.recordStarted(request, dir, started);
     });
+  }
+
+  /** Writes what a restarted operator reads of a started sandbox. */
+  private async recordStarted(request: SandboxRequest, dir: string, started: Omit<SandboxState, 'uid' | 'startedAt'>): Promise<SandboxObservation> {
+    const state: SandboxState = { ...started, uid: request.uid, startedAt: new Date().toISOString() };
+    const file = path.join(dir, 'state.json');
+    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+    this.known.add(dir);
+    return { state: 'provisioning', address: state.address, detail: { pid: state.pid } };
   }
 
   onExit(listener: (ref: SandboxRef) => void): () => void {
@@ -236,45 +358,58 @@ export class ProcessSandboxProvider implements SandboxProvider {
   }
 
   /** The environment of every sandbox: SPEC §2.6 plus the daemon's settings, then the local placement. */
-  private baseEnv(request: SandboxRequest, pathPrepend: readonly string[]): Record<string, string> {
+  private baseEnv(request: SandboxRequest | null, pathPrepend: readonly string[]): Record<string, string> {
     return {
       PATH: [...pathPrepend, process.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter),
       ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
       ...this.options.daemonEnv,
-      ...request.env,
-      ...request.secretEnv,
+      ...request?.env,
+      ...request?.secretEnv,
       ...(this.options.engineCommand ? { SVC_ENGINE_COMMAND: this.options.engineCommand } : {}),
     };
   }
 
-  private async startJailed(request: SandboxRequest, dir: string, workspace: string, home: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'>> {
-    const jail = this.jail!;
-    const slot = await jail.allocate(this.owner, `${request.namespace}/${request.name}`, [DAEMON_PORT]);
-    const bins = (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
-    const env = {
-      ...this.baseEnv(request, bins.map((b) => b.target)),
+  /** A jailed sandbox's environment; without a request, what every one has (a warm sandbox's before its session). */
+  private jailedEnv(request: SandboxRequest | null): Record<string, string> {
+    const bins = (this.options.pathPrepend ?? []).map((_, i) => (i === 0 ? BIN_DIR : `${BIN_DIR}${i}`));
+    return {
+      ...this.baseEnv(request, bins),
       HOME: ENGINE_HOME,
       SVC_WORKSPACE: WORKSPACE,
       SVC_ENGINE_HOME: ENGINE_HOME,
       SVC_SERVICE_HOST: '0.0.0.0', // its own network namespace: every address there is its own
       SVC_SERVICE_PORT: String(DAEMON_PORT),
     };
-    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+  }
+
+  private async startJailed(request: SandboxRequest, dir: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'>> {
+    const jail = this.jail!;
+    const slot = await jail.allocate(this.owner, `${request.namespace}/${request.name}`, [DAEMON_PORT]);
     try {
-      const child = await jail.spawn(slot, {
-        argv: this.options.agentCommand,
-        env,
-        cwd: WORKSPACE,
-        volumes: [{ source: workspace, target: WORKSPACE, writable: true }, { source: home, target: ENGINE_HOME, writable: true }, ...bins],
-        stdio: ['ignore', log, log],
-        detached: true,
-      });
-      child.unref();
+      const child = await this.spawnJailed(slot, dir, this.jailedEnv(request));
       this.watchExit(child, request);
       return { pid: child.pid!, address: `${slot.address}:${DAEMON_PORT}`, slot: slot.index };
     } catch (error) {
       await jail.release(slot).catch(() => undefined);
       throw error;
+    }
+  }
+
+  /** `argv` (svc-agent) in `slot`, with `dir`'s workspace and home, its output to `dir`'s daemon.log. */
+  private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<ChildProcess> {
+    const bins = (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
+    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+    try {
+      const child = await this.jail!.spawn(slot, {
+        argv,
+        env,
+        cwd: WORKSPACE,
+        volumes: [{ source: path.join(dir, 'workspace'), target: WORKSPACE, writable: true }, { source: path.join(dir, 'home'), target: ENGINE_HOME, writable: true }, ...bins],
+        stdio: [stdin, log, log],
+        detached: true,
+      });
+      child.unref();
+      return child;
     } finally {
       closeSync(log);
     }
@@ -326,6 +461,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
   async stopAll(): Promise<void> {
+    await this.stopWarmAll();
     await Promise.all([...this.known].map(async (dir) => {
       const state = await readStateFile(path.join(dir, 'state.json'));
       if (state) await this.stopState(state);
@@ -338,6 +474,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
    * operator, so that a sandbox no operator adopted since a crash does not outlive it.
    */
   async stopRecorded(): Promise<void> {
+    await this.stopWarmAll();
     const stopped = await Promise.allSettled(this.sandboxDirs().map((dir) => this.locks.run(dir, async () => {
       const state = await readStateFile(path.join(dir, 'state.json'));
       if (state) await this.stopState(state);
@@ -347,6 +484,14 @@ export class ProcessSandboxProvider implements SandboxProvider {
     await this.jail?.sweep(this.owner, () => false);
     const failed = stopped.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed.length > 0) throw new Error(failed.map((r) => (r.reason as Error).message).join('; '));
+  }
+
+  /** Stops the warm sandboxes and makes no more (the operator stops). */
+  private async stopWarmAll(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.warming]); // (each stops what it started)
+    await Promise.all(this.warm.splice(0).map((sandbox) => this.stopWarm(sandbox)));
+    await rm(path.join(this.options.dataDir, WARM_DIR), { recursive: true, force: true });
   }
 
   /** The folder of every sandbox under the data directory (`<namespace>/<name>`). */
