@@ -1,6 +1,6 @@
 // The session workspace: clone, branch checkout, refresh (fast-forward only) and status for health.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { redactUrls } from '../src/lib/redact-url.js';
 
@@ -191,8 +191,29 @@ export class Workspace {
   /** Branch and commit for health; nulls when the workspace is not a repository (yet). */
   async status(): Promise<{ branch: string | null; commit: string | null }> {
     if (!this.isRepository()) return { branch: null, commit: null };
+    // read from the repository's files (every health read asks: a git process each time otherwise);
+    // anything unusual (a .git file, a ref in neither form) asks git
+    const read = readHead(path.join(this.options.workspace, '.git'));
+    if (read) return read;
     const r = await this.git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], true);
     const [commit, branch] = r.stdout.trim().split('\n');
     return { branch: r.code === 0 ? branch ?? null : null, commit: r.code === 0 ? commit ?? null : null };
   }
+}
+
+/** HEAD's branch ('HEAD' when detached, as `git rev-parse --abbrev-ref` says) and commit, from the files of `gitDir`; null when git must say. */
+export function readHead(gitDir: string): { branch: string; commit: string } | null {
+  const text = (file: string) => { try { return readFileSync(path.join(gitDir, file), 'utf8'); } catch { return null; } };
+  const head = text('HEAD')?.trim();
+  if (!head) return null;
+  if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head)) return { branch: 'HEAD', commit: head };
+  const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
+  if (!ref || ref.split('/').includes('..')) return null;
+  const loose = text(ref)?.trim();
+  if (loose && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return { branch: ref.slice('refs/heads/'.length), commit: loose };
+  for (const line of (text('packed-refs') ?? '').split('\n')) {
+    const [sha, name] = line.split(' ');
+    if (name === ref && sha && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return { branch: ref.slice('refs/heads/'.length), commit: sha };
+  }
+  return null; // an unborn branch, or something git knows better
 }

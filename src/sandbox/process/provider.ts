@@ -79,7 +79,8 @@ const WARM_DIR = '.warm';
  * (exec: the same process, with the whole environment, as a sandbox started for its session
  * has). An operator gone before that closes the pipe: the shell ends, starting nothing.
  */
-const WARM_LAUNCHER = ['/bin/sh', '-c', '. /dev/stdin && [ -n "$SVC_SESSION_ID" ] && exec "$@"', 'svc-warm-sandbox'];
+// (stdin is a socket: `cat` reads it, where `. /dev/stdin` cannot open it)
+const WARM_LAUNCHER = ['/bin/sh', '-c', 'eval "$(cat)" && [ -n "$SVC_SESSION_ID" ] && exec "$@"', 'svc-warm-sandbox'];
 
 /** A jailed sandbox started ahead of its session (its slot, folders and launcher), waiting for its settings. */
 interface WarmSandbox {
