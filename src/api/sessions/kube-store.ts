@@ -1,7 +1,8 @@
-// SessionStore over the Kubernetes API: one session by id is read from the API server; the sessions
-// the cap counts and a project's listing come from the API's cache by index (never a namespace
-// list), with this process's creates and patches laid over them until the cache shows them, so
-// a caller sees its own writes.
+// SessionStore over the Kubernetes API: one session by id is read from the API server before a
+// write, and from the cache for `GET` (what dashboards and CLIs poll); the sessions the cap counts
+// and a project's listing come from the API's cache by index (never a namespace list). Cached
+// reads lay this process's creates and patches over the cache until it shows them, so a caller
+// sees its own writes.
 import { readGitCredentials, readSecretData, RecentWrites, withConflictError, type KubeCache, type KubeClient } from '../../kube/index.js';
 import {
   NAMESPACE, SANDBOX, SECRET, SESSION, SESSIONS_BY_PROJECT_INDEX, SLOT_HOLDERS_INDEX, TRIGGER, holdsSlot, isValidName, sessionLogSecretName, sessionLogText, sessionSecretName, sessionTokens, shownStatus,
@@ -46,6 +47,10 @@ export function kubeSessionStore(client: KubeClient, cache: KubeCache, options: 
       return written.overlaySelected(cached.indexed(SESSIONS_BY_PROJECT_INDEX, key), namespace, fromCache, selects);
     },
     getSession: (namespace, id) => find<Session>(SESSION, namespace, id),
+    async cachedSession(namespace, id) {
+      const inCache = cached.get(namespace, id);
+      return written.get(namespace, id, inCache) ?? inCache ?? await find<Session>(SESSION, namespace, id);
+    },
     getSandbox: (namespace, id) => find<Sandbox>(SANDBOX, namespace, id),
     cachedSandbox: (namespace, id) => sandboxes.get(namespace, id),
     async triggerSlug(namespace, name) {

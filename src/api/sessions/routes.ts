@@ -52,7 +52,8 @@ export function sessionRoutes(service: SessionService, config: SessionRoutesConf
 
   router.get('/:sessionId', async (req, res) => {
     const { project, sessionId } = await resolve(req, res, { access: 'read' });
-    res.json({ session: await service.serialize(project, await service.get(project, sessionId)) });
+    // polled by dashboards, CLIs and scripts: from the caches (a live read per poll otherwise)
+    res.json({ session: await service.serialize(project, await service.get(project, sessionId, 'cached'), 'cached') });
   });
 
   router.post('/:sessionId/stop', async (req, res) => {

@@ -83,8 +83,10 @@ export class SessionService {
       .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
   }
 
-  async get(project: Project, id: string): Promise<Session> {
-    const session = await this.store.getSession(project.metadata.namespace!, id);
+  /** `cached`: from the API's cache with this process's writes over it (a read); `live`: from the API server (before a write). */
+  async get(project: Project, id: string, read: 'live' | 'cached' = 'live'): Promise<Session> {
+    const namespace = project.metadata.namespace!;
+    const session = read === 'cached' ? await this.store.cachedSession(namespace, id) : await this.store.getSession(namespace, id);
     if (!session || session.spec.projectRef.name !== project.metadata.name || session.metadata.deletionTimestamp) {
       throw new ApiError(404, `session ${id} not found in project ${project.metadata.name}`);
     }

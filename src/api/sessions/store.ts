@@ -12,6 +12,8 @@ export interface SessionStore {
   /** The Sessions of a project, of one status when given, with this process's own writes. */
   projectSessions(project: Project, status?: SessionStatusValue): Promise<Session[]>;
   getSession(namespace: string, id: string): Promise<Session | undefined>;
+  /** The session as the API's cache has it, with this process's own writes over it (read your writes); read live when the cache has none. */
+  cachedSession(namespace: string, id: string): Promise<Session | undefined>;
   getSandbox(namespace: string, id: string): Promise<Sandbox | undefined>;
   /** The Sandbox as the API's cache has it (a listing: no API call per session). */
   cachedSandbox(namespace: string, id: string): Sandbox | undefined;
