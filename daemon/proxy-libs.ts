@@ -15,11 +15,24 @@ let loading: Promise<ProxyLibs> | undefined;
 
 /** Loads both once; every call gets the same promise. */
 export function loadProxyLibs(): Promise<ProxyLibs> {
-  loading ??= Promise.all([import('undici'), import('http-proxy-middleware')]).then(([undici, proxyMiddleware]) => (loaded = { undici, proxyMiddleware }));
+  loading ??= Promise.all([import('undici'), import('http-proxy-middleware')]).then(([undici, proxyMiddleware]) => (loaded = {
+    undici: commonJs(undici, 'Pool'),
+    proxyMiddleware: commonJs(proxyMiddleware, 'createProxyMiddleware'),
+  }));
   return loading;
 }
 
 /** The libraries when loaded (the proxies' fast path), else undefined. */
 export function proxyLibs(): ProxyLibs | undefined {
   return loaded;
+}
+
+/**
+ * A CommonJS module's exports from its import(): the namespace itself under tsc's output and
+ * node, its `default` in svc-agent's bundle (esbuild's split chunks export module.exports as
+ * `default`).
+ */
+function commonJs<T extends object>(namespace: T, probe: keyof T): T {
+  if (probe in namespace) return namespace;
+  return (namespace as unknown as { default: T }).default;
 }

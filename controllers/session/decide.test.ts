@@ -87,6 +87,7 @@ describe('the Sandbox of a session', () => {
   it('is owned by the session, carries the non-secret environment and the initial prompt only before the first start', () => {
     const first = desiredSandbox(session(branched), project, settings);
     expect(first.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Session', name: ID, controller: true });
+    expect(first.metadata.finalizers).toEqual(['svc.dev/cleanup']); // made with the Sandbox controller's clean-up
     const env = envMap(first.spec.env);
     expect(env.SVC_INITIAL_PROMPT).toBe('do it');
     expect(env.SVC_REPO_URL).toBe('http://127.0.0.1:8080/v1/projects/p-uid/git');

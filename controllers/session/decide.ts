@@ -12,7 +12,7 @@ import type { ClassifiedUnreachableKind } from '../../src/git/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import { planChildren } from '../../src/runtime/index.js';
 import {
-  API_VERSION, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
+  API_VERSION, FINALIZER, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
 import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
@@ -123,6 +123,9 @@ export function desiredSandbox(session: Session, project: Project, settings: San
       namespace: session.metadata.namespace,
       labels: { [LABEL_PROJECT]: project.metadata.name!, [LABEL_SESSION]: session.metadata.name! },
       ownerReferences: [controllerReference(session)],
+      // the Sandbox controller's clean-up, there from the start: its first reconcile starts the
+      // sandbox at once instead of writing the finalizer first (the runtime adds it when missing)
+      finalizers: [FINALIZER],
     },
     spec: {
       sessionRef: { name: session.metadata.name! },

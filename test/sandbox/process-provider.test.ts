@@ -2,7 +2,7 @@
 // the environment the engine sees, nothing secret in argv, a second provider (a restarted
 // operator) finds the sandbox again, a dead sandbox is restarted, never two processes per
 // sandbox, delete removes its jail too. The repository is a sandbox mount (no git gateway here).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,11 +16,13 @@ import { buildArtifacts, REPO_ROOT } from '../daemon/harness.js';
 import { makeRepo, waitFor } from '../dev/util.js';
 
 const SESSION = '5e0b7f5c-3a51-4c2f-9d1b-7a3e9c0d1f22';
+const WARM_SESSION = '0c9d8e7f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
 const PROJECT = 'a1b2c3d4-0000-4000-8000-00000000aaaa';
 let tmp: string;
 let request: SandboxRequest;
 let providerOptions: ConstructorParameters<typeof ProcessSandboxProvider>[0];
 let fixtureEnginePath: string;
+let repoPath: string;
 const token = newSandboxToken(SESSION);
 
 const signed = (address: string, urlPath: string) => fetch(`http://${address}${urlPath}`, {
@@ -30,6 +32,7 @@ const signed = (address: string, urlPath: string) => fetch(`http://${address}${u
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-process-provider-'));
   const repo = path.join(tmp, 'repo');
+  repoPath = repo;
   makeRepo(repo, { 'README.md': '# hi\n' });
   // the daemon pushes the session branch at boot: the sandbox (its own uid) may write this repository
   execFileSync('chmod', ['-R', 'a+rwX', repo]);
@@ -174,5 +177,112 @@ describe('process provider', () => {
     expect(existsSync(path.join(dir, 'home'))).toBe(true);
     // and the next start finds it gone and starts it again
     expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
+  }, 60_000);
+});
+
+/** The jail slots of `dataDir` that warm sandboxes hold (their records name them `.warm/<id>`). */
+function warmSlots(dataDir: string): number[] {
+  return readdirSync('/run/svc-jail/slots').flatMap((file) => {
+    try {
+      const record = JSON.parse(readFileSync(`/run/svc-jail/slots/${file}`, 'utf8')) as { index: number; owner: string; key: string };
+      return record.owner === path.resolve(dataDir) && record.key.startsWith('.warm/') ? [record.index] : [];
+    } catch { return []; }
+  });
+}
+
+/** Live processes (not zombies) whose command line has `marker`. */
+function processesWith(marker: string): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((pid) => {
+    try {
+      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) return [];
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [Number(pid)] : [];
+    } catch { return []; }
+  });
+}
+
+describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
+  const warmToken = newSandboxToken(WARM_SESSION);
+  const warmRequest = (): SandboxRequest => {
+    const plain = sessionEnv({ projectId: PROJECT, sessionId: WARM_SESSION, repoUrl: repoPath, defaultBranch: 'main', baseRef: 'main', apiUrl: 'http://127.0.0.1:9/v1', agent: 'default' });
+    const { env, secretEnv } = launchEnv(plain, { sandboxToken: warmToken, cliToken: 'svc_warmclitoken', projectSecrets: { QUOTED: "it's \"quoted\" $HOME `x`\nline two" }, secretsRevision: '1' });
+    return { namespace: 'default', name: WARM_SESSION, uid: 'uid-warm', sessionId: WARM_SESSION, projectId: PROJECT, template: {}, env, secretEnv };
+  };
+
+  it('the first start gets the warm one: its svc-agent has the session\'s whole environment, nothing secret in argv; another warms; stopAll leaves nothing', async () => {
+    const dataDir = path.join(tmp, 'warm-sandboxes');
+    const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
+    await provider.sweepOnce();
+    const [warmSlot] = await waitFor('a warm sandbox', async () => (warmSlots(dataDir).length === 1 ? warmSlots(dataDir) : undefined), 15_000);
+    expect(readdirSync(path.join(dataDir, '.warm'))).toHaveLength(1);
+
+    const request = warmRequest();
+    const started = await provider.ensure(request);
+    const dir = path.join(dataDir, 'default', WARM_SESSION);
+    // the warm one's slot and folder are the sandbox's now
+    expect((JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as { slot: number }).slot).toBe(warmSlot);
+    const health = await waitFor('engine ready', async () => {
+      const h = await readDaemonHealth(started.address!);
+      return h?.engine.state === 'ready' ? h : undefined;
+    }, 30_000);
+    expect(health.repository?.branch).toBe(WARM_SESSION);
+
+    // svc-agent itself (the launcher became it) carries the environment a cold start gives it,
+    // and the engine sees the secret's value as it was, quotes, newline and all
+    const agents = processesWith('bin/svc-agent').filter((pid) => readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${WARM_SESSION}\0`));
+    expect(agents).toHaveLength(1);
+    const agentEnv = readFileSync(`/proc/${agents[0]}/environ`, 'latin1').split('\0');
+    expect(agentEnv).toContain(`SVC_SANDBOX_TOKEN=${warmToken}`);
+    expect(agentEnv).toContain('HOME=/opt/svc/home');
+    const engineEnv = (await (await fetch(`http://${started.address}/fixture/env`, {
+      headers: { 'x-svc-user-context': signContextHeader(warmToken, { sub: '00000000-0000-4000-8000-000000000001', sid: WARM_SESSION, scope: '*' }) },
+    })).json()) as Record<string, string>;
+    expect(engineEnv.QUOTED).toBe("it's \"quoted\" $HOME `x`\nline two");
+    expect(engineEnv.SVC_CLI_TOKEN).toBe('svc_warmclitoken');
+    for (const pid of [...processesWith('svc-warm-sandbox'), ...agents]) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      expect(argv).not.toContain(warmToken);
+      expect(argv).not.toContain('svc_warmclitoken');
+      expect(argv).not.toContain('quoted');
+    }
+    // nothing of the settings was left on disk
+    expect(readdirSync(path.join(dir, 'home')).filter((f) => f.includes('assign'))).toEqual([]);
+
+    // the next one warms in a slot of its own
+    const next = await waitFor('the next warm sandbox', async () => warmSlots(dataDir).find((n) => n !== warmSlot), 15_000);
+    expect(next).not.toBe(warmSlot);
+
+    await provider.stopAll();
+    expect(warmSlots(dataDir)).toEqual([]);
+    expect(existsSync(`/run/netns/svcj-${next}`)).toBe(false);
+    expect(existsSync(path.join(dataDir, '.warm'))).toBe(false);
+    expect(processesWith('').filter((pid) => { try { return readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${WARM_SESSION}\0`); } catch { return false; } })).toEqual([]);
+    await provider.delete(request);
+  }, 90_000);
+
+  it('an operator killed while a sandbox waits: the launcher ends with it, and the next operator frees its slot', async () => {
+    const dataDir = path.join(tmp, 'warm-crash');
+    const script = path.join(tmp, 'warm-operator.mts'); // ESM (top-level await) wherever tmp is
+    writeFileSync(script, `
+      import { ProcessSandboxProvider } from ${JSON.stringify(path.join(REPO_ROOT, 'src/sandbox/process/index.ts'))};
+      import { Jail } from ${JSON.stringify(path.join(REPO_ROOT, 'src/lib/jail/index.ts'))};
+      const provider = new ProcessSandboxProvider({ dataDir: ${JSON.stringify(dataDir)}, agentCommand: ${JSON.stringify(providerOptions.agentCommand)}, isolation: new Jail({ apiPorts: [], toolchain: ${JSON.stringify(packageToolchain(REPO_ROOT))} }), warm: 1 });
+      await provider.sweepOnce();
+      setInterval(() => undefined, 1000);
+    `);
+    const operator = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });
+    const [slot] = await waitFor('a warm sandbox', async () => (warmSlots(dataDir).length === 1 ? warmSlots(dataDir) : undefined), 20_000);
+    const inSlot = () => execFileSync('ip', ['netns', 'pids', `svcj-${slot}`], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(inSlot().length).toBeGreaterThan(0);
+    operator.kill('SIGKILL');
+    // its launcher reads the end of its settings (the pipe closed) and ends, starting nothing
+    await waitFor('the launcher gone', async () => inSlot().length === 0 || undefined, 10_000);
+    // the next operator (a new provider) frees the slot and the folder, and warms its own
+    const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
+    await provider.sweepOnce();
+    expect(existsSync(`/run/svc-jail/slots/${slot}.json`)).toBe(false);
+    expect(existsSync(`/run/netns/svcj-${slot}`)).toBe(false);
+    await waitFor('its own warm sandbox', async () => warmSlots(dataDir).length === 1 || undefined, 15_000);
+    await provider.stopAll();
+    expect(warmSlots(dataDir)).toEqual([]);
   }, 60_000);
 });
