@@ -3,7 +3,7 @@
 // it with exponential backoff when it exits, and gives up (state `failed`) after too many restarts
 // in the window. Health keeps being served in every state.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { httpCall } from './http-call.js';
+import { httpCall, HttpTimeoutError } from './http-call.js';
 import { randomBytes } from 'node:crypto';
 import type { RestartPolicy } from './config.js';
 import { exitCause, StderrTail } from './engine-errors.js';
@@ -28,6 +28,9 @@ export interface SupervisorOptions {
 
 /** How often a booting engine is asked whether it answers: a session's start waits for this (a refused connection costs little). */
 const BOOT_PROBE_INTERVAL_MS = 10;
+/** The readiness probe's first wait for an answer, doubled per probe that timed out, up to PROBE_TIMEOUT_MS. */
+const FIRST_PROBE_TIMEOUT_MS = 200;
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** Basic-auth user name opencode expects with OPENCODE_SERVER_PASSWORD. */
 export const ENGINE_USER = 'opencode';
@@ -163,14 +166,20 @@ export class EngineSupervisor {
 
   private async waitReady(generation: number, child: ChildProcess): Promise<void> {
     const deadline = Date.now() + this.options.bootTimeoutMs;
+    // opencode accepts connections before it answers them: a probe sent then is never answered.
+    // A short wait gives it up and asks again (a 2 s one cost every opencode start ~1.7 s);
+    // probes that keep timing out wait longer each time, for an engine that is merely slow.
+    let probeTimeoutMs = FIRST_PROBE_TIMEOUT_MS;
     while (generation === this.generation && this.child === child) {
-      if (await this.answersWithPassword()) {
+      const probe = await this.answersWithPassword(probeTimeoutMs);
+      if (probe === 'ready') {
         if (generation !== this.generation) return;
         this.state = 'ready';
         this.lastError = null;
         for (const listener of this.readyListeners) listener();
         return;
       }
+      if (probe === 'timed-out') probeTimeoutMs = Math.min(probeTimeoutMs * 2, PROBE_TIMEOUT_MS);
       if (Date.now() > deadline) {
         this.lastError = `engine not ready after ${this.options.bootTimeoutMs} ms`;
         this.explained.add(child);
@@ -182,14 +191,14 @@ export class EngineSupervisor {
   }
 
   /** Readiness: 200 on /global/health with the password and 401 without. */
-  private async answersWithPassword(): Promise<boolean> {
+  private async answersWithPassword(timeoutMs: number): Promise<'ready' | 'not-ready' | 'timed-out'> {
     try {
       const url = `${this.baseUrl}/global/health`;
-      const withPassword = await httpCall(url, { headers: { authorization: this.authorization }, timeoutMs: 2_000 });
-      if (withPassword.status !== 200) return false;
-      return (await httpCall(url, { timeoutMs: 2_000 })).status === 401;
-    } catch {
-      return false;
+      const withPassword = await httpCall(url, { headers: { authorization: this.authorization }, timeoutMs });
+      if (withPassword.status !== 200) return 'not-ready';
+      return (await httpCall(url, { timeoutMs })).status === 401 ? 'ready' : 'not-ready';
+    } catch (error) {
+      return error instanceof HttpTimeoutError ? 'timed-out' : 'not-ready';
     }
   }
 

@@ -61,6 +61,15 @@ describe('engine supervision', () => {
     expect((await fetch(`${d.url}/svc/health?ready=1`)).status).toBe(200);
   });
 
+  it('a probe the engine accepted but never answers is given up and asked again, well within the boot timeout', async () => {
+    // with a probe waiting 2 s for its answer this engine would be killed as not ready after 1.5 s
+    const d = await start(scratch(), { FIXTURE_ENGINE_DROP_FIRST_REQUESTS: '1', SVC_ENGINE_BOOT_TIMEOUT_MS: '1500' });
+    const ready = await d.waitFor((h) => h.engine.state === 'ready' || h.engine.last_error !== null, 'engine ready or failed');
+    expect(ready.engine.last_error).toBeNull();
+    expect(ready.engine.state).toBe('ready');
+    expect(ready.engine.restarts).toBe(0);
+  });
+
   it('a killed engine is restarted', async () => {
     const d = await start(scratch());
     await d.waitFor((h) => h.engine.state === 'ready', 'engine ready');
