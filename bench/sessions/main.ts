@@ -38,7 +38,10 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The floor: the fixture engine's own start (spawn -> GET /global/health answers). */
+/**
+ * The floor: an engine's own start (spawn -> GET /global/health answers), probed as svc-agent
+ * probes it: a short wait per probe (opencode never answers a request it accepted while starting).
+ */
 async function engineStart(argv: (port: number) => string[], home: string): Promise<number> {
   const port = await freePort();
   const started = performance.now();
@@ -46,7 +49,7 @@ async function engineStart(argv: (port: number) => string[], home: string): Prom
   const child = spawn(command!, args, { env: { PATH: process.env.PATH, HOME: home, ...OPENCODE_OFFLINE }, stdio: 'ignore' });
   for (;;) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/global/health`, { signal: AbortSignal.timeout(500) })).ok) break;
+      if ((await fetch(`http://127.0.0.1:${port}/global/health`, { signal: AbortSignal.timeout(200) })).ok) break;
     } catch { /* not yet */ }
     await sleep(5);
   }

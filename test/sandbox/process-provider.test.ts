@@ -220,6 +220,7 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     const dir = path.join(dataDir, 'default', WARM_SESSION);
     // the warm one's slot and folder are the sandbox's now
     expect((JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as { slot: number }).slot).toBe(warmSlot);
+    expect(JSON.parse(readFileSync(`/run/svc-jail/slots/${warmSlot}.json`, 'utf8'))).toMatchObject({ key: `default/${WARM_SESSION}` });
     const health = await waitFor('engine ready', async () => {
       const h = await readDaemonHealth(started.address!);
       return h?.engine.state === 'ready' ? h : undefined;

@@ -50,6 +50,8 @@ async function waitStatus(project: string, id: string, status: string, timeoutMs
 
 const sandboxDir = (id: string) => path.join(dev.dataDir, 'sandboxes', 'default', id);
 const sandboxPid = (id: string) => (JSON.parse(readFileSync(path.join(sandboxDir(id), 'state.json'), 'utf8')) as { pid: number }).pid;
+/** svc-agent itself (its environment is the sandbox's; the recorded pid is the jail's launcher, whose environment a warm sandbox's launcher had before its session). */
+const agentPid = (id: string) => { const [pid] = daemonsOf(id); if (pid === undefined) throw new Error(`no svc-agent of session ${id} runs`); return pid; };
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 const engineCalls = (id: string) => {
   const file = path.join(sandboxDir(id), 'home', 'fixture-calls.jsonl');
@@ -149,14 +151,14 @@ describe('sessions through svc dev', () => {
     expect(env.SVC_CLI_TOKEN).toMatch(/^svc_/);
     expect(env.SVC_EXECUTOR_TOKEN).toBe(env.SVC_CLI_TOKEN);
     expect(env).not.toHaveProperty('SVC_WORKSPACE');
-    const daemonEnv = readFileSync(`/proc/${sandboxPid(first.id)}/environ`, 'latin1').split('\0');
+    const daemonEnv = readFileSync(`/proc/${agentPid(first.id)}/environ`, 'latin1').split('\0');
     const sandboxToken = daemonEnv.find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.split('=')[1]!;
     expect(sandboxToken).toMatch(new RegExp(`^svcsbx\\.${first.id}\\.`));
     expect(daemonEnv).toContain(`SVC_TOKEN=${sandboxToken}`);
     // SPEC §2.6: the agent sees the sandbox token and its alias too
     expect(env.SVC_SANDBOX_TOKEN).toBe(sandboxToken);
     expect(env.SVC_TOKEN).toBe(sandboxToken);
-    expect(readFileSync(`/proc/${sandboxPid(first.id)}/cmdline`, 'utf8')).not.toContain(sandboxToken);
+    for (const pid of [sandboxPid(first.id), agentPid(first.id)]) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(sandboxToken);
 
     // the session's CLI token works for its project (CR listing) and is no admin
     const cli = await api('GET', `/projects/${projects.demo}/change-requests`, undefined, env.SVC_CLI_TOKEN);
@@ -304,7 +306,7 @@ describe('sessions through svc dev', () => {
       ['POST', `${base}/${first.id}/prompt`, { text: 'x' }], ['GET', `${base}/${first.id}/engine/session`],
       ['POST', `${base}/${first.id}/engine/session`, {}], ['GET', `${base}/${first.id}/proxy/3000/`],
     ];
-    const sandboxToken = readFileSync(`/proc/${sandboxPid(first.id)}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.slice('SVC_SANDBOX_TOKEN='.length);
+    const sandboxToken = readFileSync(`/proc/${agentPid(first.id)}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_SANDBOX_TOKEN='))!.slice('SVC_SANDBOX_TOKEN='.length);
     const mint = async (grant: { access: 'read' | 'write'; projectUid?: string; capabilities: string[] }) => {
       const token = newToken();
       const secret = tokenSecret(token, { userId: randomUUID(), ...grant }, 'default');
@@ -359,7 +361,7 @@ describe('sessions through svc dev', () => {
     const s = await startSession('demo');
     await waitStatus('demo', s.id, 'running');
     const pid = sandboxPid(s.id);
-    const cliToken = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_CLI_TOKEN='))!.slice('SVC_CLI_TOKEN='.length);
+    const cliToken = readFileSync(`/proc/${agentPid(s.id)}/environ`, 'latin1').split('\0').find((e) => e.startsWith('SVC_CLI_TOKEN='))!.slice('SVC_CLI_TOKEN='.length);
     expect((await api('GET', `/projects/${projects.demo}/change-requests`, undefined, cliToken)).status).toBe(200);
     await kubectl('delete', 'session', s.id, '--wait=true', '--timeout=30s');
     await waitFor('the sandbox process gone', async () => !alive(pid));

@@ -86,6 +86,11 @@ export class Jail {
     return this.networks.allocate(owner, key, inboundPorts);
   }
 
+  /** Gives `slot` a new key (a slot made ahead of its sandbox, then given to it). */
+  rename(slot: JailSlot, key: string): Promise<JailSlot> {
+    return this.networks.rename(slot, key);
+  }
+
   /** Stops whatever still runs in the slot and removes its network. */
   release(slot: Pick<JailSlot, 'index'>): Promise<void> {
     return this.networks.release(slot);

@@ -21,7 +21,7 @@
 // leftovers and anyone removes those of an owner whose directory is gone.
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const RUN_DIR = '/run/svc-jail';
@@ -228,6 +228,16 @@ export class SandboxNetworks {
       '',
     ].join('\n'));
     await run('nsenter', [`--net=${slot.netnsPath}`, '--', 'nft', '-f', '-'], firewallRules(this.gateway, this.options.apiPorts, inboundPorts));
+  }
+
+  /** Names the sandbox that holds `slot` now (a slot made ahead, then given): its record says so. */
+  async rename(slot: JailSlot, key: string): Promise<JailSlot> {
+    const record: SlotRecord = { index: slot.index, owner: slot.owner, key, createdAt: slot.createdAt };
+    const file = this.recordPath(slot.index);
+    // replaced whole (the record stays there throughout: it is the slot's lock)
+    await writeFile(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+    return { ...slot, key };
   }
 
   /** Kills every process in the slot's namespace, removes the network and then the record. */

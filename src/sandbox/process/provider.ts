@@ -302,6 +302,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
     await rename(sandbox.dir, dir);
     sandbox.dir = dir;
     sandbox.ref = { namespace: request.namespace, name: request.name, uid: request.uid };
+    sandbox.slot = await this.jail!.rename(sandbox.slot, `${request.namespace}/${request.name}`);
     sandbox.child.stdin!.end(exports);
     return { pid: sandbox.child.pid!, address: `${sandbox.slot.address}:${DAEMON_PORT}`, slot: sandbox.slot.index };
   }
