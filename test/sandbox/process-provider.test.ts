@@ -212,7 +212,9 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     const dataDir = path.join(tmp, 'warm-sandboxes');
     const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
     await provider.sweepOnce();
-    const [warmSlot] = await waitFor('a warm sandbox', async () => (warmSlots(dataDir).length === 1 ? warmSlots(dataDir) : undefined), 15_000);
+    await waitFor('a warm sandbox ready to be given', async () => provider.warmWaiting === 1 || undefined, 15_000);
+    const [warmSlot] = warmSlots(dataDir);
+    expect(warmSlots(dataDir)).toHaveLength(1);
     expect(readdirSync(path.join(dataDir, '.warm'))).toHaveLength(1);
 
     const request = warmRequest();
@@ -229,7 +231,7 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
 
     // svc-agent itself (the launcher became it) carries the environment a cold start gives it,
     // and the engine sees the secret's value as it was, quotes, newline and all
-    const agents = processesWith('bin/svc-agent').filter((pid) => readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${WARM_SESSION}\0`));
+    const agents = processesWith(providerOptions.agentCommand[1]!).filter((pid) => readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${WARM_SESSION}\0`));
     expect(agents).toHaveLength(1);
     const agentEnv = readFileSync(`/proc/${agents[0]}/environ`, 'latin1').split('\0');
     expect(agentEnv).toContain(`SVC_SANDBOX_TOKEN=${warmToken}`);
@@ -249,7 +251,8 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     expect(readdirSync(path.join(dir, 'home')).filter((f) => f.includes('assign'))).toEqual([]);
 
     // the next one warms in a slot of its own
-    const next = await waitFor('the next warm sandbox', async () => warmSlots(dataDir).find((n) => n !== warmSlot), 15_000);
+    await waitFor('the next warm sandbox', async () => provider.warmWaiting === 1 || undefined, 15_000);
+    const next = warmSlots(dataDir).find((n) => n !== warmSlot)!;
     expect(next).not.toBe(warmSlot);
 
     await provider.stopAll();
@@ -273,7 +276,8 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     const operator = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });
     const [slot] = await waitFor('a warm sandbox', async () => (warmSlots(dataDir).length === 1 ? warmSlots(dataDir) : undefined), 20_000);
     const inSlot = () => execFileSync('ip', ['netns', 'pids', `svcj-${slot}`], { encoding: 'utf8' }).split('\n').filter(Boolean);
-    expect(inSlot().length).toBeGreaterThan(0);
+    // its record comes first, then its network, then its launcher
+    await waitFor('its launcher running in the slot', async () => { try { return inSlot().length > 0 || undefined; } catch { return undefined; } }, 20_000);
     operator.kill('SIGKILL');
     // its launcher reads the end of its settings (the pipe closed) and ends, starting nothing
     await waitFor('the launcher gone', async () => inSlot().length === 0 || undefined, 10_000);
@@ -282,7 +286,7 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     await provider.sweepOnce();
     expect(existsSync(`/run/svc-jail/slots/${slot}.json`)).toBe(false);
     expect(existsSync(`/run/netns/svcj-${slot}`)).toBe(false);
-    await waitFor('its own warm sandbox', async () => warmSlots(dataDir).length === 1 || undefined, 15_000);
+    await waitFor('its own warm sandbox', async () => provider.warmWaiting === 1 || undefined, 15_000);
     await provider.stopAll();
     expect(warmSlots(dataDir)).toEqual([]);
   }, 60_000);

@@ -234,6 +234,11 @@ export class ProcessSandboxProvider implements SandboxProvider {
     return this.swept;
   }
 
+  /** How many warm sandboxes wait, ready to be given. */
+  get warmWaiting(): number {
+    return this.warm.length;
+  }
+
   /** Starts warm sandboxes until `warm` of them wait (in the background: a failure is only said). */
   private fillWarm(): void {
     const want = this.jail ? this.options.warm ?? 0 : 0;
@@ -295,8 +300,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
     const exports = shellExports(Object.fromEntries(Object.entries(this.jailedEnv(request)).filter(([key, value]) => base[key] !== value)));
     if (exports === null) return null;
     const sandbox = this.warm.shift();
+    this.fillWarm(); // the next one (also after one ended while it waited)
     if (!sandbox) return null;
-    this.fillWarm();
     await rm(dir, { recursive: true, force: true });
     await mkdir(path.dirname(dir), { recursive: true });
     await rename(sandbox.dir, dir);
