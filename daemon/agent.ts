@@ -39,14 +39,14 @@ const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SV
 // SPEC §2.6 is what the agent sees: the sandbox token stays (the sandbox-identity routes are the
 // agent's too, and it grants nothing beyond this session); the daemon's own local knobs go.
 const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
+/** How long after the engine is ready svc-agent loads the proxies' libraries (proxy-libs.ts). */
+const PROXY_LIBS_AFTER_READY_MS = 1_000;
 /**
  * opencode's own calls to the internet, off unless the sandbox's environment (a project secret)
  * says otherwise: a sandbox has no internet by default (docs/sandboxes.md), and the model list
  * fetch alone then costs every engine start about 1.7 s of failed attempts; the engine's version
  * is svc's to choose, never an update's.
  */
-/** How long after the engine is ready svc-agent loads the proxies' libraries (proxy-libs.ts). */
-const PROXY_LIBS_AFTER_READY_MS = 1_000;
 export const ENGINE_OFFLINE_DEFAULTS: Readonly<Record<string, string>> = { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' };
 
 export class Agent {

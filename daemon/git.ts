@@ -1,6 +1,6 @@
 // The session workspace: clone, branch checkout, refresh (fast-forward only) and status for health.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { redactUrls } from '../src/lib/redact-url.js';
 
@@ -201,19 +201,29 @@ export class Workspace {
   }
 }
 
-/** HEAD's branch ('HEAD' when detached, as `git rev-parse --abbrev-ref` says) and commit, from the files of `gitDir`; null when git must say. */
+const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/**
+ * HEAD's branch ('HEAD' when detached, as `git rev-parse --abbrev-ref` says) and commit, from the
+ * files of `gitDir`; null when git must say. The agent owns these files: only regular files are
+ * read (a FIFO would block svc-agent), and only what looks like an object id is believed.
+ */
 export function readHead(gitDir: string): { branch: string; commit: string } | null {
-  const text = (file: string) => { try { return readFileSync(path.join(gitDir, file), 'utf8'); } catch { return null; } };
-  const head = text('HEAD')?.trim();
+  const text = (file: string) => {
+    const full = path.join(gitDir, file);
+    try { return lstatSync(full).isFile() ? readFileSync(full, 'utf8').trim() : null; } catch { return null; }
+  };
+  const head = text('HEAD');
   if (!head) return null;
-  if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head)) return { branch: 'HEAD', commit: head };
+  if (OBJECT_ID.test(head)) return { branch: 'HEAD', commit: head };
   const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
   if (!ref || ref.split('/').includes('..')) return null;
-  const loose = text(ref)?.trim();
-  if (loose && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return { branch: ref.slice('refs/heads/'.length), commit: loose };
+  const branch = ref.slice('refs/heads/'.length);
+  const loose = text(ref);
+  if (loose && OBJECT_ID.test(loose)) return { branch, commit: loose };
   for (const line of (text('packed-refs') ?? '').split('\n')) {
     const [sha, name] = line.split(' ');
-    if (name === ref && sha && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return { branch: ref.slice('refs/heads/'.length), commit: sha };
+    if (name === ref && sha && OBJECT_ID.test(sha)) return { branch, commit: sha };
   }
   return null; // an unborn branch, or something git knows better
 }

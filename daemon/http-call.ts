@@ -22,16 +22,21 @@ export interface HttpAnswer {
   body: string;
 }
 
+/** The URL and the module that speaks its protocol. */
+function target(url: string): { target: URL; client: typeof http | typeof https } {
+  const parsed = new URL(url);
+  return { target: parsed, client: parsed.protocol === 'https:' ? https : http };
+}
+
 /** Calls `url` and reads the whole answer; a refused or cut connection or the timeout rejects with node's words. */
 export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAnswer> {
-  const target = new URL(url);
-  const client = target.protocol === 'https:' ? https : http;
+  const { target: to, client } = target(url);
   return new Promise((resolveCall, rejectCall) => {
     let timer: NodeJS.Timeout | undefined = undefined;
     const resolve = (answer: HttpAnswer) => { clearTimeout(timer); resolveCall(answer); };
     const reject = (error: Error) => { clearTimeout(timer); rejectCall(error); };
     const headers = { ...options.headers, ...(options.body !== undefined ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}) };
-    const req = client.request(target, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
+    const req = client.request(to, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
@@ -49,11 +54,10 @@ export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAns
  * Answers other than 200 reject with their status.
  */
 export function httpStream(url: string, headers: Record<string, string>, signal: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<void> {
-  const target = new URL(url);
-  const client = target.protocol === 'https:' ? https : http;
+  const { target: to, client } = target(url);
   return new Promise((resolve, reject) => {
     if (signal.aborted) return resolve();
-    const req = client.request(target, { headers, agent: false }, (res) => {
+    const req = client.request(to, { headers, agent: false }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return reject(new Error(`answered ${res.statusCode}`));

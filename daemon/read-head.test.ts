@@ -2,7 +2,7 @@
 // --abbrev-ref HEAD` says, or leave it to git.
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readHead } from './git.js';
@@ -41,5 +41,16 @@ describe('readHead', () => {
     const worktree = path.join(root, 'worktree');
     git(repo, 'worktree', 'add', '-q', worktree, 'main');
     expect(readHead(path.join(worktree, '.git'))).toBeNull();
+  });
+
+  it('what the agent made of its .git that is no regular file (a FIFO, a link) is left to git, without blocking', () => {
+    const fake = path.join(root, 'fake-git');
+    mkdirSync(path.join(fake, 'refs', 'heads'), { recursive: true });
+    execFileSync('mkfifo', [path.join(fake, 'HEAD')]);
+    expect(readHead(fake)).toBeNull();
+    rmSync(path.join(fake, 'HEAD'));
+    writeFileSync(path.join(fake, 'HEAD'), 'ref: refs/heads/x\n');
+    symlinkSync('/etc/hostname', path.join(fake, 'refs', 'heads', 'x'));
+    expect(readHead(fake)).toBeNull();
   });
 });

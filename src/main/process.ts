@@ -11,11 +11,13 @@ export function envString(name: string, fallback?: string): string {
   throw new Error(`${name} is not set`);
 }
 
-export function envInt(name: string, fallback: number, min = 0): number {
-  const raw = process.env[name]?.trim();
+export function envInt(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name]?.trim();
   if (!raw) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}, got ${JSON.stringify(raw)}`);
+  }
   return value;
 }
 

@@ -10,7 +10,7 @@ import { sandboxJail } from './sandbox-jail.js';
 import type { Project } from '../resources/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiBaseUrl, KubernetesSandboxProvider, kubernetesSettingsFromEnv, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
-import { envString } from './process.js';
+import { envInt, envString } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES } from '../lib/sandbox-stop.js';
 
 /** The package root: this file runs as dist/src/main/sandboxes.js. */
@@ -62,17 +62,10 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     pathPrepend: [binDir],
     isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, PACKAGE_ROOT, env),
     // SVC_SANDBOX_WARM: jailed sandboxes started ahead of their session (docs/sandboxes.md "Warm sandboxes")
-    warm: warmSandboxes(env.SVC_SANDBOX_WARM),
+    warm: envInt('SVC_SANDBOX_WARM', 1, 0, 16, env),
   });
   // leftovers of a crashed svc dev (jail slots no live sandbox holds) go at start
   void provider.sweepOnce();
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
 }
 
-/** SVC_SANDBOX_WARM: a whole number from 0 to 16 (default 1). */
-function warmSandboxes(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return 1;
-  const count = Number(value);
-  if (!Number.isInteger(count) || count < 0 || count > 16) throw new Error(`SVC_SANDBOX_WARM must be a whole number from 0 to 16, got ${JSON.stringify(value)}`);
-  return count;
-}

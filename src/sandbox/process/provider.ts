@@ -20,7 +20,7 @@ import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
-import type { Jail, JailSlot } from '../../lib/jail/index.js';
+import type { Jail, JailSlot, Volume } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
@@ -49,9 +49,9 @@ export interface ProcessProviderOptions {
    */
   isolation: Jail | 'none';
   /**
-   * Jailed sandboxes kept started ahead of their session (default 1; 0: none): a jail slot and a
-   * loaded svc-agent waiting for its session's settings, so that a start does not wait for them
-   * (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
+   * Jailed sandboxes kept started ahead of their session (default 0: none): a jail slot, its
+   * folders and a launcher waiting for its session's settings, so that a start does not wait for
+   * them (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
    */
   warm?: number;
 }
@@ -77,9 +77,9 @@ const WARM_DIR = '.warm';
  * What a warm sandbox runs until its session comes: a shell that reads the session's settings
  * from its stdin (a pipe from the operator: never argv or a file) and then becomes svc-agent
  * (exec: the same process, with the whole environment, as a sandbox started for its session
- * has). An operator gone before that closes the pipe: the shell ends, starting nothing.
+ * has). An operator gone before that closes the pipe: the shell ends, starting nothing. (stdin
+ * is a socket: `cat` reads it, where `. /dev/stdin` cannot open it.)
  */
-// (stdin is a socket: `cat` reads it, where `. /dev/stdin` cannot open it)
 const WARM_LAUNCHER = ['/bin/sh', '-c', 'eval "$(cat)" && [ -n "$SVC_SESSION_ID" ] && exec "$@"', 'svc-warm-sandbox'];
 
 /** A jailed sandbox started ahead of its session (its slot, folders and launcher), waiting for its settings. */
@@ -87,8 +87,8 @@ interface WarmSandbox {
   dir: string;
   slot: JailSlot;
   child: ChildProcess;
-  /** The Sandbox it was given to, once given (its exit is then that Sandbox's). */
-  ref: SandboxRef | null;
+  /** Given to a Sandbox: its exit is then that Sandbox's (watchExit). */
+  given: boolean;
 }
 
 /** `export NAME='value'` lines for sh; null when a name is not one sh can export. */
@@ -266,14 +266,10 @@ export class ProcessSandboxProvider implements SandboxProvider {
       await jail.release(slot).catch(() => undefined);
       throw error;
     }
-    const sandbox: WarmSandbox = { dir, slot, child, ref: null };
+    const sandbox: WarmSandbox = { dir, slot, child, given: false };
     child.stdin!.on('error', () => undefined); // gone early: its exit says so
     child.once('exit', () => {
-      if (sandbox.ref) {
-        const { namespace, name, uid } = sandbox.ref;
-        for (const listener of this.exitListeners) listener({ namespace, name, uid });
-        return;
-      }
+      if (sandbox.given) return;
       // ended while waiting: given to nobody; its slot and folder go
       const index = this.warm.indexOf(sandbox);
       if (index >= 0) this.warm.splice(index, 1);
@@ -302,11 +298,12 @@ export class ProcessSandboxProvider implements SandboxProvider {
     const sandbox = this.warm.shift();
     this.fillWarm(); // the next one (also after one ended while it waited)
     if (!sandbox) return null;
+    sandbox.given = true;
+    this.watchExit(sandbox.child, request);
     await rm(dir, { recursive: true, force: true });
     await mkdir(path.dirname(dir), { recursive: true });
     await rename(sandbox.dir, dir);
     sandbox.dir = dir;
-    sandbox.ref = { namespace: request.namespace, name: request.name, uid: request.uid };
     sandbox.slot = await this.jail!.rename(sandbox.slot, `${request.namespace}/${request.name}`);
     sandbox.child.stdin!.end(exports);
     return { pid: sandbox.child.pid!, address: `${sandbox.slot.address}:${DAEMON_PORT}`, slot: sandbox.slot.index };
@@ -378,9 +375,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /** A jailed sandbox's environment; without a request, what every one has (a warm sandbox's before its session). */
   private jailedEnv(request: SandboxRequest | null): Record<string, string> {
-    const bins = (this.options.pathPrepend ?? []).map((_, i) => (i === 0 ? BIN_DIR : `${BIN_DIR}${i}`));
     return {
-      ...this.baseEnv(request, bins),
+      ...this.baseEnv(request, this.binMounts().map((b) => b.target)),
       HOME: ENGINE_HOME,
       SVC_WORKSPACE: WORKSPACE,
       SVC_ENGINE_HOME: ENGINE_HOME,
@@ -403,8 +399,13 @@ export class ProcessSandboxProvider implements SandboxProvider {
   }
 
   /** `argv` (svc-agent) in `slot`, with `dir`'s workspace and home, its output to `dir`'s daemon.log. */
+  /** Where a jailed sandbox sees the directories put first on its PATH (pathPrepend): /opt/svc/bin, /opt/svc/bin1, ... */
+  private binMounts(): Volume[] {
+    return (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
+  }
+
   private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<ChildProcess> {
-    const bins = (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
+    const bins = this.binMounts();
     const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
     try {
       const child = await this.jail!.spawn(slot, {
