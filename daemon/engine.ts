@@ -28,9 +28,11 @@ export interface SupervisorOptions {
 
 /** How often a booting engine is asked whether it answers: a session's start waits for this (a refused connection costs little). */
 const BOOT_PROBE_INTERVAL_MS = 10;
-/** The readiness probe's first wait for an answer, doubled per probe that timed out, up to PROBE_TIMEOUT_MS. */
-const FIRST_PROBE_TIMEOUT_MS = 200;
+/** How often while earlier probes wait for their answer (an engine that accepted them and answers nothing yet). */
+const WAITING_PROBE_INTERVAL_MS = 50;
 const PROBE_TIMEOUT_MS = 2_000;
+/** Probes waiting at once, at most: one per WAITING_PROBE_INTERVAL_MS over a PROBE_TIMEOUT_MS. */
+const MAX_WAITING_PROBES = PROBE_TIMEOUT_MS / WAITING_PROBE_INTERVAL_MS;
 
 /** Basic-auth user name opencode expects with OPENCODE_SERVER_PASSWORD. */
 export const ENGINE_USER = 'opencode';
@@ -166,27 +168,42 @@ export class EngineSupervisor {
 
   private async waitReady(generation: number, child: ChildProcess): Promise<void> {
     const deadline = Date.now() + this.options.bootTimeoutMs;
-    // opencode accepts connections before it answers them: a probe sent then is never answered.
-    // A short wait gives it up and asks again (a 2 s one cost every opencode start ~1.7 s);
-    // probes that keep timing out wait longer each time, for an engine that is merely slow.
-    let probeTimeoutMs = FIRST_PROBE_TIMEOUT_MS;
+    // opencode accepts connections before it answers them, and a probe sent then is never
+    // answered: so a probe does not wait for the one before it. A new one goes out every
+    // interval while earlier ones wait (each up to PROBE_TIMEOUT_MS, for an engine merely slow to
+    // answer), and the first answer counts. (Waiting for each in turn cost opencode's starts up
+    // to 400 ms, and 1.7 s with a 2 s wait.)
+    let ready = false;
+    let waiting = 0;
+    let answered!: () => void;
+    const readySeen = new Promise<void>((resolve) => { answered = resolve; });
     while (generation === this.generation && this.child === child) {
-      const probe = await this.answersWithPassword(probeTimeoutMs);
-      if (probe === 'ready') {
-        if (generation !== this.generation) return;
+      if (waiting < MAX_WAITING_PROBES) {
+        waiting++;
+        const probe = this.answersWithPassword(PROBE_TIMEOUT_MS).then((outcome) => {
+          waiting--;
+          if (outcome === 'ready') { ready = true; answered(); }
+          return 'answered' as const;
+        });
+        // refused or answered: the next one shortly; still waiting: the next one meanwhile
+        const first = await Promise.race([probe, sleep(WAITING_PROBE_INTERVAL_MS), readySeen]);
+        if (first === 'answered' && !ready) await Promise.race([sleep(BOOT_PROBE_INTERVAL_MS), readySeen]);
+      } else {
+        await Promise.race([sleep(WAITING_PROBE_INTERVAL_MS), readySeen]);
+      }
+      if (ready) {
+        if (generation !== this.generation || this.child !== child) return;
         this.state = 'ready';
         this.lastError = null;
         for (const listener of this.readyListeners) listener();
         return;
       }
-      if (probe === 'timed-out') probeTimeoutMs = Math.min(probeTimeoutMs * 2, PROBE_TIMEOUT_MS);
       if (Date.now() > deadline) {
         this.lastError = `engine not ready after ${this.options.bootTimeoutMs} ms`;
         this.explained.add(child);
         killGroup(child, 'SIGKILL');
         return;
       }
-      await sleep(BOOT_PROBE_INTERVAL_MS);
     }
   }
 

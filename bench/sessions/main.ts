@@ -39,20 +39,31 @@ function freePort(): Promise<number> {
 }
 
 /**
- * The floor: an engine's own start (spawn -> GET /global/health answers), probed as svc-agent
- * probes it: a short wait per probe (opencode never answers a request it accepted while starting).
+ * When `url` first answers 200: a probe every 5 ms, none waiting for another (opencode never
+ * answers a request it accepted while starting, and answers those that come later), each waiting
+ * up to 2 s for its answer. Probes at least as eagerly as svc-agent does (daemon/engine.ts).
  */
+function firstAnswer(url: string): Promise<void> {
+  return new Promise((resolve) => {
+    let answered = false;
+    const probe = () => {
+      if (answered) return;
+      fetch(url, { signal: AbortSignal.timeout(2000) }).then((res) => {
+        if (res.ok && !answered) { answered = true; resolve(); }
+      }, () => undefined);
+      setTimeout(probe, 5);
+    };
+    probe();
+  });
+}
+
+/** The floor: an engine's own start (spawn -> GET /global/health answers). */
 async function engineStart(argv: (port: number) => string[], home: string): Promise<number> {
   const port = await freePort();
   const started = performance.now();
   const [command, ...args] = argv(port);
   const child = spawn(command!, args, { env: { PATH: process.env.PATH, HOME: home, ...OPENCODE_OFFLINE }, stdio: 'ignore' });
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/global/health`, { signal: AbortSignal.timeout(200) })).ok) break;
-    } catch { /* not yet */ }
-    await sleep(5);
-  }
+  await firstAnswer(`http://127.0.0.1:${port}/global/health`);
   const ms = performance.now() - started;
   child.kill();
   return ms;
@@ -78,12 +89,7 @@ async function jailedEngineStart(jail: Jail, engine: string, owner: string): Pro
     argv: [process.execPath, engine, '--port', String(port)], cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'ignore'],
     env: { PATH: '/usr/bin:/bin', HOME: '/tmp', FIXTURE_ENGINE_HOST: '0.0.0.0' },
   });
-  for (;;) {
-    try {
-      if ((await fetch(`http://${slot.address}:${port}/global/health`, { signal: AbortSignal.timeout(500) })).ok) break;
-    } catch { /* not yet */ }
-    await sleep(5);
-  }
+  await firstAnswer(`http://${slot.address}:${port}/global/health`);
   const total = performance.now() - started;
   const releasing = performance.now();
   await jail.terminate(slot, child.pid!, 2000);
