@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { signContextHeader, type ContextScope } from '../../src/lib/context-header.js';
+import { warmEnvironment } from '../../src/lib/warm-sandbox.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TOKEN = 'sandbox-token-for-tests-0123456789';
@@ -118,29 +119,34 @@ export interface DaemonProcess {
 
 export interface DaemonDirs { workspace: string; home: string }
 
-/** Starts the daemon with the fixture engine unless `env.SVC_ENGINE_COMMAND` says otherwise. */
-export async function startDaemon(dirs: DaemonDirs, env: Record<string, string> = {}): Promise<DaemonProcess> {
+/**
+ * Starts the daemon with the fixture engine unless `env.SVC_ENGINE_COMMAND` says otherwise;
+ * `warm`: as a warm sandbox starts it, loaded first, then given its settings on stdin.
+ */
+export async function startDaemon(dirs: DaemonDirs, env: Record<string, string> = {}, options: { warm?: boolean } = {}): Promise<DaemonProcess> {
   const { daemon, fixtureEngine } = await buildArtifacts();
   const enginePort = env.SVC_ENGINE_PORT ?? String(await freePort());
+  const settings: Record<string, string> = {
+    PATH: process.env.PATH!,
+    SVC_PROJECT_ID: PROJECT_ID,
+    SVC_SESSION_ID: SESSION_ID,
+    SVC_SANDBOX_TOKEN: TOKEN,
+    SVC_SERVICE_HOST: '127.0.0.1',
+    SVC_SERVICE_PORT: '0',
+    SVC_WORKSPACE: dirs.workspace,
+    SVC_ENGINE_HOME: dirs.home,
+    SVC_ENGINE_PORT: enginePort,
+    SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
+    SVC_ENGINE_RESTART_BACKOFF_MS: '50',
+    SVC_ENGINE_BOOT_TIMEOUT_MS: '20000',
+    ...env,
+  };
   const child = spawn(process.execPath, [daemon], {
     cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      SVC_PROJECT_ID: PROJECT_ID,
-      SVC_SESSION_ID: SESSION_ID,
-      SVC_SANDBOX_TOKEN: TOKEN,
-      SVC_SERVICE_HOST: '127.0.0.1',
-      SVC_SERVICE_PORT: '0',
-      SVC_WORKSPACE: dirs.workspace,
-      SVC_ENGINE_HOME: dirs.home,
-      SVC_ENGINE_PORT: enginePort,
-      SVC_ENGINE_COMMAND: `'${process.execPath}' '${fixtureEngine}' --port {port}`,
-      SVC_ENGINE_RESTART_BACKOFF_MS: '50',
-      SVC_ENGINE_BOOT_TIMEOUT_MS: '20000',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.warm ? warmEnvironment({ PATH: settings.PATH! }) : settings,
+    stdio: [options.warm ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
+  if (options.warm) setTimeout(() => child.stdin!.end(JSON.stringify(settings)), 200); // once loaded
   let output = '';
   child.stderr!.on('data', (d: Buffer) => { output += d.toString(); });
   const port = await new Promise<number>((resolve, reject) => {

@@ -4,7 +4,7 @@
 // sandbox, delete removes its jail too. The repository is a sandbox mount (no git gateway here).
 import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProcessSandboxProvider } from '../../src/sandbox/process/index.js';
@@ -180,6 +180,24 @@ describe('process provider', () => {
   }, 60_000);
 });
 
+/** The node processes (not the jail's launchers, whose argv and environment are alike) whose argv has `marker` and whose environment `entry`. */
+function nodesWith(marker: string, entry: string): number[] {
+  return processesWith(marker).filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/exe`) === process.execPath && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`${entry}\0`);
+    } catch { return false; }
+  });
+}
+
+/** The distinct nice values of `pid`'s threads (proc(5): field 19 of each task's stat). */
+function niceness(pid: number): number[] {
+  const values = readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
+  });
+  return [...new Set(values)];
+}
+
 /** The jail slots of `dataDir` that warm sandboxes hold (their records name them `.warm/<id>`). */
 function warmSlots(dataDir: string): number[] {
   return readdirSync('/run/svc-jail/slots').flatMap((file) => {
@@ -216,6 +234,12 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     const [warmSlot] = warmSlots(dataDir);
     expect(warmSlots(dataDir)).toHaveLength(1);
     expect(readdirSync(path.join(dataDir, '.warm'))).toHaveLength(1);
+    // svc-agent itself waits, loaded, yielding the CPU to sandboxes at work
+    const waiting = await waitFor('the warm svc-agent', async () => {
+      const found = nodesWith(providerOptions.agentCommand[1]!, 'SVC_AGENT_SETTINGS=stdin');
+      return found.length === 1 ? found[0] : undefined;
+    }, 15_000);
+    expect(niceness(waiting)).toEqual([19]);
 
     const request = warmRequest();
     const started = await provider.ensure(request);
@@ -229,19 +253,24 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     }, 30_000);
     expect(health.repository?.branch).toBe(WARM_SESSION);
 
-    // svc-agent itself (the launcher became it) carries the environment a cold start gives it,
-    // and the engine sees the secret's value as it was, quotes, newline and all
-    const agents = processesWith(providerOptions.agentCommand[1]!).filter((pid) => readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${WARM_SESSION}\0`));
-    expect(agents).toHaveLength(1);
-    const agentEnv = readFileSync(`/proc/${agents[0]}/environ`, 'latin1').split('\0');
+    // that svc-agent shows the environment a cold start gives it, and runs at the usual priority
+    // now, as its engine does; the engine sees the secret's value as it was, quotes, newline and all
+    const agents = nodesWith(providerOptions.agentCommand[1]!, `SVC_SESSION_ID=${WARM_SESSION}`);
+    expect(agents).toEqual([waiting]);
+    const agentEnv = readFileSync(`/proc/${waiting}/environ`, 'latin1').split('\0');
     expect(agentEnv).toContain(`SVC_SANDBOX_TOKEN=${warmToken}`);
     expect(agentEnv).toContain('HOME=/opt/svc/home');
+    expect(agentEnv.filter((e) => e.startsWith('SVC_AGENT_SETTINGS='))).toEqual([]);
+    expect(niceness(waiting)).toEqual([0]);
+    const engines = nodesWith(fixtureEnginePath, `SVC_SESSION_ID=${WARM_SESSION}`);
+    expect(engines).toHaveLength(1);
+    expect(niceness(engines[0]!)).toEqual([0]);
     const engineEnv = (await (await fetch(`http://${started.address}/fixture/env`, {
       headers: { 'x-svc-user-context': signContextHeader(warmToken, { sub: '00000000-0000-4000-8000-000000000001', sid: WARM_SESSION, scope: '*' }) },
     })).json()) as Record<string, string>;
     expect(engineEnv.QUOTED).toBe("it's \"quoted\" $HOME `x`\nline two");
     expect(engineEnv.SVC_CLI_TOKEN).toBe('svc_warmclitoken');
-    for (const pid of [...processesWith('svc-warm-sandbox'), ...agents]) {
+    for (const pid of agents) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       expect(argv).not.toContain(warmToken);
       expect(argv).not.toContain('svc_warmclitoken');
@@ -265,7 +294,27 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     await provider.delete(request);
   }, 90_000);
 
-  it('an operator killed while a sandbox waits: the launcher ends with it, and the next operator frees its slot', async () => {
+  it('a session whose environment is larger than a warm sandbox keeps room for starts cold, and the warm one keeps waiting', async () => {
+    const dataDir = path.join(tmp, 'warm-too-large');
+    const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
+    await provider.sweepOnce();
+    await waitFor('a warm sandbox ready to be given', async () => provider.warmWaiting === 1 || undefined, 15_000);
+    const [warmSlot] = warmSlots(dataDir);
+    const request = warmRequest();
+    const large = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`LARGE_${i}`, `${i}`.repeat(100 * 1024)]));
+    const started = await provider.ensure({ ...request, secretEnv: { ...request.secretEnv, ...large } });
+    const slot = (JSON.parse(readFileSync(path.join(dataDir, 'default', WARM_SESSION, 'state.json'), 'utf8')) as { slot: number }).slot;
+    expect(slot).not.toBe(warmSlot);
+    expect(provider.warmWaiting).toBe(1);
+    await waitFor('engine ready', async () => ((await readDaemonHealth(started.address!))?.engine.state === 'ready') || undefined, 30_000);
+    const agents = nodesWith(providerOptions.agentCommand[1]!, `SVC_SESSION_ID=${WARM_SESSION}`);
+    expect(agents).toHaveLength(1);
+    expect(readFileSync(`/proc/${agents[0]}/environ`, 'latin1').split('\0')).toContain(`LARGE_3=${large.LARGE_3}`);
+    await provider.stopAll();
+    await provider.delete(request);
+  }, 90_000);
+
+  it('an operator killed while a sandbox waits: its svc-agent ends with it, and the next operator frees its slot', async () => {
     const dataDir = path.join(tmp, 'warm-crash');
     const script = path.join(tmp, 'warm-operator.mts'); // ESM (top-level await) wherever tmp is
     writeFileSync(script, `
@@ -278,11 +327,11 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     const operator = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });
     const [slot] = await waitFor('a warm sandbox', async () => (warmSlots(dataDir).length === 1 ? warmSlots(dataDir) : undefined), 20_000);
     const inSlot = () => execFileSync('ip', ['netns', 'pids', `svcj-${slot}`], { encoding: 'utf8' }).split('\n').filter(Boolean);
-    // its record comes first, then its network, then its launcher
-    await waitFor('its launcher running in the slot', async () => { try { return inSlot().length > 0 || undefined; } catch { return undefined; } }, 20_000);
+    // its record comes first, then its network, then its svc-agent
+    await waitFor('its svc-agent running in the slot', async () => { try { return inSlot().length > 0 || undefined; } catch { return undefined; } }, 20_000);
     operator.kill('SIGKILL');
-    // its launcher reads the end of its settings (the pipe closed) and ends, starting nothing
-    await waitFor('the launcher gone', async () => inSlot().length === 0 || undefined, 10_000);
+    // its svc-agent reads the end of its settings (the pipe closed) and ends, starting nothing
+    await waitFor('its svc-agent gone', async () => inSlot().length === 0 || undefined, 10_000);
     // the next operator (a new provider) frees the slot and the folder, and warms its own
     const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
     await provider.sweepOnce();

@@ -5,6 +5,7 @@
 // src/localcluster may import it. docs/sandboxes.md is the threat model.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { jailCommand, type Volume } from './bwrap.js';
 import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
@@ -51,6 +52,8 @@ export interface JailLaunch {
   stdio: readonly ('ignore' | 'pipe' | 'inherit' | number)[];
   /** Its own process group, to outlive its parent (the process provider's sandboxes do). */
   detached?: boolean;
+  /** Its CPU priority, nice(1)'s (default 0): a sandbox made ahead of its session yields to those at work. */
+  niceness?: number;
 }
 
 /** The gateway address of a subnet: where the API listens for sandboxes. */
@@ -124,7 +127,8 @@ export class Jail {
       argv: launch.argv,
       readOnlyTmp: launch.readOnlyTmp,
     });
-    const child = spawn(argv[0]!, argv.slice(1), {
+    const command = launch.niceness ? ['nice', '-n', String(launch.niceness), ...argv] : argv;
+    const child = spawn(command[0]!, command.slice(1), {
       // a network namespace of its own: every port on its loopback is its own (daemon/own-ports.ts)
       env: { ...launch.env, SVC_SANDBOX_OWN_NETWORK: '1' },
       stdio: [...launch.stdio.slice(0, 3), 'pipe'],
@@ -138,6 +142,25 @@ export class Jail {
     args.on('error', () => undefined); // bwrap gone early: its exit says why
     args.end(fd3);
     return child;
+  }
+
+  /**
+   * Gives every process of the sandbox started as `pid` (every thread: nice(1) is per thread) the
+   * CPU priority `niceness`: a sandbox started with a lower one, once it is wanted. Again until
+   * no new process shows, for one forked meanwhile by a parent not yet changed.
+   */
+  setNiceness(pid: number, niceness: number): void {
+    const changed = new Set<number>();
+    for (let pass = 0; pass < 3; pass++) {
+      const fresh = descendants(pid, childrenMap()).filter((p) => !changed.has(p));
+      if (fresh.length === 0) return;
+      for (const p of fresh) {
+        changed.add(p);
+        let threads: string[];
+        try { threads = readdirSync(`/proc/${p}/task`); } catch { continue; } // gone
+        for (const thread of threads) { try { os.setPriority(Number(thread), niceness); } catch { /* gone */ } }
+      }
+    }
   }
 
   /** Whether `pid` is the launcher of the sandbox in `slot` (a recycled pid is not). */
@@ -186,7 +209,14 @@ function childrenMap(): Map<number, number[]> {
   return children;
 }
 
-const LAUNCHERS = new Set(['nsenter', 'bwrap', 'setpriv']);
+const LAUNCHERS = new Set(['nice', 'nsenter', 'bwrap', 'setpriv']);
+
+/** `root` and every process below it. */
+function descendants(root: number, children: Map<number, number[]>): number[] {
+  const found = [root];
+  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]!) ?? []));
+  return found;
+}
 
 /** The first process below `root` that is not part of the jail's machinery (the sandbox's main program). */
 export function payloadPid(root: number): number | undefined {

@@ -23,6 +23,7 @@ import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
 import type { Jail, JailSlot, Volume } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
+import { fitsWarm, warmEnvironment } from '../../lib/warm-sandbox.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 
 export interface ProcessProviderOptions {
@@ -50,8 +51,8 @@ export interface ProcessProviderOptions {
   isolation: Jail | 'none';
   /**
    * Jailed sandboxes kept started ahead of their session (default 0: none): a jail slot, its
-   * folders and a launcher waiting for its session's settings, so that a start does not wait for
-   * them (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
+   * folders and svc-agent loaded, waiting for its session's settings, so that a start does not
+   * wait for them (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
    */
   warm?: number;
 }
@@ -73,32 +74,16 @@ const BIN_DIR = '/opt/svc/bin';
 const DAEMON_PORT = 8000;
 /** Where warm sandboxes wait (`<dataDir>/.warm/<id>`): skipped by sandboxDirs(), like every dot folder. */
 const WARM_DIR = '.warm';
-/**
- * What a warm sandbox runs until its session comes: a shell that reads the session's settings
- * from its stdin (a pipe from the operator: never argv or a file) and then becomes svc-agent
- * (exec: the same process, with the whole environment, as a sandbox started for its session
- * has). An operator gone before that closes the pipe: the shell ends, starting nothing. (stdin
- * is a socket: `cat` reads it, where `. /dev/stdin` cannot open it.)
- */
-const WARM_LAUNCHER = ['/bin/sh', '-c', 'eval "$(cat)" && [ -n "$SVC_SESSION_ID" ] && exec "$@"', 'svc-warm-sandbox'];
+/** A warm sandbox's CPU priority while it waits: made meanwhile, it yields to the sessions starting. */
+const WARM_NICENESS = 19;
 
-/** A jailed sandbox started ahead of its session (its slot, folders and launcher), waiting for its settings. */
+/** A jailed sandbox started ahead of its session (its slot, folders and svc-agent), waiting for its settings. */
 interface WarmSandbox {
   dir: string;
   slot: JailSlot;
   child: ChildProcess;
   /** Given to a Sandbox: its exit is then that Sandbox's (watchExit). */
   given: boolean;
-}
-
-/** `export NAME='value'` lines for sh; null when a name is not one sh can export. */
-function shellExports(env: Record<string, string>): string | null {
-  const lines = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return null;
-    lines.push(`export ${name}='${value.replace(/'/g, `'\\''`)}'`);
-  }
-  return `${lines.join('\n')}\n`;
 }
 
 function running(pid: number): boolean {
@@ -261,7 +246,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
     const slot = await jail.allocate(this.owner, path.relative(this.options.dataDir, dir), [DAEMON_PORT]);
     let child: ChildProcess;
     try {
-      child = await this.spawnJailed(slot, dir, this.jailedEnv(null), [...WARM_LAUNCHER, ...this.options.agentCommand], 'pipe');
+      // svc-agent itself, loaded, reads its session's settings from the pipe (src/lib/warm-sandbox.ts)
+      child = await this.spawnJailed(slot, dir, warmEnvironment(this.jailedEnv(null)), this.options.agentCommand, 'pipe', WARM_NICENESS);
     } catch (error) {
       await jail.release(slot).catch(() => undefined);
       throw error;
@@ -280,7 +266,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   private async stopWarm(sandbox: WarmSandbox): Promise<void> {
     const jail = this.jail!;
-    sandbox.child.stdin?.destroy(); // the launcher ends without starting svc-agent
+    sandbox.child.stdin?.destroy(); // svc-agent ends without starting a session
     await jail.terminate(sandbox.slot, sandbox.child.pid!, 0).catch(() => undefined);
     await jail.release(sandbox.slot).catch(() => undefined);
     await rm(sandbox.dir, { recursive: true, force: true });
@@ -288,13 +274,14 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /**
    * Gives a warm sandbox to `request` in `dir` (nothing of an earlier sandbox there): its folder
-   * becomes the sandbox's (the jail's mounts follow the rename), then its launcher gets the
-   * session's settings and becomes svc-agent. Null when none waits.
+   * becomes the sandbox's (the jail's mounts follow the rename), then its svc-agent gets the
+   * session's settings (what its environment lacks). Null when none waits.
    */
   private async giveWarm(request: SandboxRequest, dir: string): Promise<Omit<SandboxState, 'uid' | 'startedAt'> | null> {
     const base = this.jailedEnv(null);
-    const exports = shellExports(Object.fromEntries(Object.entries(this.jailedEnv(request)).filter(([key, value]) => base[key] !== value)));
-    if (exports === null) return null;
+    const env = this.jailedEnv(request);
+    if (!fitsWarm(base, env)) return null;
+    const settings = Object.fromEntries(Object.entries(env).filter(([key, value]) => base[key] !== value));
     const sandbox = this.warm.shift();
     this.fillWarm(); // the next one (also after one ended while it waited)
     if (!sandbox) return null;
@@ -305,7 +292,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
     await rename(sandbox.dir, dir);
     sandbox.dir = dir;
     sandbox.slot = await this.jail!.rename(sandbox.slot, `${request.namespace}/${request.name}`);
-    sandbox.child.stdin!.end(exports);
+    this.jail!.setNiceness(sandbox.child.pid!, 0);
+    sandbox.child.stdin!.end(JSON.stringify(settings));
     return { pid: sandbox.child.pid!, address: `${sandbox.slot.address}:${DAEMON_PORT}`, slot: sandbox.slot.index };
   }
 
@@ -404,7 +392,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
     return (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
   }
 
-  private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<ChildProcess> {
+  private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore', niceness = 0): Promise<ChildProcess> {
     const bins = this.binMounts();
     const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
     try {
@@ -415,6 +403,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
         volumes: [{ source: path.join(dir, 'workspace'), target: WORKSPACE, writable: true }, { source: path.join(dir, 'home'), target: ENGINE_HOME, writable: true }, ...bins],
         stdio: [stdin, log, log],
         detached: true,
+        niceness,
       });
       child.unref();
       return child;
