@@ -99,17 +99,24 @@ async function jailedEngineStart(jail: Jail, engine: string, owner: string): Pro
 
 /**
  * Sessions as the cluster shows them, through one watch (kubectl's `get sessions -w`): when each
- * was first seen `running` or `failed`. Unlike polling the REST API (every 20 ms, as the polled
- * rows do), it costs nothing while it waits: a poll is an API request, and ~20 of them per start
- * took a share of the two cores the start itself needs.
+ * was first seen in each status. Unlike polling the REST API (every 20 ms, as the polled rows do),
+ * it costs nothing while it waits: a poll is an API request, and ~20 of them per start took a
+ * share of the two cores the start itself needs.
  */
-function watchSessions(kubeconfig: string): { seen(id: string): Promise<{ status: string; at: number }>; close(): void } {
+function watchSessions(kubeconfig: string): { until(id: string, statuses: string[]): Promise<{ status: string; at: number }>; close(): void } {
   const config = YAML.parse(readFileSync(kubeconfig, 'utf8')) as {
     clusters: { cluster: { server: string; 'certificate-authority-data'?: string } }[]; users: { user: { token?: string } }[];
   };
   const { server, 'certificate-authority-data': caData } = config.clusters[0]!.cluster;
-  const seen = new Map<string, { status: string; at: number }>();
-  const waiting = new Map<string, (s: { status: string; at: number }) => void>();
+  const seen = new Map<string, Map<string, number>>();
+  const waiting = new Map<string, { statuses: string[]; resolve: (s: { status: string; at: number }) => void }>();
+  const settle = (id: string) => {
+    const wait = waiting.get(id);
+    const status = wait?.statuses.find((s) => seen.get(id)?.has(s));
+    if (!wait || !status) return;
+    waiting.delete(id);
+    wait.resolve({ status, at: seen.get(id)!.get(status)! });
+  };
   let buffer = '';
   const req = https.request(`${server}/apis/svc.dev/v1alpha1/sessions?watch=true`, {
     headers: { authorization: `Bearer ${config.users[0]!.user.token}` }, ca: caData ? Buffer.from(caData, 'base64') : undefined,
@@ -126,17 +133,17 @@ function watchSessions(kubeconfig: string): { seen(id: string): Promise<{ status
         const { object } = JSON.parse(line) as { object: { metadata: { name: string }; status?: { status?: string } } };
         const status = object.status?.status;
         const id = object.metadata.name;
-        if ((status === 'running' || status === 'failed') && !seen.has(id)) {
-          seen.set(id, { status, at });
-          waiting.get(id)?.(seen.get(id)!);
-        }
+        if (!status) continue;
+        const statuses = seen.get(id) ?? seen.set(id, new Map()).get(id)!;
+        if (!statuses.has(status)) statuses.set(status, at);
+        settle(id);
       }
     });
   });
   req.on('error', () => undefined);
   req.end();
   return {
-    seen: (id) => new Promise((resolve) => { const s = seen.get(id); if (s) resolve(s); else waiting.set(id, resolve); }),
+    until: (id, statuses) => new Promise((resolve) => { waiting.set(id, { statuses, resolve }); settle(id); }),
     close: () => req.destroy(),
   };
 }
@@ -147,6 +154,8 @@ interface DevBench {
   /** POST, then `running` as the watch sees it (polled: as GET shows it, every 20 ms). */
   untilRunning(mode?: 'watched' | 'polled'): Promise<{ id: string; ms: number }>;
   stopSession(id: string): Promise<void>;
+  /** POST .../stop, then `stopped` as the watch sees it (its sandbox gone). */
+  stopSessionAndWait(id: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -180,7 +189,7 @@ async function startDev(dataDir: string, repo: string, args: string[], extraEnv:
       const started = performance.now();
       const { session } = await call('POST', '', {});
       if (mode === 'watched') {
-        const { status, at } = await watch.seen(session.id);
+        const { status, at } = await watch.until(session.id, ['running', 'failed']);
         if (status === 'failed') throw new Error(`session failed: ${(await call('GET', `/${session.id}`)).session.reason}\n${output.slice(-3000)}`);
         return { id: session.id, ms: at - started };
       }
@@ -192,6 +201,10 @@ async function startDev(dataDir: string, repo: string, args: string[], extraEnv:
       }
     },
     async stopSession(id) { await call('POST', `/${id}/stop`); },
+    async stopSessionAndWait(id) {
+      await call('POST', `/${id}/stop`);
+      await watch.until(id, ['stopped', 'failed']);
+    },
     async stop() {
       watch.close();
       if (dev.exitCode !== null) return;
@@ -203,7 +216,9 @@ async function startDev(dataDir: string, repo: string, args: string[], extraEnv:
 
 /**
  * `runs` sessions one at a time on each of `devs`, alternating between them (so that a shared
- * machine's drift and warm-up weigh on both alike), each stopped before the next.
+ * machine's drift and warm-up weigh on both alike), each stopped before the next: its sandbox
+ * gone (its checkpoint written and pushed, its slot released), then a moment for what follows
+ * a stop. Before, the next start ran while the last one's stop did that work.
  */
 async function oneAtATime(devs: DevBench[], runs: number, mode: 'watched' | 'polled' = 'watched'): Promise<number[][]> {
   const times: number[][] = devs.map(() => []);
@@ -211,7 +226,8 @@ async function oneAtATime(devs: DevBench[], runs: number, mode: 'watched' | 'pol
     for (const [n, dev] of devs.entries()) {
       const { id, ms } = await dev.untilRunning(mode);
       times[n]!.push(ms);
-      await dev.stopSession(id);
+      await dev.stopSessionAndWait(id);
+      await sleep(300);
     }
   }
   return times;
@@ -297,11 +313,12 @@ repository cloned through the git gateway. Latency = POST /sessions -> the Sessi
 \`running\` as one watch on Sessions sees it (\`kubectl get sessions -w\`; Session Secret and CLI
 token written, Sandbox made or a warm one given, svc-agent started while the branch is pushed,
 cloned, engine started, its daemon's state event to the API, health read by the controllers).
-Until this run it was measured by polling \`GET /sessions/:id\` every 20 ms: about 20 API
-requests per start, whose CPU the start itself was waiting for on two cores; the polled row
-measures it that way again, for comparison. Isolated is svc dev's default (docs/sandboxes.md); the
-\`--unsafe-no-isolation\` rows run the same without the jail: a second svc dev, in the same run,
-sessions alternating between the two.
+The polled row measures it by polling \`GET /sessions/:id\` every 20 ms instead: about 20 API
+requests per start, whose CPU the start itself waits for on two cores. One at a time means the
+last session's stop is over (\`stopped\`: its checkpoint pushed, its sandbox gone) before the
+next starts; until 2026-11-29 the next started while that stop still ran. Isolated is svc dev's
+default (docs/sandboxes.md); the \`--unsafe-no-isolation\` rows run the same without the jail: a
+second svc dev, in the same run, sessions alternating between the two.
 
 | measure | median | p95 | × floor |
 |---|---|---|---|

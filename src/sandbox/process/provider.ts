@@ -76,6 +76,11 @@ const DAEMON_PORT = 8000;
 const WARM_DIR = '.warm';
 /** A warm sandbox's CPU priority while it waits: made meanwhile, it yields to the sessions starting. */
 const WARM_NICENESS = 19;
+/**
+ * The next warm sandbox is made this long after one was given: made at once, its svc-agent's load
+ * (about 60 ms of CPU) competed with the start that took the last one, on two cores a loss.
+ */
+const WARM_REFILL_DELAY_MS = 1_000;
 
 /** A jailed sandbox started ahead of its session (its slot, folders and svc-agent), waiting for its settings. */
 interface WarmSandbox {
@@ -152,6 +157,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
   /** Warm sandboxes ready to be given, and how many are being made. */
   private readonly warm: WarmSandbox[] = [];
   private readonly warming = new Set<Promise<void>>();
+  private refill: NodeJS.Timeout | null = null;
   private stopping = false;
 
   constructor(private readonly options: ProcessProviderOptions) {
@@ -238,6 +244,16 @@ export class ProcessSandboxProvider implements SandboxProvider {
     }
   }
 
+  /** The next warm sandbox, once the start that took the last one is likely done (WARM_REFILL_DELAY_MS). */
+  private fillWarmSoon(): void {
+    if (this.refill) return;
+    this.refill = setTimeout(() => {
+      this.refill = null;
+      this.fillWarm();
+    }, WARM_REFILL_DELAY_MS);
+    this.refill.unref();
+  }
+
   private async startWarm(): Promise<WarmSandbox> {
     const jail = this.jail!;
     const dir = path.join(this.options.dataDir, WARM_DIR, randomBytes(6).toString('hex'));
@@ -283,8 +299,11 @@ export class ProcessSandboxProvider implements SandboxProvider {
     if (!fitsWarm(base, env)) return null;
     const settings = Object.fromEntries(Object.entries(env).filter(([key, value]) => base[key] !== value));
     const sandbox = this.warm.shift();
-    this.fillWarm(); // the next one (also after one ended while it waited)
-    if (!sandbox) return null;
+    if (!sandbox) {
+      this.fillWarm(); // (one that ended while it waited is replaced)
+      return null;
+    }
+    this.fillWarmSoon();
     sandbox.given = true;
     this.watchExit(sandbox.child, request);
     await rm(dir, { recursive: true, force: true });
@@ -486,6 +505,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
   /** Stops the warm sandboxes and makes no more (the operator stops). */
   private async stopWarmAll(): Promise<void> {
     this.stopping = true;
+    if (this.refill) clearTimeout(this.refill);
     await Promise.all([...this.warming]); // (each stops what it started)
     await Promise.all(this.warm.splice(0).map((sandbox) => this.stopWarm(sandbox)));
     await rm(path.join(this.options.dataDir, WARM_DIR), { recursive: true, force: true });
