@@ -340,7 +340,8 @@ export class Agent {
 
   /** GET /svc/health: the shape of src/lib/daemon-health.ts, which the operator parses. */
   async health(): Promise<DaemonHealth> {
-    const repo = await this.workspace.status().catch(() => ({ branch: null, commit: null }));
+    // (while the clone writes the repository there is none to read: no git process meanwhile)
+    const repo = this.state === 'cloning' ? { branch: null, commit: null } : await this.workspace.status().catch(() => ({ branch: null, commit: null }));
     let run: DaemonHealth['engine']['run'] = null;
     // a short timeout: a stuck engine must not hold up the health answer
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus(2_000).catch(() => null);
