@@ -147,7 +147,8 @@ export class Jail {
   /**
    * Gives every process of the sandbox started as `pid` (every thread: nice(1) is per thread) the
    * CPU priority `niceness`: a sandbox started with a lower one, once it is wanted. Again until
-   * no new process shows, for one forked meanwhile by a parent not yet changed.
+   * no new process shows, for one forked meanwhile by a parent not yet changed. Throws when it
+   * may not (raising a priority takes CAP_SYS_NICE).
    */
   setNiceness(pid: number, niceness: number): void {
     const changed = new Set<number>();
@@ -158,7 +159,13 @@ export class Jail {
         changed.add(p);
         let threads: string[];
         try { threads = readdirSync(`/proc/${p}/task`); } catch { continue; } // gone
-        for (const thread of threads) { try { os.setPriority(Number(thread), niceness); } catch { /* gone */ } }
+        for (const thread of threads) {
+          try {
+            os.setPriority(Number(thread), niceness);
+          } catch (error) {
+            if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw error; // (gone: fine)
+          }
+        }
       }
     }
   }

@@ -311,7 +311,11 @@ export class ProcessSandboxProvider implements SandboxProvider {
     await rename(sandbox.dir, dir);
     sandbox.dir = dir;
     sandbox.slot = await this.jail!.rename(sandbox.slot, `${request.namespace}/${request.name}`);
-    this.jail!.setNiceness(sandbox.child.pid!, 0);
+    try {
+      this.jail!.setNiceness(sandbox.child.pid!, 0);
+    } catch (error) {
+      process.stderr.write(`svc: a warm sandbox given to ${request.namespace}/${request.name} keeps its low CPU priority: ${(error as Error).message}\n`);
+    }
     sandbox.child.stdin!.end(JSON.stringify(settings));
     return { pid: sandbox.child.pid!, address: `${sandbox.slot.address}:${DAEMON_PORT}`, slot: sandbox.slot.index };
   }
