@@ -42,6 +42,12 @@ const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_P
 /** How long after the engine is ready svc-agent loads the proxies' libraries (proxy-libs.ts). */
 const PROXY_LIBS_AFTER_READY_MS = 1_000;
 /**
+ * A boot says it is starting only when it is not up this long after svc-agent starts: a quick one
+ * (most: clone and engine in a few hundred ms) says `ready` alone, sparing the controllers a
+ * round of reads and writes while the clone runs; a slow one still shows its boot timeline soon.
+ */
+const BOOT_QUIET_MS = 500;
+/**
  * opencode's own calls to the internet, off unless the sandbox's environment (a project secret)
  * says otherwise: a sandbox has no internet by default (docs/sandboxes.md), and the model list
  * fetch alone then costs every engine start about 1.7 s of failed attempts; the engine's version
@@ -136,6 +142,7 @@ export class Agent {
     this.engine.onReady(() => this.onEngineReady());
     this.stateEvents = config.apiUrl === undefined ? null : new StateReporter({
       apiUrl: config.apiUrl, sandboxToken: config.sandboxToken, snapshot: () => snapshotOf(this), log: (line) => process.stderr.write(line),
+      bootQuietMs: BOOT_QUIET_MS,
     });
   }
 

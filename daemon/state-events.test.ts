@@ -57,6 +57,30 @@ describe('StateReporter', () => {
     reporter.stop();
   });
 
+  it('a boot up within bootQuietMs says ready alone; one still booting then says so', async () => {
+    received.length = 0;
+    answer = { status: 202 };
+    let state = base;
+    const quick = new StateReporter({ apiUrl, sandboxToken: 't', snapshot: () => state, intervalMs: 20, bootQuietMs: 300 });
+    quick.start();
+    await sleep(100);
+    expect(received).toEqual([]);
+    state = { ...base, daemon: 'ready', engine: 'ready' };
+    quick.notify();
+    await sleep(60);
+    expect(received.map((r) => r.body)).toEqual(['{"event":"ready"}']);
+    quick.stop();
+
+    received.length = 0;
+    const slow = new StateReporter({ apiUrl, sandboxToken: 't', snapshot: () => base, intervalMs: 20, bootQuietMs: 150 });
+    slow.start();
+    await sleep(100);
+    expect(received).toEqual([]);
+    await sleep(150);
+    expect(received.map((r) => r.body)).toEqual(['{"event":"starting"}']);
+    slow.stop();
+  });
+
   it('a 429 waits for Retry-After before the state goes again', async () => {
     received.length = 0;
     answer = { status: 429, headers: { 'retry-after': '1' } };

@@ -62,6 +62,12 @@ export interface StateReporterOptions {
   intervalMs?: number;
   /** Sends of one state before it is given up (default 5). */
   maxAttempts?: number;
+  /**
+   * A booting state (neither up nor failed) is said only this long after start() (default 0): a
+   * boot that is up by then says `ready` alone. Each event costs the controllers a round of reads
+   * and writes, on the start's own path.
+   */
+  bootQuietMs?: number;
   log?: (line: string) => void;
 }
 
@@ -74,6 +80,7 @@ export class StateReporter {
   private pending: Pending | null = null;
   private sending = false;
   private notBefore = 0;
+  private quietUntil = 0;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly url: string;
@@ -86,6 +93,7 @@ export class StateReporter {
 
   start(): void {
     if (this.timer || this.stopped) return;
+    this.quietUntil = Date.now() + (this.options.bootQuietMs ?? 0);
     this.timer = setInterval(() => this.check(), this.options.intervalMs ?? 250);
     this.timer.unref();
     this.check();
@@ -114,6 +122,7 @@ export class StateReporter {
   private async flush(): Promise<void> {
     const pending = this.pending;
     if (!pending || this.sending || this.stopped || Date.now() < this.notBefore) return;
+    if (Date.now() < this.quietUntil && pending.kind !== 'ready' && pending.kind !== 'failed') return; // (the interval looks again)
     this.sending = true;
     let retryInMs: number | null = null;
     try {
