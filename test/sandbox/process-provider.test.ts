@@ -226,12 +226,17 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     return { namespace: 'default', name: WARM_SESSION, uid: 'uid-warm', sessionId: WARM_SESSION, projectId: PROJECT, template: {}, env, secretEnv };
   };
 
-  it('the first start gets the warm one: its svc-agent has the session\'s whole environment, nothing secret in argv; another warms; stopAll leaves nothing', async () => {
-    const dataDir = path.join(tmp, 'warm-sandboxes');
+  /** A provider in `tmp/<name>` keeping one warm sandbox, once it waits; the slot it holds. */
+  const warmProvider = async (name: string) => {
+    const dataDir = path.join(tmp, name);
     const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
     await provider.sweepOnce();
     await waitFor('a warm sandbox ready to be given', async () => provider.warmWaiting === 1 || undefined, 15_000);
-    const [warmSlot] = warmSlots(dataDir);
+    return { dataDir, provider, warmSlot: warmSlots(dataDir)[0] };
+  };
+
+  it('the first start gets the warm one: its svc-agent has the session\'s whole environment, nothing secret in argv; another warms; stopAll leaves nothing', async () => {
+    const { dataDir, provider, warmSlot } = await warmProvider('warm-sandboxes');
     expect(warmSlots(dataDir)).toHaveLength(1);
     expect(readdirSync(path.join(dataDir, '.warm'))).toHaveLength(1);
     // svc-agent itself waits, loaded, yielding the CPU to sandboxes at work
@@ -295,11 +300,7 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
   }, 90_000);
 
   it('a session whose environment is larger than a warm sandbox keeps room for starts cold, and the warm one keeps waiting', async () => {
-    const dataDir = path.join(tmp, 'warm-too-large');
-    const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
-    await provider.sweepOnce();
-    await waitFor('a warm sandbox ready to be given', async () => provider.warmWaiting === 1 || undefined, 15_000);
-    const [warmSlot] = warmSlots(dataDir);
+    const { dataDir, provider, warmSlot } = await warmProvider('warm-too-large');
     const request = warmRequest();
     const large = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`LARGE_${i}`, `${i}`.repeat(100 * 1024)]));
     const started = await provider.ensure({ ...request, secretEnv: { ...request.secretEnv, ...large } });
