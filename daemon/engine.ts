@@ -3,7 +3,7 @@
 // it with exponential backoff when it exits, and gives up (state `failed`) after too many restarts
 // in the window. Health keeps being served in every state.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { httpCall, HttpTimeoutError } from './http-call.js';
+import { httpCall } from './http-call.js';
 import { randomBytes } from 'node:crypto';
 import type { RestartPolicy } from './config.js';
 import { exitCause, StderrTail } from './engine-errors.js';
@@ -180,9 +180,9 @@ export class EngineSupervisor {
     while (generation === this.generation && this.child === child) {
       if (waiting < MAX_WAITING_PROBES) {
         waiting++;
-        const probe = this.answersWithPassword(PROBE_TIMEOUT_MS).then((outcome) => {
+        const probe = this.answersWithPassword().then((answers) => {
           waiting--;
-          if (outcome === 'ready') { ready = true; answered(); }
+          if (answers) { ready = true; answered(); }
           return 'answered' as const;
         });
         // refused or answered: the next one shortly; still waiting: the next one meanwhile
@@ -208,14 +208,14 @@ export class EngineSupervisor {
   }
 
   /** Readiness: 200 on /global/health with the password and 401 without. */
-  private async answersWithPassword(timeoutMs: number): Promise<'ready' | 'not-ready' | 'timed-out'> {
+  private async answersWithPassword(): Promise<boolean> {
     try {
       const url = `${this.baseUrl}/global/health`;
-      const withPassword = await httpCall(url, { headers: { authorization: this.authorization }, timeoutMs });
-      if (withPassword.status !== 200) return 'not-ready';
-      return (await httpCall(url, { timeoutMs })).status === 401 ? 'ready' : 'not-ready';
-    } catch (error) {
-      return error instanceof HttpTimeoutError ? 'timed-out' : 'not-ready';
+      const withPassword = await httpCall(url, { headers: { authorization: this.authorization }, timeoutMs: PROBE_TIMEOUT_MS });
+      if (withPassword.status !== 200) return false;
+      return (await httpCall(url, { timeoutMs: PROBE_TIMEOUT_MS })).status === 401;
+    } catch {
+      return false; // refused, or no answer within PROBE_TIMEOUT_MS
     }
   }
 

@@ -13,9 +13,6 @@ export interface HttpCallOptions {
   timeoutMs: number;
 }
 
-/** No whole answer within the call's timeout. */
-export class HttpTimeoutError extends Error {}
-
 export interface HttpAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;
@@ -42,7 +39,7 @@ export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAns
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    timer = setTimeout(() => req.destroy(new HttpTimeoutError(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+    timer = setTimeout(() => req.destroy(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
     req.on('error', reject);
     req.end(options.body);
   });

@@ -227,14 +227,7 @@ function descendants(root: number, children: Map<number, number[]>): number[] {
 
 /** The first process below `root` that is not part of the jail's machinery (the sandbox's main program). */
 export function payloadPid(root: number): number | undefined {
-  const children = childrenMap();
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    let exe: string;
-    try { exe = path.basename(readlinkSync(`/proc/${pid}/exe`)); } catch { continue; }
-    if (!LAUNCHERS.has(exe)) return pid;
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return undefined;
+  return descendants(root, childrenMap()).find((pid) => {
+    try { return !LAUNCHERS.has(path.basename(readlinkSync(`/proc/${pid}/exe`))); } catch { return false; } // (gone)
+  });
 }
