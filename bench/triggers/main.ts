@@ -247,6 +247,7 @@ Every ${BLOCK.toLocaleString('en')} deliveries, with the probes of the same seco
 ${blocks.join('\n')}
 
 - Flat: p50 of the last ${WINDOW.toLocaleString('en')} within 20 % of the first: **${flatP50 ? 'met' : 'not met'}** (${signed(((pct(last, 50) / pct(first, 50)) - 1) * 100)} %); p99: **${flatP99 ? 'met' : 'not met'}** (${signed(((pct(last, 99) / pct(first, 99)) - 1) * 100)} %).
+  The probes' p99 in the same windows, which no history reaches (the bare handler is a process of its own): create alone ${signed(((pct(inLast(createRun), 99) / pct(inFirst(createRun), 99)) - 1) * 100)} %, bare handler ${signed(((pct(inLast(bareRun), 99) / pct(inFirst(bareRun), 99)) - 1) * 100)} %.
   What the receiver adds to the create alone at p50, which the machine's load moves much less: ${ms(pct(first, 50) - pct(inFirst(createRun), 50))} in the first window, ${ms(pct(last, 50) - pct(inLast(createRun), 50))} in the last.
 - p50 ≤ the create alone + 5 ms: first window **${target(first, inFirst(createRun)) ? 'met' : 'not met'}** (${ms(pct(first, 50) - pct(inFirst(createRun), 50))} over it), last window **${target(last, inLast(createRun)) ? 'met' : 'not met'}** (${ms(pct(last, 50) - pct(inLast(createRun), 50))} over it).
 - All ${DELIVERIES.toLocaleString('en')}: p50 ${ms(pct(svc, 50))}, p99 ${ms(pct(svc, 99))}, ${errors} errors, sent over ${webhookWall.toFixed(0)} s.

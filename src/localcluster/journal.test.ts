@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -21,4 +21,73 @@ it('replays appended records, ignores (and cuts) a torn last line, and resolves 
   expect(state.rv).toBe(4);
   expect([...state.objects.keys()]).toEqual(['g/p/ns/o2', 'g/p/ns/o3']);
   expect(readFileSync(path.join(dir, 'journal.ndjson'), 'utf8').endsWith('}\n')).toBe(true);
+});
+
+/** A journal kept like the cluster keeps it: the state changed in memory, then the record appended. */
+function journaled(compactAfterRecords: number, onCompaction: () => void) {
+  const objects = new Map<string, { metadata: { name: string; rv: number } }>();
+  let rv = 0;
+  const state = () => {
+    onCompaction();
+    return { rv, objects: new Map(objects) };
+  };
+  const journal = Journal.open(dir, 0, () => undefined, state, compactAfterRecords);
+  const set = (name: string) => {
+    rv++;
+    const obj = { metadata: { name, rv } };
+    objects.set(`g/p/ns/${name}`, obj);
+    return journal.append({ rv, k: `g/p/ns/${name}`, obj });
+  };
+  const remove = (name: string) => {
+    rv++;
+    objects.delete(`g/p/ns/${name}`);
+    return journal.append({ rv, k: `g/p/ns/${name}` });
+  };
+  return { journal, objects, set, remove, rv: () => rv };
+}
+
+it('compacts in the background: records written meanwhile go to a new journal, and everything loads back', async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'svc-journal-'));
+  let during: Promise<void>[] = [];
+  let setAside = false;
+  const j = journaled(2500, () => {
+    // right after the journal is set aside, while the snapshot is being written
+    queueMicrotask(() => {
+      setAside = existsSync(path.join(dir, 'journal.prev.ndjson'));
+      during = [j.set('new-1'), j.remove('o5'), j.set('o6')];
+    });
+  });
+  // 3,000 objects: the snapshot is written over several turns of the event loop
+  for (let batch = 0; batch < 3; batch++) await Promise.all(Array.from({ length: 1000 }, (_, i) => j.set(`o${batch * 1000 + i}`)));
+  await j.journal.idle();
+  await Promise.all(during);
+  expect(setAside).toBe(true);
+  expect(during).toHaveLength(3);
+  await j.journal.close();
+  expect(existsSync(path.join(dir, 'journal.prev.ndjson'))).toBe(false);
+  expect(existsSync(path.join(dir, 'snapshot.json.next'))).toBe(false);
+  // the snapshot holds the state as of the set-aside, the new journal what came after
+  const snapshot = JSON.parse(readFileSync(path.join(dir, 'snapshot.json'), 'utf8')) as { rv: number; objects: [string, unknown][] };
+  expect(snapshot.objects.length).toBeGreaterThanOrEqual(3000);
+  expect(readFileSync(path.join(dir, 'journal.ndjson'), 'utf8').trim().split('\n').length).toBeLessThan(1000);
+  const { state } = Journal.load(dir);
+  expect(state.rv).toBe(j.rv());
+  expect(new Map(state.objects)).toEqual(j.objects);
+});
+
+it('a compaction cut off by a crash loses nothing: the old snapshot and both journals load, and opening folds them', async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'svc-journal-'));
+  writeFileSync(path.join(dir, 'snapshot.json'), JSON.stringify({ rv: 2, objects: [['g/p/ns/a', { v: 1 }], ['g/p/ns/b', { v: 2 }]] }));
+  writeFileSync(path.join(dir, 'journal.prev.ndjson'), [{ rv: 2, k: 'g/p/ns/b', obj: { v: 2 } }, { rv: 3, k: 'g/p/ns/c', obj: { v: 3 } }, { rv: 4, k: 'g/p/ns/a' }].map((r) => `${JSON.stringify(r)}\n`).join(''));
+  writeFileSync(path.join(dir, 'journal.ndjson'), `${JSON.stringify({ rv: 5, k: 'g/p/ns/d', obj: { v: 5 } })}\n`);
+  writeFileSync(path.join(dir, 'snapshot.json.next'), '{"rv":4,"objects":[["g/p/ns/b",{"v"'); // torn
+  const { state, journalRecords } = Journal.load(dir);
+  expect(state.rv).toBe(5);
+  expect(Object.fromEntries(state.objects)).toEqual({ 'g/p/ns/b': { v: 2 }, 'g/p/ns/c': { v: 3 }, 'g/p/ns/d': { v: 5 } });
+  const j = Journal.open(dir, journalRecords, () => undefined, () => state);
+  expect(existsSync(path.join(dir, 'journal.prev.ndjson'))).toBe(false);
+  expect(readFileSync(path.join(dir, 'journal.ndjson'), 'utf8')).toBe('');
+  await j.append({ rv: 6, k: 'g/p/ns/c' });
+  await j.close();
+  expect(Object.fromEntries(Journal.load(dir).state.objects)).toEqual({ 'g/p/ns/b': { v: 2 }, 'g/p/ns/d': { v: 5 } });
 });
