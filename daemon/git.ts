@@ -106,10 +106,12 @@ export class Workspace {
       const alsoSpec = also ? `+${also}*:${also}*` : null;
       // the clone writes the repository's settings itself (a git process per setting otherwise)
       const settings = this.settings().flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+      // protocol version 0: the refs come with info/refs, one round trip through the gateway fewer than
+      // version 2's ls-refs (docs/daemon.md); for this process only, the agent's own git keeps version 2
       // a transfer that stalls for a minute fails (and is tried again) instead of hanging the start
       // the extra refspec for this clone only (before `clone`: not written to the repository's
       // config, so the agent's own fetches stay as usual)
-      await this.git(['-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), 'clone', '--quiet', '--no-checkout', ...settings, '--', repoUrl, workspace]);
+      await this.git(['-c', 'protocol.version=0', '-c', 'http.lowSpeedLimit=1', '-c', 'http.lowSpeedTime=60', ...(alsoSpec ? ['-c', `remote.origin.fetch=${alsoSpec}`] : []), 'clone', '--quiet', '--no-checkout', ...settings, '--', repoUrl, workspace]);
       if (alsoSpec) this.clonedAlso = also!;
       // the usual case, in one git process: the controller pushed the session branch before the clone
       if ((await this.git(['checkout', '--quiet', '-f', '-b', branch, '--track', `origin/${branch}`], true)).code === 0) return true;
