@@ -4,7 +4,7 @@
 // only once its record is on disk. The journal is folded into a new snapshot now and then, in the
 // background: the journal is set aside as `journal.prev.ndjson` (new records go to a new one) and
 // the snapshot is written a slice of objects at a time, so that a large state does not stop every
-// request while it is serialized (bench/triggers: 10,000 Sessions made a p99 that grew with them).
+// request while it is serialized (written at once: 314 ms at 20,000 objects of 2.5 KB).
 import fs from 'node:fs';
 import path from 'node:path';
 import type { KObject } from './status.js';
