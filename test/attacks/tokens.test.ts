@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies, asserted field by field */
 // Attacks with REST tokens on `svc dev` (the built CLI, real sandboxes with svc-agent and the
-// fixture engine; issue 20 §3, DESIGN §8.1): a session's CLI token against another session's
+// fixture engine, on both local providers: processes, and Pods on the node simulator; issue 20
+// §3, DESIGN §8.1): a session's CLI token against another session's
 // engine (opencode-style prompt_async), ports, events and controls, even with every capability;
 // the daemon's /svc/* control paths through the engine route, however spelled; read and
 // capability-less write tokens on the port proxy to a host port (the local cluster's); a stopped
@@ -95,19 +96,20 @@ function receivePackRefs(credential: { username: string; password: string }): Pr
   return fetch(`${dev.apiUrl}/projects/${projectId}/git/info/refs?service=git-receive-pack`, { headers: { authorization: `Basic ${basic}` } });
 }
 
-beforeAll(async () => {
-  const { fixtureEngine } = await buildArtifacts();
-  devArgs = ['--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
-  dev = await startDev({ args: devArgs });
-  repo = path.join(dev.dataDir, 'repo');
-  makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });
-  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'victim' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
-  projectId = await waitFor('the project', async () => (await kubectl('get', 'project', 'victim', '-o', 'jsonpath={.metadata.uid}')) || undefined);
-}, 120_000);
+// the same attacks where sandboxes are processes and where they are Pods (the node simulator)
+describe.each(['process', 'kubernetes'] as const)('attacks with tokens on the %s provider', (provider) => {
+  beforeAll(async () => {
+    const { fixtureEngine } = await buildArtifacts();
+    devArgs = ['--provider', provider, '--engine-command', `'${process.execPath}' '${fixtureEngine}' --port {port}`, '--sandbox-mount', path.dirname(fixtureEngine), '--max-sessions', '20', '--idle-timeout', '30m'];
+    dev = await startDev({ args: devArgs, timeoutMs: 90_000 });
+    repo = path.join(dev.dataDir, 'repo');
+    makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'victim' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
+    projectId = await waitFor('the project', async () => (await kubectl('get', 'project', 'victim', '-o', 'jsonpath={.metadata.uid}')) || undefined);
+  }, 120_000);
 
-afterAll(() => stopDevAndSandboxes(dev));
+  afterAll(() => stopDevAndSandboxes(dev));
 
-describe('attacks with tokens', () => {
   let attacker: Agent;
   let victim: Agent;
   let victimRoot: string;
@@ -115,6 +117,9 @@ describe('attacks with tokens', () => {
   beforeAll(async () => {
     [attacker, victim] = await Promise.all([runningAgent(), runningAgent('the victim works')]);
     victimRoot = await rootSession(victim.id);
+    // the sandboxes are what this block says they are
+    expect(await kubectl('get', 'sandbox', victim.id, '-o', 'jsonpath={.spec.provider}')).toBe(provider);
+    if (provider === 'kubernetes') expect(await kubectl('get', 'pod', `svc-sandbox-${victim.id}`, '-o', 'jsonpath={.status.phase}')).toBe('Running');
   }, 120_000);
 
   it("a session's CLI token never reaches another session's engine, ports, events or controls (403)", async () => {
@@ -318,7 +323,7 @@ describe('attacks with tokens', () => {
 
     // the rule is read from the stored Session: a restart of the API and operator changes nothing
     expect(await dev.stop()).toBe(0);
-    dev = await startDev({ dataDir: dev.dataDir, args: devArgs });
+    dev = await startDev({ dataDir: dev.dataDir, args: devArgs, timeoutMs: 90_000 });
     await refused();
     // the other sessions' tokens live on
     expect((await api('GET', '/me', undefined, victim.env.SVC_CLI_TOKEN)).status).toBe(200);
