@@ -1,28 +1,34 @@
 // The node simulator isolated (issue 20 §1), as under `svc dev --provider kubernetes`: each pod
 // jailed on its own address, each container as its securityContext says (runAsUser, runAsGroup,
 // runAsNonRoot, readOnlyRootFilesystem), its slot gone with the pod.
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Jail, RUN_DIR } from '../../src/lib/jail/index.js';
 import { startNodeSimulator, type NodeSimulator } from '../../src/localcluster/node/index.js';
 import { eventually, startTestCluster, type TestCluster } from './helpers.js';
 
-const SERVER = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs');
+const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs');
 const LABEL = 'test.svc.dev/jailed';
 let tc: TestCluster;
 let node: NodeSimulator;
 
 beforeAll(async () => {
   tc = await startTestCluster();
+  // the fixture is mounted from below /tmp, as a checkout there is: the jail's private /tmp shows it
+  // even where readOnlyRootFilesystem makes that /tmp read-only
+  expect(tc.dir.startsWith('/tmp/')).toBe(true);
+  const server = path.join(tc.dir, 'fixture', 'server.mjs');
+  mkdirSync(path.dirname(server));
+  copyFileSync(FIXTURE, server);
   node = await startNodeSimulator({
     cluster: tc.cluster,
     labelSelector: LABEL,
     dataDir: path.join(tc.dir, 'node'),
     images: (image) => (image === 'fixture:1' ? { entrypoint: ['/bin/fixture'], env: { PATH: '/usr/bin:/bin' } } : undefined),
-    commands: { '/bin/fixture': [process.execPath, SERVER] },
+    commands: { '/bin/fixture': [process.execPath, server] },
     // the fixture lives outside the toolchain: shown read-only, as --sandbox-mount does
-    isolation: { jail: new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: path.dirname(SERVER), writable: false }] }) },
+    isolation: { jail: new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: path.dirname(server), writable: false }] }) },
     restartBackoffMs: 200,
     killGraceMs: 2000,
   });
@@ -52,7 +58,7 @@ async function createPod(name: string, securityContext: Record<string, unknown>,
 }
 const pod = async (name: string) => (await tc.api('GET', `/api/v1/namespaces/default/pods/${name}`)).body as unknown as PodView;
 
-it('runs the container jailed on the pod\'s own address as its runAsUser and runAsGroup; readOnlyRootFilesystem leaves /tmp read-only', async () => {
+it('runs the container jailed on the pod\'s own address as its runAsUser and runAsGroup; readOnlyRootFilesystem leaves /tmp read-only (what is mounted below it still shown)', async () => {
   await createPod('runs-as', { runAsNonRoot: true, runAsUser: 4242, runAsGroup: 4343 }, { readOnlyRootFilesystem: true });
   const ip = await eventually(async () => { const p = await pod('runs-as'); return p.status?.phase === 'Running' ? p.status.podIP : undefined; }, 'running', 200);
   expect(ip).toMatch(/^10\.\d+\.\d+\.\d+$/);

@@ -32,8 +32,17 @@ describe('the jail command', () => {
   it('makes the parents of the toolchain and volumes enterable (755) and /tmp private', () => {
     const options = outerArgs({ ...spec, readOnlyTmp: true }).join(' ');
     expect(options).toContain('--perms 0755 --dir /srv --perms 0755 --dir /srv/svc');
-    expect(options).toContain('--perms 1777 --tmpfs /tmp --remount-ro /tmp');
+    expect(options).toContain('--perms 1777 --tmpfs /tmp');
     expect(options).toContain('--unshare-pid');
+  });
+
+  it('makes /tmp read-only only after what is shown below it (its parents are made there first), unless a volume is /tmp', () => {
+    const below = { ...spec, readOnlyTmp: true, toolchain: ['/tmp/checkout/svc/dist'] };
+    const options = outerArgs(below);
+    expect(options.slice(-2)).toEqual(['--remount-ro', '/tmp']);
+    expect(options.indexOf('/tmp/checkout')).toBeLessThan(options.lastIndexOf('--remount-ro'));
+    expect(outerArgs({ ...below, volumes: [{ source: '/data/tmp', target: '/tmp', writable: true }] })).not.toContain('--remount-ro');
+    expect(outerArgs(spec)).not.toContain('--remount-ro');
   });
 });
 

@@ -81,7 +81,6 @@ export function outerArgs(spec: BwrapSpec): string[] {
     made.add(system);
   }
   args.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp');
-  if (spec.readOnlyTmp) args.push('--remount-ro', '/tmp');
   made.add('/dev').add('/proc').add('/tmp');
   for (const p of spec.toolchain) {
     parents(p);
@@ -93,6 +92,9 @@ export function outerArgs(spec: BwrapSpec): string[] {
     args.push(v.writable ? '--bind' : '--ro-bind', v.source, v.target);
     made.add(v.target);
   }
+  // read-only once what is shown below it is in place (a checkout or a mount under /tmp needs its
+  // parents made there first); a volume mounted at /tmp itself is that volume, as it says
+  if (spec.readOnlyTmp && !spec.volumes.some((v) => path.resolve(v.target) === '/tmp')) args.push('--remount-ro', '/tmp');
   return args;
 }
 
