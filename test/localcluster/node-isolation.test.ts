@@ -1,7 +1,7 @@
 // The node simulator isolated (issue 20 §1), as under `svc dev --provider kubernetes`: each pod
 // jailed on its own address, each container as its securityContext says (runAsUser, runAsGroup,
 // runAsNonRoot, readOnlyRootFilesystem), its slot gone with the pod.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Jail, RUN_DIR } from '../../src/lib/jail/index.js';
@@ -12,14 +12,16 @@ const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs')
 const LABEL = 'test.svc.dev/jailed';
 let tc: TestCluster;
 let node: NodeSimulator;
+let fixtureDir: string;
 
 beforeAll(async () => {
   tc = await startTestCluster();
-  // the fixture is mounted from below /tmp, as a checkout there is: the jail's private /tmp shows it
-  // even where readOnlyRootFilesystem makes that /tmp read-only
-  expect(tc.dir.startsWith('/tmp/')).toBe(true);
-  const server = path.join(tc.dir, 'fixture', 'server.mjs');
-  mkdirSync(path.dirname(server));
+  // the fixture is mounted from below /tmp (whatever TMPDIR says), as a checkout there is: the
+  // jail's private /tmp shows it even where readOnlyRootFilesystem makes that /tmp read-only
+  fixtureDir = mkdtempSync('/tmp/svc-node-fixture-');
+  // the mount itself readable by the pod's user (mkdtemp's folder is the owner's alone)
+  const server = path.join(fixtureDir, 'shown', 'server.mjs');
+  mkdirSync(path.dirname(server), { mode: 0o755 });
   copyFileSync(FIXTURE, server);
   node = await startNodeSimulator({
     cluster: tc.cluster,
@@ -36,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.close();
   await tc?.close();
+  if (fixtureDir) rmSync(fixtureDir, { recursive: true, force: true });
 });
 
 interface PodView { metadata: { uid: string }; status?: { phase?: string; podIP?: string; containerStatuses?: { state: Record<string, { reason?: string; message?: string }> }[] } }
