@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkIsolation } from '../../src/lib/jail/check.js';
+import { CHECK_OWNER, checkIsolation } from '../../src/lib/jail/check.js';
 import { Jail, payloadPid, type JailSlot } from '../../src/lib/jail/index.js';
 
 // What the probe checks, from inside the sandbox; prints one JSON object.
@@ -85,6 +85,19 @@ afterAll(async () => {
 describe('the sandbox jail', () => {
   it('is available on this machine (root, bubblewrap, iproute2, nftables, util-linux)', async () => {
     expect(await checkIsolation()).toEqual({ ok: true, problems: [] });
+  });
+
+  it("a trial cut off by a kill leaves nothing for long: the next process's check removes its slot and network", async () => {
+    // the slot of a check whose process died mid-trial (svc dev killed while it started)
+    const dead = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
+    const left = await jail.allocate(CHECK_OWNER, `check-${dead}`, []);
+    slots.push(left);
+    expect(existsSync(left.netnsPath)).toBe(true);
+    // another process checks (this one's result is cached): its own trial's slot goes too
+    const report = execFileSync(process.execPath, ['--import', 'tsx', '-e', "import { checkIsolation } from './src/lib/jail/check.ts'; console.log(JSON.stringify(await checkIsolation()));"], { encoding: 'utf8', cwd: path.resolve(import.meta.dirname, '../..') });
+    expect(JSON.parse(report)).toEqual({ ok: true, problems: [] });
+    expect(existsSync(left.netnsPath)).toBe(false);
+    expect(await jail.find(left.index, CHECK_OWNER)).toBeUndefined();
   });
 
   it('runs as its own non-root uid in its own namespaces, sees only its folders and the toolchain, reaches only the API', async () => {

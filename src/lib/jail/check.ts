@@ -1,10 +1,10 @@
 // Can sandboxes be isolated here? What is missing, said so that a person can act on it. Checked
 // by `svc dev` at start (src/main/isolation-check.ts prints it) and by every provider before it
 // starts a sandbox (a session then fails with this message instead of running unisolated).
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Jail } from './index.js';
+import { alive, Jail } from './index.js';
 import { run } from './net.js';
 
 /** Programs the jail runs, and the Debian package of each. */
@@ -38,6 +38,13 @@ export function describeProblems(report: IsolationReport): string {
   return report.problems.join('; ');
 }
 
+/**
+ * The owner of the trials' slots: one folder for every process's trial, each slot named after its
+ * process, so that a trial cut off by a kill (svc dev killed while it starts) is removed by the next.
+ */
+export const CHECK_OWNER = path.join(os.tmpdir(), 'svc-isolation-check');
+const CHECK_KEY = /^check-(\d+)$/;
+
 let cached: Promise<IsolationReport> | undefined;
 
 /**
@@ -67,11 +74,15 @@ async function probe(): Promise<IsolationReport> {
     if (Number(version[1] ?? 0) === 0 && Number(version[2] ?? 0) < 8) problems.push(`bubblewrap 0.8 or newer is needed (--disable-userns); found ${version[0] ?? 'an unknown version'}`);
   }
   if (problems.length) return { ok: false, problems };
-  const owner = mkdtempSync(path.join(os.tmpdir(), 'svc-isolation-check-'));
+  mkdirSync(CHECK_OWNER, { recursive: true, mode: 0o700 });
   const jail = new Jail({ apiPorts: [], toolchain: [] });
   try {
     await jail.networks.ensureGateway();
-    const slot = await jail.allocate(owner, 'check', []);
+    await jail.sweep(CHECK_OWNER, (slot) => {
+      const pid = Number(CHECK_KEY.exec(slot.key)?.[1]);
+      return !pid || alive(pid);
+    });
+    const slot = await jail.allocate(CHECK_OWNER, `check-${process.pid}`, []);
     try {
       const child = await jail.spawn(slot, { argv: ['/bin/sh', '-c', 'test "$(id -u)" = 1000 && ! touch /usr/.svc-probe 2>/dev/null'], env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
@@ -83,8 +94,6 @@ async function probe(): Promise<IsolationReport> {
     }
   } catch (error) {
     problems.push(`a trial sandbox could not be set up: ${(error as Error).message}`);
-  } finally {
-    rmSync(owner, { recursive: true, force: true });
   }
   return { ok: problems.length === 0, problems };
 }

@@ -190,7 +190,8 @@ export class Jail {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether `pid` runs (a zombie waiting for its reaper does not). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     const state = /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
