@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
-import { httpCall } from './http-call.js';
+import { httpCall } from '../src/lib/http-call.js';
 
 export interface CredentialSource {
   apiUrl: string;

@@ -3,7 +3,7 @@
 // it with exponential backoff when it exits, and gives up (state `failed`) after too many restarts
 // in the window. Health keeps being served in every state.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { httpCall } from './http-call.js';
+import { httpCall } from '../src/lib/http-call.js';
 import { randomBytes } from 'node:crypto';
 import type { RestartPolicy } from './config.js';
 import { exitCause, StderrTail } from './engine-errors.js';

@@ -2,7 +2,7 @@
 // the daemon's watchers (activity, progress, turn ends). One subscription per engine start;
 // reconnected while the engine stays ready.
 import type { EngineSupervisor } from './engine.js';
-import { httpStream } from './http-call.js';
+import { httpStream } from '../src/lib/http-call.js';
 
 export interface EngineEvent {
   type: string;

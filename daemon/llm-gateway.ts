@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { httpCall } from './http-call.js';
+import { httpCall } from '../src/lib/http-call.js';
 
 export type GatewayProtocol = 'openai' | 'anthropic';
 export interface GatewayProvider { name: string; protocol: GatewayProtocol }

@@ -6,7 +6,7 @@ import type { ProgressPolicy } from './config.js';
 import type { EngineSupervisor } from './engine.js';
 import type { EngineEvent, EngineEvents } from './events.js';
 import type { DaemonProgress } from '../src/lib/daemon-health.js';
-import { httpCall } from './http-call.js';
+import { httpCall } from '../src/lib/http-call.js';
 
 export interface ProgressHooks {
   /** every busy session of the engine went idle */

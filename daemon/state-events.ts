@@ -4,7 +4,7 @@
 // interval; one request at a time, the latest state wins; a failed send is retried with backoff a
 // few times, then given up: the controllers' slow safety net still reads the health.
 import { DAEMON_EVENTS_PATH, type DaemonEventKind } from '../src/lib/daemon-events.js';
-import { httpCall } from './http-call.js';
+import { httpCall } from '../src/lib/http-call.js';
 
 /** What the controllers act on, as the daemon knows it: a change of any field is an event. */
 export interface StateSnapshot {

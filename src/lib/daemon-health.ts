@@ -2,6 +2,7 @@
 // (svc-agent builds it) and the readers (the Sandbox and Session controllers parse it). Objects
 // are loose: a field a newer daemon adds passes through to readers that know it.
 import { z } from 'zod';
+import { httpCall } from './http-call.js';
 
 const nullableString = z.string().nullable();
 
@@ -114,9 +115,9 @@ export function engineBusy(health: DaemonHealth): boolean {
  */
 export async function readDaemonHealth(address: string, timeoutMs = 3000): Promise<DaemonHealth | null> {
   try {
-    const res = await fetch(`http://${address}/svc/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) return null;
-    const parsed = DaemonHealthSchema.safeParse(await res.json());
+    const res = await httpCall(`http://${address}/svc/health`, { timeoutMs });
+    if (res.status < 200 || res.status >= 300) return null;
+    const parsed = DaemonHealthSchema.safeParse(JSON.parse(res.body));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;

@@ -4,7 +4,7 @@
 // sandbox, delete removes its jail too. The repository is a sandbox mount (no git gateway here).
 import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProcessSandboxProvider } from '../../src/sandbox/process/index.js';
@@ -177,6 +177,23 @@ describe('process provider', () => {
     expect(existsSync(path.join(dir, 'home'))).toBe(true);
     // and the next start finds it gone and starts it again
     expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
+  }, 60_000);
+
+  it('a start after an operator crashed between its spawn and state.json kills what that operator left (and a first start finds nothing to kill)', async () => {
+    const crashed = { ...request, name: '7d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e4f', uid: 'uid-strays' };
+    const home = path.join(providerOptions.dataDir, 'default', crashed.name, 'home');
+    mkdirSync(home, { recursive: true });
+    // what the crashed operator started: it names the home, no state file names it
+    const left = spawn('sleep', ['300'], { env: { ...process.env, SVC_ENGINE_HOME: home }, stdio: 'ignore', detached: true });
+    const ended = new Promise<string>((resolve) => left.once('exit', (_code, signal) => resolve(String(signal))));
+    const provider = new ProcessSandboxProvider(providerOptions);
+    try {
+      expect((await provider.ensure(crashed)).state).toBe('provisioning');
+      expect(await Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still running'), 5_000))])).toBe('SIGKILL');
+    } finally {
+      try { process.kill(left.pid!, 'SIGKILL'); } catch { /* gone */ }
+      await provider.delete(crashed);
+    }
   }, 60_000);
 });
 

@@ -5,6 +5,7 @@
 // src/localcluster may import it. docs/sandboxes.md is the threat model.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chown, lstat, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { jailCommand, type Volume } from './bwrap.js';
@@ -69,6 +70,16 @@ export function packageToolchain(packageRoot: string): string[] {
   return paths;
 }
 
+/**
+ * Makes `folder` and all in it `uid`'s. A folder just made (a first start) is changed here: a
+ * `chown -R` costs a fork of this process, whose page tables grow with its memory.
+ */
+async function handOver(folder: string, uid: number, gid: number): Promise<void> {
+  const stat = await lstat(folder);
+  if (stat.isDirectory() && (await readdir(folder)).length === 0) return chown(folder, uid, gid);
+  await run('chown', ['-R', `${uid}:${gid}`, folder]);
+}
+
 export class Jail {
   readonly networks: SandboxNetworks;
   private readonly mounts: Volume[];
@@ -114,7 +125,7 @@ export class Jail {
    */
   async spawn(slot: JailSlot, launch: JailLaunch): Promise<ChildProcess> {
     // the sandbox's own folders become its uid's (never a --sandbox-mount: that stays the user's)
-    for (const v of launch.volumes) if (v.writable) await run('chown', ['-R', `${slot.hostUid}:${slot.hostGid}`, v.source]);
+    for (const v of launch.volumes) if (v.writable) await handOver(v.source, slot.hostUid, slot.hostGid);
     const { argv, fd3 } = jailCommand({
       netnsPath: slot.netnsPath,
       hostUid: slot.hostUid,

@@ -210,8 +210,9 @@ export class SandboxNetworks {
   private async build(slot: JailSlot, inboundPorts: readonly number[]): Promise<void> {
     // leftovers of a crash under the same name go first
     await this.teardown(slot);
-    await run('ip', ['netns', 'add', slot.netns]);
+    // Two processes, not four: every fork of a large process (the operator) copies its page tables.
     await run('ip', ['-batch', '-'], [
+      `netns add ${slot.netns}`,
       `link add ${slot.hostVeth} type veth peer name eth0 netns ${slot.netns}`,
       `link set ${slot.hostVeth} up`,
       `route add ${slot.address}/32 dev ${slot.hostVeth}`,
@@ -220,14 +221,16 @@ export class SandboxNetworks {
     // what arrives from a sandbox is for this host (the gateway) or dropped, never forwarded
     await writeFile(`/proc/sys/net/ipv4/conf/${slot.hostVeth}/forwarding`, '0');
     await writeFile(`/proc/sys/net/ipv6/conf/${slot.hostVeth}/disable_ipv6`, '1').catch(() => undefined);
-    await run('ip', ['-n', slot.netns, '-batch', '-'], [
+    const inside = [
       'link set lo up',
       `addr add ${slot.address}/32 dev eth0`,
       'link set eth0 up',
       `route add ${this.gateway}/32 dev eth0`,
       '',
-    ].join('\n'));
-    await run('nsenter', [`--net=${slot.netnsPath}`, '--', 'nft', '-f', '-'], firewallRules(this.gateway, this.options.apiPorts, inboundPorts));
+    ].join('\n');
+    // inside the namespace: its addresses (argv: nothing secret), then its firewall (stdin)
+    await run('nsenter', [`--net=${slot.netnsPath}`, '--', 'sh', '-ec', 'printf "%s" "$1" | ip -batch -; nft -f -', 'svc-jail', inside],
+      firewallRules(this.gateway, this.options.apiPorts, inboundPorts));
   }
 
   /** Names the sandbox that holds `slot` now (a slot made ahead, then given): its record says so. */

@@ -15,7 +15,7 @@
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -336,13 +336,17 @@ export class ProcessSandboxProvider implements SandboxProvider {
       // a first start: a warm sandbox when one waits
       const given = previous === null && this.jail ? await this.giveWarm(request, dir) : null;
       if (given) return this.recordStarted(request, dir, given);
+      const workspace = path.join(dir, 'workspace');
+      const home = path.join(dir, 'home');
+      // Processes left by an earlier start (an operator that crashed between the spawn and
+      // state.json) name this home, which is made before any spawn: a first start has none, and
+      // skips the scan of every process on the machine.
+      const mayHaveStrays = previous !== null || existsSync(home);
       // Same Sandbox, process died: keep the engine home (its root session and the record that
       // the initial prompt went out). Another Sandbox of that name: start from nothing.
       if (previous && previous.uid !== request.uid) await rm(dir, { recursive: true, force: true });
       if (previous) await this.stopState(previous);
-      const workspace = path.join(dir, 'workspace');
-      const home = path.join(dir, 'home');
-      for (const pid of strays(home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      if (mayHaveStrays) for (const pid of strays(home)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
       await rm(workspace, { recursive: true, force: true });
       await mkdir(workspace, { recursive: true, mode: 0o700 });
       await mkdir(home, { recursive: true, mode: 0o700 });

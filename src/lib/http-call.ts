@@ -1,7 +1,8 @@
-// svc-agent's own HTTP calls (the clone credential, the engine's readiness probe and events, the
-// state events, the model list) over node:http(s). Node's global fetch loads its own HTTP client
-// on first use: about 20 ms of a blocked event loop, at the start, where every millisecond is
-// waited for (docs/sessions.md "Where a start's time goes"). The proxies use undici (forward.ts).
+// HTTP calls over node:http(s): svc-agent's own (the clone credential, the engine's readiness
+// probe and events, the state events, the model list) and the controllers' health reads. Node's
+// global fetch loads its own HTTP client on first use (about 20 ms of a blocked event loop, at
+// the start, where every millisecond is waited for: docs/sessions.md "Where a start's time goes")
+// and costs more CPU per call. The proxies use undici (daemon/forward.ts).
 import http from 'node:http';
 import https from 'node:https';
 
