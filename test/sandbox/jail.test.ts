@@ -4,7 +4,7 @@
 // gateway and nothing else (the host's loopback, the gateway's other ports, another sandbox),
 // reachable from the host on its own ports only; and everything it made gone after release,
 // also after a crash (sweep).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_OWNER, checkIsolation } from '../../src/lib/jail/check.js';
 import { Jail, payloadPid, type JailSlot } from '../../src/lib/jail/index.js';
+import { netnsPids } from '../../src/lib/jail/net.js';
 
 // What the probe checks, from inside the sandbox; prints one JSON object.
 const PROBE = `
@@ -142,6 +143,25 @@ describe('the sandbox jail', () => {
 
     await jail.terminate(a, child.pid!, 2_000);
     expect(child.exitCode !== null || child.signalCode !== null || !existsSync(`/proc/${payload}`)).toBe(true);
+  });
+
+  it("release kills every process in the slot's namespace, and only those", async () => {
+    const slot = await jail.allocate(owner, 'killed', [8000]);
+    slots.push(slot);
+    const inside = spawn('nsenter', [`--net=${slot.netnsPath}`, '--', 'sleep', '300'], { stdio: 'ignore' });
+    const outside = spawn('sleep', ['300'], { stdio: 'ignore' });
+    const ended = (child: ChildProcess) => new Promise<string>((resolve) => child.once('exit', (_code, signal) => resolve(String(signal))));
+    const [insideEnded, outsideEnded] = [ended(inside), ended(outside)];
+    try {
+      await expect.poll(() => netnsPids(slot.netns), { timeout: 5_000 }).toEqual([inside.pid]);
+      await jail.release(slot);
+      expect(await insideEnded).toBe('SIGKILL');
+      expect(outside.exitCode).toBeNull();
+    } finally {
+      inside.kill('SIGKILL');
+      outside.kill('SIGKILL');
+      await outsideEnded;
+    }
   });
 
   it('release removes the namespace, the veth and the record; sweep removes the slots a crash left', async () => {

@@ -20,8 +20,8 @@
 // (the provider's data directory) and key (the sandbox), so a restarted owner removes its own
 // leftovers and anyone removes those of an owner whose directory is gone.
 import { execFile } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, statSync, type Stats } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const RUN_DIR = '/run/svc-jail';
@@ -49,6 +49,9 @@ export interface JailSlot extends SlotRecord {
   hostUid: number;
   hostGid: number;
 }
+
+/** Where `ip netns` keeps its named namespaces. */
+const NETNS_DIR = '/run/netns';
 
 export class CommandError extends Error {}
 
@@ -107,7 +110,7 @@ function slotOf(record: SlotRecord, plan: AddressPlan): JailSlot {
   return {
     ...record,
     netns: netnsName(record.index),
-    netnsPath: `/run/netns/${netnsName(record.index)}`,
+    netnsPath: path.join(NETNS_DIR, netnsName(record.index)),
     hostVeth: vethName(record.index),
     address: plan.address(record.index),
     hostUid: SANDBOX_UID_BASE + record.index,
@@ -315,10 +318,26 @@ function ageMs(record: SlotRecord): number {
   return Number.isNaN(at) ? Infinity : Date.now() - at;
 }
 
-/** Pids of every process whose network namespace is `netns` (what `ip netns pids` finds). */
+/**
+ * Pids of every process whose network namespace is `netns`: what `ip netns pids` finds, read here
+ * (a fork of the operator costs more than the scan).
+ */
 export async function netnsPids(netns: string): Promise<number[]> {
-  const out = await run('ip', ['netns', 'pids', netns]).catch(() => '');
-  return out.split('\n').filter((l) => /^\d+$/.test(l.trim())).map(Number);
+  let target: Stats;
+  try {
+    target = await stat(path.join(NETNS_DIR, netns));
+  } catch {
+    return [];
+  }
+  const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+  const found: number[] = [];
+  await Promise.all(pids.map(async (pid) => {
+    try {
+      const ns = await stat(`/proc/${pid}/ns/net`);
+      if (ns.ino === target.ino && ns.dev === target.dev) found.push(Number(pid));
+    } catch { /* gone, or a kernel thread */ }
+  }));
+  return found;
 }
 
 /** Whether `pid` runs in the namespace at `netnsPath`. */
