@@ -333,17 +333,21 @@ export async function netnsPids(netns: string): Promise<number[]> {
   const found: number[] = [];
   await Promise.all(pids.map(async (pid) => {
     try {
-      const ns = await stat(`/proc/${pid}/ns/net`);
-      if (ns.ino === target.ino && ns.dev === target.dev) found.push(Number(pid));
+      if (sameNamespace(await stat(`/proc/${pid}/ns/net`), target)) found.push(Number(pid));
     } catch { /* gone, or a kernel thread */ }
   }));
   return found;
 }
 
+/** Whether two namespace files (a `/proc/<pid>/ns/net`, a bound `/run/netns/<name>`) are one namespace. */
+function sameNamespace(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev;
+}
+
 /** Whether `pid` runs in the namespace at `netnsPath`. */
 export function inNetns(pid: number, netnsPath: string): boolean {
   try {
-    return statSync(`/proc/${pid}/ns/net`).ino === statSync(netnsPath).ino;
+    return sameNamespace(statSync(`/proc/${pid}/ns/net`), statSync(netnsPath));
   } catch {
     return false;
   }
