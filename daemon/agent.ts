@@ -24,7 +24,6 @@ import { endProcessesWithHome } from './processes.js';
 import { nextStartAttempt, transientCause, type StartStep } from './start-retry.js';
 import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 import { snapshotOf, StateReporter } from './state-events.js';
-import { loadProxyLibs } from './proxy-libs.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
@@ -39,8 +38,6 @@ const SECRET_VARIABLES = ['SVC_SANDBOX_TOKEN', 'SVC_TOKEN', 'SVC_CLI_TOKEN', 'SV
 // SPEC §2.6 is what the agent sees: the sandbox token stays (the sandbox-identity routes are the
 // agent's too, and it grants nothing beyond this session); the daemon's own local knobs go.
 const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_PORT'];
-/** How long after the engine is ready svc-agent loads the proxies' libraries (proxy-libs.ts). */
-const PROXY_LIBS_AFTER_READY_MS = 1_000;
 /**
  * A boot says it is starting only when it is not up this long after svc-agent starts: a quick one
  * (most: clone and engine in a few hundred ms) says `ready` alone, sparing the controllers a
@@ -325,9 +322,6 @@ export class Agent {
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
-    // the proxies' libraries once the start is over (loading them blocks svc-agent for tens of
-    // ms: not while the controllers read its health); a proxied request before then loads them
-    setTimeout(() => void loadProxyLibs(), PROXY_LIBS_AFTER_READY_MS).unref();
     if (this.config.bootstrapSession && this.rootSession.id === null) {
       this.rootSession.bootstrap().then(() => this.stateEvents?.notify(), (err: Error) => {
         process.stderr.write(`svc-agent: root session: ${err.message}\n`);
