@@ -60,6 +60,9 @@ async function createPod(name: string, securityContext: Record<string, unknown>,
   expect(res.status, JSON.stringify(res.body)).toBe(201);
 }
 const pod = async (name: string) => (await tc.api('GET', `/api/v1/namespaces/default/pods/${name}`)).body as unknown as PodView;
+/** The jail slots this test's node holds (its pods', each released after its process ends). */
+const slotsOfNode = () => readdirSync(path.join(RUN_DIR, 'slots')).filter((f) => readFileSync(path.join(RUN_DIR, 'slots', f), 'utf8').includes(JSON.stringify(path.join(tc.dir, 'node'))));
+const slotsFreed = () => eventually(async () => slotsOfNode().length === 0, 'the node\'s jail slots freed');
 
 it('runs the container jailed on the pod\'s own address as its runAsUser and runAsGroup; readOnlyRootFilesystem leaves /tmp read-only (what is mounted below it still shown)', async () => {
   await createPod('runs-as', { runAsNonRoot: true, runAsUser: 4242, runAsGroup: 4343 }, { readOnlyRootFilesystem: true });
@@ -72,6 +75,7 @@ it('runs the container jailed on the pod\'s own address as its runAsUser and run
   await tc.api('DELETE', '/api/v1/namespaces/default/pods/runs-as');
   // its slot goes with it: nothing answers there any more
   await eventually(async () => fetch(`http://${ip}:8080/env`, { signal: AbortSignal.timeout(1000) }).then(() => false, () => true), 'the pod gone', 200);
+  await slotsFreed();
   expect(uid).toBeTruthy();
 });
 
@@ -81,13 +85,12 @@ it('refuses runAsNonRoot with an image that runs as root (CreateContainerConfigE
   expect(waiting.reason).toBe('CreateContainerConfigError');
   expect(waiting.message).toContain('container has runAsNonRoot and image will run as root');
   await tc.api('DELETE', '/api/v1/namespaces/default/pods/as-root');
+  await slotsFreed();
 });
 
 it('close stops every pod and frees its jail slot', async () => {
   await createPod('at-close', { runAsUser: 1000 });
   const ip = await eventually(async () => { const p = await pod('at-close'); return p.status?.phase === 'Running' ? p.status.podIP : undefined; }, 'running', 200);
-  const owner = path.join(tc.dir, 'node');
-  const slotsOfNode = () => readdirSync(path.join(RUN_DIR, 'slots')).filter((f) => readFileSync(path.join(RUN_DIR, 'slots', f), 'utf8').includes(JSON.stringify(owner)));
   expect(slotsOfNode()).toHaveLength(1);
   await node.close();
   expect(slotsOfNode()).toEqual([]);
