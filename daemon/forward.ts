@@ -4,7 +4,7 @@
 // (docs/daemon.md). WebSocket upgrades stay on http-proxy-middleware.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
-import { loadProxyLibs, proxyLibs } from './proxy-libs.js';
+import { undiciLib } from './proxy-libs.js';
 
 /** Headers that describe one connection (RFC 9110 §7.6.1) and never cross a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -34,14 +34,14 @@ export class Forwarder {
     const headers = requestHeaders(req.rawHeaders, options);
     const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
     const handler = new ResponseRelay(res, this.onFailure);
-    const libs = proxyLibs();
-    if (!libs) {
-      // the first request of a fresh svc-agent: undici is still loading
-      loadProxyLibs().then(() => this.forward(port, req, res, options), (err: Error) => handler.onError(err));
+    const undici = undiciLib.loaded;
+    if (!undici) {
+      // the first proxied request of this svc-agent: undici loads now (proxy-libs.ts)
+      undiciLib.get().then(() => this.forward(port, req, res, options), (err: Error) => handler.onError(err));
       return;
     }
     try {
-      this.pool(port, libs.undici.Pool).dispatch({
+      this.pool(port, undici.Pool).dispatch({
         origin: `http://127.0.0.1:${port}`,
         method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
         path: options.path,

@@ -1,32 +1,29 @@
 // undici (plain requests) and http-proxy-middleware (WebSocket upgrades) are most of svc-agent's
-// code, and a sandbox's start waits for every module svc-agent loads before it listens. So they
-// are loaded by the first proxied request, which waits for them (about 45 ms of CPU and 7-9 MB):
-// a session nobody calls through svc-agent (a triggered one whose prompt svc-agent sends itself)
-// never loads them (docs/daemon.md).
+// code, and a sandbox's start waits for every module svc-agent loads before it listens. So each
+// is loaded (a chunk of the bundle of its own) by the first request that needs it, which waits for
+// it: undici by the first proxied request (about 40 ms of CPU and 8 MB here), http-proxy-middleware
+// by the first WebSocket upgrade (about 20 ms and 4 MB). A session nobody calls through svc-agent
+// (a triggered one, whose prompt svc-agent sends itself) loads neither (docs/daemon.md).
 import type * as Undici from 'undici';
 import type * as ProxyMiddleware from 'http-proxy-middleware';
 
-export interface ProxyLibs {
-  undici: typeof Undici;
-  proxyMiddleware: typeof ProxyMiddleware;
+/** Loads a library once, on first use: every call gets the same promise; `loaded` once it is. */
+class LazyLibrary<T extends object> {
+  loaded: T | undefined;
+  private loading: Promise<T> | undefined;
+
+  constructor(private readonly load: () => Promise<T>) {}
+
+  get(): Promise<T> {
+    this.loading ??= this.load().then((lib) => (this.loaded = lib));
+    return this.loading;
+  }
 }
 
-let loaded: ProxyLibs | undefined;
-let loading: Promise<ProxyLibs> | undefined;
-
-/** Loads both once; every call gets the same promise. */
-export function loadProxyLibs(): Promise<ProxyLibs> {
-  loading ??= Promise.all([import('undici'), import('http-proxy-middleware')]).then(([undici, proxyMiddleware]) => (loaded = {
-    undici: commonJs(undici, 'Pool'),
-    proxyMiddleware: commonJs(proxyMiddleware, 'createProxyMiddleware'),
-  }));
-  return loading;
-}
-
-/** The libraries when loaded (the proxies' fast path), else undefined. */
-export function proxyLibs(): ProxyLibs | undefined {
-  return loaded;
-}
+/** undici, for the Forwarder (plain requests). */
+export const undiciLib = new LazyLibrary<typeof Undici>(async () => commonJs(await import('undici'), 'Pool'));
+/** http-proxy-middleware, for WebSocket upgrades. */
+export const proxyMiddlewareLib = new LazyLibrary<typeof ProxyMiddleware>(async () => commonJs(await import('http-proxy-middleware'), 'createProxyMiddleware'));
 
 /**
  * A CommonJS module's exports from its import(): the namespace itself under tsc's output and

@@ -5,10 +5,11 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
+import type * as ProxyMiddleware from 'http-proxy-middleware';
 import type { RequestHandler } from 'http-proxy-middleware';
 import type { RequestAuth } from './auth.js';
 import { Forwarder } from './forward.js';
-import { loadProxyLibs, type ProxyLibs } from './proxy-libs.js';
+import { proxyMiddlewareLib } from './proxy-libs.js';
 import { PortGuard } from './own-ports.js';
 import { CONTEXT_HEADER } from '../src/lib/context-header.js';
 import { cutStalledBodies, stallServerOptions } from '../src/lib/http-stall.js';
@@ -97,9 +98,9 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   const engineHeaders = { authorization: handlers.engineAuthorization };
   const dropContext = new Set([CONTEXT_HEADER]);
   const upgradeError = (_err: Error, _req: IncomingMessage, res: ServerResponse | Duplex) => res.destroy();
-  /** The upgrade proxies, made at the first upgrade (http-proxy-middleware loads after svc-agent listens). */
+  /** The upgrade proxies, made at the first upgrade (http-proxy-middleware loads then: proxy-libs.ts). */
   let upgraders: { port: RequestHandler; engine: RequestHandler } | undefined;
-  const upgradersOf = ({ proxyMiddleware: { createProxyMiddleware, proxyEventsPlugin } }: ProxyLibs) => {
+  const upgradersOf = ({ createProxyMiddleware, proxyEventsPlugin }: typeof ProxyMiddleware) => {
     const upgradeOptions = {
       changeOrigin: true,
       // only the plugin that wires `on`: no logging of URLs, our own error handling
@@ -212,8 +213,8 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
       (req as ProxiedRequest)[TARGET_PORT] = target.port;
       req.url = target.path;
     }
-    loadProxyLibs().then((libs) => {
-      const upgrade = upgradersOf(libs);
+    proxyMiddlewareLib.get().then((lib) => {
+      const upgrade = upgradersOf(lib);
       return (target.engine ? upgrade.engine : upgrade.port).upgrade(req, socket as Socket, head);
     }, () => socket.destroy());
   });
