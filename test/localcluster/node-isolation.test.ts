@@ -61,7 +61,15 @@ async function createPod(name: string, securityContext: Record<string, unknown>,
 }
 const pod = async (name: string) => (await tc.api('GET', `/api/v1/namespaces/default/pods/${name}`)).body as unknown as PodView;
 /** The jail slots this test's node holds (its pods', each released after its process ends). */
-const slotsOfNode = () => readdirSync(path.join(RUN_DIR, 'slots')).filter((f) => readFileSync(path.join(RUN_DIR, 'slots', f), 'utf8').includes(JSON.stringify(path.join(tc.dir, 'node'))));
+const slotsOfNode = () => readdirSync(path.join(RUN_DIR, 'slots')).filter((f) => slotRecord(f).includes(JSON.stringify(path.join(tc.dir, 'node'))));
+/** A slot's record, or '' when it was released between the listing and the read. */
+const slotRecord = (file: string) => {
+  try {
+    return readFileSync(path.join(RUN_DIR, 'slots', file), 'utf8');
+  } catch {
+    return '';
+  }
+};
 const slotsFreed = () => eventually(async () => slotsOfNode().length === 0, 'the node\'s jail slots freed');
 
 it('runs the container jailed on the pod\'s own address as its runAsUser and runAsGroup; readOnlyRootFilesystem leaves /tmp read-only (what is mounted below it still shown)', async () => {
