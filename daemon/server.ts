@@ -6,7 +6,6 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type * as ProxyMiddleware from 'http-proxy-middleware';
-import type { RequestHandler } from 'http-proxy-middleware';
 import type { RequestAuth } from './auth.js';
 import { Forwarder } from './forward.js';
 import { proxyMiddlewareLib } from './proxy-libs.js';
@@ -99,7 +98,7 @@ export function createDaemonServer(auth: RequestAuth, handlers: DaemonHandlers):
   const dropContext = new Set([CONTEXT_HEADER]);
   const upgradeError = (_err: Error, _req: IncomingMessage, res: ServerResponse | Duplex) => res.destroy();
   /** The upgrade proxies, made at the first upgrade (http-proxy-middleware loads then: proxy-libs.ts). */
-  let upgraders: { port: RequestHandler; engine: RequestHandler } | undefined;
+  let upgraders: { port: ProxyMiddleware.RequestHandler; engine: ProxyMiddleware.RequestHandler } | undefined;
   const upgradersOf = ({ createProxyMiddleware, proxyEventsPlugin }: typeof ProxyMiddleware) => {
     const upgradeOptions = {
       changeOrigin: true,

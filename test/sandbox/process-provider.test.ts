@@ -179,7 +179,7 @@ describe('process provider', () => {
     expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
   }, 60_000);
 
-  it('a start after an operator crashed between its spawn and state.json kills what that operator left (and a first start finds nothing to kill)', async () => {
+  it('a start after an operator crashed between its spawn and state.json kills what that operator left', async () => {
     const crashed = { ...request, name: '7d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e4f', uid: 'uid-strays' };
     const home = path.join(providerOptions.dataDir, 'default', crashed.name, 'home');
     mkdirSync(home, { recursive: true });
