@@ -17,6 +17,7 @@ import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
+import { FIRE_HISTORY_ENV } from '../resources/index.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
 import { Jail, parseSandboxMount } from '../lib/jail/index.js';
 import { ProcessSandboxProvider } from '../sandbox/process/provider.js';
@@ -161,14 +162,24 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_SANDBOX_WARM', '
   // the model gateway's limits (docs/gateway.md), read by the API
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
-/** The session and trigger settings of `svc dev`'s flags, as the operator's and the API's environment (contracts.md). */
+/**
+ * The operator's and the API's own settings (src/main/operator.ts, api.ts) that dev passes on from its
+ * environment, as the chart passes its values on: `SVC_TRIGGER_FIRE_HISTORY=3 svc dev` works like
+ * `--fire-history 3` (a flag wins). Only these: dev's shell may hold SVC_API_URL and a token.
+ */
+const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS', 'SVC_IDLE_TIMEOUT', FIRE_HISTORY_ENV,
+  'SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 'SVC_TRIGGER_CATCH_UP_SECONDS', 'SVC_TRIGGER_MAX_FAILURES', 'SVC_TRIGGER_QUEUE_DEPTH',
+  'SVC_WEBHOOK_BODY_LIMIT_BYTES', 'SVC_GIT_MAX_PUSH_BYTES', 'SVC_GIT_SPAWN_WORKERS', 'SVC_MERGE_CLAIM_TIMEOUT_SECONDS',
+  'SVC_PROJECT_RESYNC_SECONDS', 'SVC_LEASE_DURATION_SECONDS', 'SVC_CR_FETCH_MAX_AGE_MS', 'SVC_DIFF_MAX_FILE_BYTES', 'SVC_DIFF_MAX_TOTAL_BYTES'];
+
+/** The session and trigger settings of `svc dev`'s flags and environment, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process' };
+  for (const name of [...COMPONENT_TUNABLES, ...DAEMON_TUNABLES]) if (process.env[name]) env[name] = process.env[name];
   if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
-  if (options.fireHistory !== undefined) env.SVC_TRIGGER_FIRE_HISTORY = String(options.fireHistory);
-  for (const name of DAEMON_TUNABLES) if (process.env[name]) env[name] = process.env[name];
+  if (options.fireHistory !== undefined) env[FIRE_HISTORY_ENV] = String(options.fireHistory);
   return env;
 }
 
@@ -225,7 +236,8 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const namespace = options.namespace ?? 'default';
   // The tools sessions need, before anything starts: every missing one named with how to get it.
-  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand }));
+  // the engine of --engine-command, else of SVC_ENGINE_COMMAND passed on (sessionEnv)
+  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand ?? (process.env.SVC_ENGINE_COMMAND || undefined) }));
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const kubeconfigPath = path.join(dataDir, 'kubeconfig');

@@ -1,5 +1,6 @@
-// Retention of TriggerFires (DESIGN §8.4, docs/triggers.md "Retention") through `svc dev
-// --fire-history 3 --max-sessions 1` and real HTTP: finished fires are pruned to 3 per trigger,
+// Retention of TriggerFires (DESIGN §8.4, docs/triggers.md "Retention") through
+// `SVC_TRIGGER_FIRE_HISTORY=3 svc dev --max-sessions 1` (svc dev passes the setting on to its
+// operator, as the chart does) and real HTTP: finished fires are pruned to 3 per trigger,
 // oldest first; a redelivery of a pruned delivery id gets its first answer and creates nothing
 // (the delivery ledger); queued fires are never pruned, and each is started in its turn.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'svc.yaml': webhookManifest('delivery {{ body.n }}') });
   const { fixtureEngine } = await buildArtifacts();
-  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1', '--fire-history', '3'] });
+  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1'], extraEnv: { SVC_TRIGGER_FIRE_HISTORY: '3' } });
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'keep' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
   await kubectl('create', 'secret', 'generic', 'keep-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
   projectId = await waitFor('project keep', async () => (await kubectl('get', 'project', 'keep', '-o', 'jsonpath={.metadata.uid}')) || undefined);
