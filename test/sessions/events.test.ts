@@ -43,6 +43,20 @@ async function sandboxToken(id: string): Promise<string> {
 
 const daemonEvent = (id: string) => kubectl('get', 'sandbox', id, '-o', 'jsonpath={.metadata.annotations.svc\\.dev/daemon-event}');
 
+/**
+ * The annotation once the session's own daemon is quiet: after `ready` it still says `changed` when
+ * its engine's root session exists, which must not pass for another token's poke.
+ */
+async function quietDaemonEvent(id: string): Promise<string> {
+  let last = await daemonEvent(id);
+  let since = Date.now();
+  return waitFor(`session ${id}'s daemon quiet`, async () => {
+    const now = await daemonEvent(id);
+    if (now !== last) [last, since] = [now, Date.now()];
+    return Date.now() - since >= 1_500 ? now : undefined;
+  }, 30_000);
+}
+
 async function poke(token: string | undefined, body: unknown = { event: 'ready' }): Promise<{ status: number; retryAfter: string | null }> {
   const res = await fetch(`${dev.apiUrl}/sandbox/events`, {
     method: 'POST',
@@ -133,14 +147,14 @@ describe('attack: a sandbox token pokes only its own session, and a flood is bou
   }, 90_000);
 
   it('the token says whose Sandbox: the body cannot name another; forged, API and other tokens are 401', async () => {
-    const before = await daemonEvent(b.id);
+    const before = await quietDaemonEvent(b.id);
     expect((await poke(tokenA, { event: 'ready', session: b.id })).status).toBe(400);
     expect((await poke(tokenA, { event: 'ready' })).status).toBe(202);
     expect(await daemonEvent(b.id)).toBe(before);
     const forged = `svcsbx.${b.id}.${randomBytes(32).toString('base64url')}`;
     for (const token of [undefined, forged, dev.token, `${tokenB}x`]) expect((await poke(token)).status).toBe(401);
     expect(await daemonEvent(b.id)).toBe(before);
-  });
+  }, 60_000);
 
   it('a stopped session\'s token pokes nothing', async () => {
     expect((await api('POST', `${sessions()}/${b.id}/stop`)).status).toBe(200);
