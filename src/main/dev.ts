@@ -21,6 +21,7 @@ import { FIRE_HISTORY_ENV } from '../resources/index.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
 import { Jail, parseSandboxMount } from '../lib/jail/index.js';
 import { ProcessSandboxProvider } from '../sandbox/process/provider.js';
+import { KUBERNETES_SANDBOX_SETTINGS } from '../sandbox/kubernetes/index.js';
 import { isolationLines, isolationStatus, type IsolationStatus } from './isolation-check.js';
 import { sandboxJail } from './sandbox-jail.js';
 
@@ -175,7 +176,7 @@ const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS',
 /** The session and trigger settings of `svc dev`'s flags and environment, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process' };
-  for (const name of [...COMPONENT_TUNABLES, ...DAEMON_TUNABLES]) if (process.env[name]) env[name] = process.env[name];
+  for (const name of [...COMPONENT_TUNABLES, ...KUBERNETES_SANDBOX_SETTINGS, ...DAEMON_TUNABLES]) if (process.env[name]) env[name] = process.env[name];
   if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);

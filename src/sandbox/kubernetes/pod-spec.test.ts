@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { restrictedViolations } from '../../../test/helpers/pod-security.js';
 import type { SandboxRequest } from '../provider.js';
 import { entrypointCommand, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
-import { DEFAULT_SETTINGS, settingsFromEnv } from './settings.js';
+import { DEFAULT_SETTINGS, KUBERNETES_SANDBOX_SETTINGS, settingsFromEnv } from './settings.js';
 
 const TOKEN = 'svcsbx.11111111-2222-4333-8444-555555555555.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ';
 const request = (template: SandboxRequest['template'] = {}): SandboxRequest => ({
@@ -84,5 +84,11 @@ describe('settingsFromEnv', () => {
     expect(s).toMatchObject({ image: 'i:1', cpu: 2, nodeSelector: { a: 'b' }, tolerations: [{ key: 'k' }], provisioningDeadlineMs: 60_000, memory: 2048 });
     expect(() => settingsFromEnv({ SVC_SANDBOX_CPU: '0' })).toThrow(/SVC_SANDBOX_CPU/);
     expect(() => settingsFromEnv({ SVC_SANDBOX_NODE_SELECTOR: '[1]' })).toThrow(/SVC_SANDBOX_NODE_SELECTOR/);
+  });
+
+  it('reads exactly the variables it lists (svc dev passes those on)', () => {
+    const read = new Set<string>();
+    settingsFromEnv(new Proxy({}, { get: (_, name) => { read.add(String(name)); return undefined; } }));
+    expect([...read].sort()).toEqual([...KUBERNETES_SANDBOX_SETTINGS].sort());
   });
 });

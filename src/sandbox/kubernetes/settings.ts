@@ -65,6 +65,11 @@ const isStringMap = (v: unknown): v is Record<string, string> =>
 const isObjectList = (v: unknown): v is Record<string, unknown>[] =>
   Array.isArray(v) && v.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x));
 
+/** The settings settingsFromEnv reads (svc dev passes them on from its environment). */
+export const KUBERNETES_SANDBOX_SETTINGS = ['SVC_SANDBOX_IMAGE', 'SVC_SANDBOX_IMAGE_PULL_POLICY', 'SVC_SANDBOX_CPU', 'SVC_SANDBOX_MEMORY_MIB',
+  'SVC_SANDBOX_DISK_MIB', 'SVC_SANDBOX_HOME_MIB', 'SVC_SANDBOX_RUNTIME_CLASS', 'SVC_SANDBOX_NODE_SELECTOR', 'SVC_SANDBOX_TOLERATIONS',
+  'SVC_SANDBOX_IMAGE_PULL_SECRETS', 'SVC_SANDBOX_PROVISIONING_DEADLINE_SECONDS', 'SVC_SANDBOX_MAX_RESTARTS', 'SVC_SANDBOX_BUILD_BACKEND'] as const;
+
 /**
  * SVC_SANDBOX_IMAGE, SVC_SANDBOX_IMAGE_PULL_POLICY, SVC_SANDBOX_CPU, SVC_SANDBOX_MEMORY_MIB,
  * SVC_SANDBOX_DISK_MIB, SVC_SANDBOX_HOME_MIB, SVC_SANDBOX_RUNTIME_CLASS,
