@@ -171,12 +171,16 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_SANDBOX_WARM', '
 const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS', 'SVC_IDLE_TIMEOUT', FIRE_HISTORY_ENV,
   'SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 'SVC_TRIGGER_CATCH_UP_SECONDS', 'SVC_TRIGGER_MAX_FAILURES', 'SVC_TRIGGER_QUEUE_DEPTH',
   'SVC_WEBHOOK_BODY_LIMIT_BYTES', 'SVC_GIT_MAX_PUSH_BYTES', 'SVC_GIT_SPAWN_WORKERS', 'SVC_MERGE_CLAIM_TIMEOUT_SECONDS',
-  'SVC_PROJECT_RESYNC_SECONDS', 'SVC_LEASE_DURATION_SECONDS', 'SVC_CR_FETCH_MAX_AGE_MS', 'SVC_DIFF_MAX_FILE_BYTES', 'SVC_DIFF_MAX_TOTAL_BYTES'];
+  'SVC_PROJECT_RESYNC_SECONDS', 'SVC_LEASE_DURATION_SECONDS', 'SVC_CR_FETCH_MAX_AGE_MS', 'SVC_DIFF_MAX_FILE_BYTES', 'SVC_DIFF_MAX_TOTAL_BYTES',
+  'SVC_MERGE_AUTHOR_NAME', 'SVC_MERGE_AUTHOR_EMAIL', 'SVC_DASHBOARD_DIR'];
+
+/** Every setting dev passes on from its environment to the operator and the API (docs/dev.md). */
+export const PASSED_ON_SETTINGS: readonly string[] = [...COMPONENT_TUNABLES, ...KUBERNETES_SANDBOX_SETTINGS, ...DAEMON_TUNABLES];
 
 /** The session and trigger settings of `svc dev`'s flags and environment, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { SVC_SANDBOX_PROVIDER: options.provider ?? 'process' };
-  for (const name of [...COMPONENT_TUNABLES, ...KUBERNETES_SANDBOX_SETTINGS, ...DAEMON_TUNABLES]) if (process.env[name]) env[name] = process.env[name];
+  for (const name of PASSED_ON_SETTINGS) if (process.env[name]) env[name] = process.env[name];
   if (options.engineCommand) env.SVC_ENGINE_COMMAND = options.engineCommand;
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
@@ -352,7 +356,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
       SVC_HTTP_PORT: '0',
       SVC_HTTP_HOST: '127.0.0.1',
       SVC_MIRROR_DIR: path.join(dataDir, 'mirrors'),
-      SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds ?? 30),
+      ...(options.projectResyncSeconds !== undefined ? { SVC_PROJECT_RESYNC_SECONDS: String(options.projectResyncSeconds) } : {}),
       SVC_SANDBOX_API_URL: sandboxApiUrl,
       SVC_SANDBOX_DIR: path.join(dataDir, 'sandboxes'),
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
