@@ -120,13 +120,25 @@ describe('charts/svc', () => {
     }
   });
 
+  const envOf = (manifests: Manifest[], deployment: string) => {
+    const container = (find(manifests, 'Deployment', deployment) as unknown as Required<IDeployment>).spec!.template.spec!.containers[0]!;
+    return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+  };
+
   it('passes operator.fireHistory to the operator as SVC_TRIGGER_FIRE_HISTORY (retention, docs/triggers.md)', () => {
-    const env = (manifests: Manifest[]) => {
-      const container = (find(manifests, 'Deployment', 'rel-svc-operator') as unknown as Required<IDeployment>).spec!.template.spec!.containers[0]!;
-      return Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
-    };
-    expect(env(render()).SVC_TRIGGER_FIRE_HISTORY).toBe('100');
-    expect(env(render(['--set', 'operator.fireHistory=7'])).SVC_TRIGGER_FIRE_HISTORY).toBe('7');
+    expect(envOf(render(), 'rel-svc-operator').SVC_TRIGGER_FIRE_HISTORY).toBe('100');
+    expect(envOf(render(['--set', 'operator.fireHistory=7']), 'rel-svc-operator').SVC_TRIGGER_FIRE_HISTORY).toBe('7');
+  });
+
+  it('passes operator.extraEnv and api.extraEnv on, each to its own component', () => {
+    const manifests = render(['--set-json', 'api.extraEnv=[{"name":"SVC_GIT_MAX_PUSH_BYTES","value":"1000"}]',
+      '--set-json', 'operator.extraEnv=[{"name":"SVC_TRIGGER_QUEUE_DEPTH","value":"200"}]']);
+    expect(envOf(manifests, 'rel-svc-api')).toMatchObject({ SVC_GIT_MAX_PUSH_BYTES: '1000', SVC_MIRROR_DIR: '/var/lib/svc/mirrors' });
+    expect(envOf(manifests, 'rel-svc-api').SVC_TRIGGER_QUEUE_DEPTH).toBeUndefined();
+    expect(envOf(manifests, 'rel-svc-operator')).toMatchObject({ SVC_TRIGGER_QUEUE_DEPTH: '200', SVC_TRIGGER_FIRE_HISTORY: '100' });
+    const bad = helm(['template', 'rel', CHART_DIR, '--set-json', 'api.extraEnv=[{"value":"1"}]'], home);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('extraEnv');
   });
 
   it('rejects values that break the schema, with a message naming the key', () => {
