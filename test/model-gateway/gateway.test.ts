@@ -379,6 +379,24 @@ describe('the data path', () => {
     }
   });
 
+  it('a base_url that stops at the host: the client names the version, the same endpoints only', async () => {
+    expect(model.url).toMatch(/\/v1$/);
+    expect((await call('PUT', `${gw()}/providers/rooted`, { body: { api_key: OPENAI_KEY, base_url: model.url.replace(/\/v1$/, '') } })).status).toBe(204);
+    const before = model.requests.length;
+    const res = await llm('rooted/v1/chat/completions', sessionKey, chat({ stream: false, model: 'm-rooted' }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'chat.completion', usage: MODEL_USAGE });
+    const seen = model.requests.slice(before);
+    expect(seen.map((r) => r.path)).toEqual(['/v1/chat/completions']);
+    expect(seen[0]!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    expect((await llm('rooted/v1/files', sessionKey, {})).status).toBe(404);
+    expect(model.requests.length).toBe(before + 1);
+    expect((await call('DELETE', `${gw()}/providers/rooted`)).status).toBe(204);
+    // counted like any other (and written before the next test reads its baseline)
+    await waitFor('the request counted', async () => ((await call('GET', `${gw()}/usage?group_by=model`)).body.groups as any[])
+      .find((g) => g.key === 'm-rooted')?.requests === 1);
+  });
+
   it('an upstream that cannot be reached is 502', async () => {
     expect((await call('PUT', `${gw()}/providers/gone`, { body: { api_key: 'k', base_url: 'http://127.0.0.1:9/v1' } })).status).toBe(204);
     await waitFor('the provider cached', async () => (await llm('gone/chat/completions', sessionKey, chat())).status === 502, 10_000);

@@ -18,6 +18,14 @@ describe('what each protocol relays', () => {
     ['anthropic', 'POST', 'messages/count_tokens', null],
     ['anthropic', 'POST', 'messages/batches', 404],
     ['anthropic', 'POST', 'chat/completions', 404],
+    // a base_url that stops at the host: the client names the version
+    ['openai', 'POST', 'v1/chat/completions', null],
+    ['openai', 'GET', 'v1/models', null],
+    ['openai', 'POST', 'v1/files', 404],
+    ['openai', 'POST', 'v2/chat/completions', 404],
+    ['openai', 'POST', 'v1/v1/chat/completions', 404],
+    ['anthropic', 'POST', 'v1/messages', null],
+    ['anthropic', 'POST', 'v1/messages/batches', 404],
   ] as const)('%s %s %s', (protocol, method, path, status) => {
     expect(routeProblem(protocol, method, path)?.status ?? null).toBe(status);
   });
@@ -35,10 +43,12 @@ describe('prepareBody', () => {
   const body = (obj: unknown) => Buffer.from(JSON.stringify(obj));
 
   it('asks an OpenAI stream for its usage when the client did not, keeping its other stream options', () => {
-    const prepared = prepareBody('openai', 'chat/completions', body({ model: 'm', stream: true, stream_options: { other: 1 } }), 'application/json');
-    expect(prepared.strip).toBe(true);
-    expect(prepared.model).toBe('m');
-    expect(JSON.parse(prepared.bytes.toString())).toEqual({ model: 'm', stream: true, stream_options: { other: 1, include_usage: true } });
+    for (const path of ['chat/completions', 'v1/chat/completions']) {
+      const prepared = prepareBody('openai', path, body({ model: 'm', stream: true, stream_options: { other: 1 } }), 'application/json');
+      expect(prepared.strip).toBe(true);
+      expect(prepared.model).toBe('m');
+      expect(JSON.parse(prepared.bytes.toString())).toEqual({ model: 'm', stream: true, stream_options: { other: 1, include_usage: true } });
+    }
   });
 
   it('sends everything else byte for byte', () => {

@@ -58,9 +58,18 @@ const ROUTES: Record<LlmProtocol, { method: string; path: RegExp }[]> = {
   ],
 };
 
+/**
+ * The endpoint a relayed path names: the path itself, or what follows a leading `v1/`, so that a
+ * provider whose `base_url` stops at the host (`http://models.internal:8000`) is called as its
+ * clients call it (`/v1/llm/<name>/v1/chat/completions`). The path goes upstream unchanged.
+ */
+export function endpointOf(path: string): string {
+  return path.startsWith('v1/') ? path.slice(3) : path;
+}
+
 export function routeProblem(protocol: LlmProtocol, method: string, path: string): { status: number; message: string } | null {
   const routes = ROUTES[protocol];
-  const byPath = routes.filter((r) => r.path.test(path));
+  const byPath = routes.filter((r) => r.path.test(endpointOf(path)));
   if (byPath.length === 0) {
     const served = protocol === 'openai' ? 'POST chat/completions, completions, responses, embeddings; GET models' : 'POST messages, messages/count_tokens; GET models';
     return { status: 404, message: `the model gateway relays ${served} for ${protocol} providers, not ${JSON.stringify(path)}` };
@@ -154,7 +163,8 @@ export function prepareBody(protocol: LlmProtocol, path: string, body: Buffer, c
   const model = typeof obj.model === 'string' ? obj.model.slice(0, MAX_MODEL_NAME) : null;
   const options = obj.stream_options;
   const asked = typeof options === 'object' && options !== null && (options as Record<string, unknown>).include_usage === true;
-  if (protocol === 'openai' && (path === 'chat/completions' || path === 'completions') && obj.stream === true && !asked) {
+  const endpoint = endpointOf(path);
+  if (protocol === 'openai' && (endpoint === 'chat/completions' || endpoint === 'completions') && obj.stream === true && !asked) {
     const streamOptions = typeof options === 'object' && options !== null && !Array.isArray(options) ? options : {};
     const bytes = Buffer.from(JSON.stringify({ ...obj, stream_options: { ...streamOptions, include_usage: true } }), 'utf8');
     return { bytes, model, strip: true };
