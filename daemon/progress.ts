@@ -49,6 +49,12 @@ export class ProgressWatcher {
     return this.busySessions.size > 0;
   }
 
+  /** A session of the engine retries a model call (opencode's `retry` status): the model cannot be reached. */
+  get retrying(): boolean {
+    for (const type of this.busySessions.values()) if (type === 'retry') return true;
+    return false;
+  }
+
   start(): void {
     if (this.timer || this.stopped) return;
     this.timer = setInterval(() => void this.tick(), this.policy.healthIntervalMs);
@@ -166,7 +172,7 @@ export class ProgressWatcher {
       if (typeof status?.type === 'string' && status.type !== 'idle') listed.set(id, status.type);
     }
     for (const id of [...this.busySessions.keys()]) if (!listed.has(id)) this.sessionStatus(id, 'idle');
-    for (const [id, type] of listed) if (!this.busySessions.has(id)) this.sessionStatus(id, type);
+    for (const [id, type] of listed) if (this.busySessions.get(id) !== type) this.sessionStatus(id, type);
   }
 
   private async stall(reason: string): Promise<void> {

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventKind, StateReporter, type StateSnapshot } from './state-events.js';
 
-const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, checkpoint: null, stalled: false, stalls: 0 };
+const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0 };
 const received: { auth: string | undefined; body: string }[] = [];
 let answer: { status: number; headers?: Record<string, string> } = { status: 202 };
 let server: http.Server;
@@ -34,6 +34,9 @@ describe('eventKind', () => {
     [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready' }, 'idle'],
     [base, { ...base, engine: 'failed' }, 'failed'],
     [base, { ...base, daemon: 'restoring' }, 'changed'],
+    // a turn whose model call is retried (ModelReachable), and one whose retry succeeded
+    [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, 'changed'],
+    [{ ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true }, 'changed'],
   ] as const)('%o -> %o: %s', (before, after, kind) => {
     expect(eventKind(before, after)).toBe(kind);
   });

@@ -14,6 +14,8 @@ export interface StateSnapshot {
   rootSession: string | null;
   initialPromptSent: boolean;
   busy: boolean;
+  /** A model call is being retried: the Session's ModelReachable turns False at once, not at the next look. */
+  modelRetrying: boolean;
   checkpoint: string | null;
   stalled: boolean;
   stalls: number;
@@ -24,7 +26,7 @@ export interface SnapshotSources {
   state: string;
   engine: { state: string; restarts: number };
   rootSession: { id: string | null; initialPromptSentAt: string | null };
-  progress: { busy: boolean; report(): { state: string; stalls: number } };
+  progress: { busy: boolean; retrying: boolean; report(): { state: string; stalls: number } };
   checkpoints: { report(): { sha: string | null } };
 }
 
@@ -37,6 +39,7 @@ export function snapshotOf(agent: SnapshotSources): StateSnapshot {
     rootSession: agent.rootSession.id,
     initialPromptSent: agent.rootSession.initialPromptSentAt !== null,
     busy: agent.progress.busy,
+    modelRetrying: agent.progress.retrying,
     checkpoint: agent.checkpoints.report().sha,
     stalled: progress.state === 'stalled',
     stalls: progress.stalls,
