@@ -59,22 +59,29 @@ export function retentionState(fire: TriggerFire, sessions: ReadonlyMap<string, 
 }
 
 /**
- * The fires to delete: finished fires beyond the newest `history` finished ones, oldest first,
- * except the newest `maxFailures` decided fires, which the pause rule reads: walking from the
- * newest fire it meets them before any deleted one, so it stops at a success or pauses among
- * them either way, and deleting older fires never un-pauses or mis-pauses the trigger (whatever
- * their sessions do later). Unfinished fires (queued, starting) are never deleted.
+ * The fires to delete: finished fires beyond the newest `history` finished ones (at least the
+ * newest: the fire instant the trigger goes on from), oldest first, except the run of failed fires
+ * the pause rule is counting: from the newest decided fire, failures up to `maxFailures`, until a
+ * success ends the run. So a trigger that keeps failing pauses whatever the history, and a history
+ * below the failure limit is kept to (SVC_TRIGGER_FIRE_HISTORY=1 keeps one fire). The price: when
+ * the session of a kept success fails later, the run it now continues was pruned, and the trigger
+ * pauses on the failures still kept. Unfinished fires (queued, starting) are never deleted.
  */
 export function firesToPrune(fires: readonly TriggerFire[], sessions: ReadonlyMap<string, Session>, limits: { history: number; maxFailures: number }, now: Date): TriggerFire[] {
+  const history = Math.max(limits.history, 1);
   let keptFinished = 0;
-  let keptDecided = 0;
+  let keptFailures = 0;
+  let inFailureRun = true;
   const prune: TriggerFire[] = [];
   for (const fire of fires.filter((f) => !f.metadata.deletionTimestamp).sort(newestFirst)) {
     const { finished, decided } = retentionState(fire, sessions, now);
     if (!finished) continue;
-    if (keptFinished < limits.history || (decided && keptDecided < limits.maxFailures)) {
+    const outcome = decided ? fireOutcome(fire, sessions) : undefined;
+    if (outcome === 'succeeded') inFailureRun = false;
+    const counted = inFailureRun && outcome === 'failed' && keptFailures < limits.maxFailures;
+    if (keptFinished < history || counted) {
       keptFinished += 1;
-      if (decided) keptDecided += 1;
+      if (counted) keptFailures += 1;
       continue;
     }
     prune.push(fire);

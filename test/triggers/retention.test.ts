@@ -1,6 +1,6 @@
 // Retention of TriggerFires (DESIGN §8.4, docs/triggers.md "Retention") through
-// `SVC_TRIGGER_FIRE_HISTORY=3 svc dev --max-sessions 1` (svc dev passes the setting on to its
-// operator, as the chart does) and real HTTP: finished fires are pruned to 3 per trigger,
+// `SVC_TRIGGER_FIRE_HISTORY=2 svc dev --max-sessions 1` (svc dev passes the setting on to its
+// operator, as the chart does; 2, below the failure limit of 3) and real HTTP: finished fires are pruned to 2 per trigger,
 // oldest first; a redelivery of a pruned delivery id gets its first answer and creates nothing
 // (the delivery ledger); queued fires are never pruned, and each is started in its turn.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +55,7 @@ beforeAll(async () => {
   const repo = path.join(tmp, 'repo');
   makeRepo(repo, { 'svc.yaml': webhookManifest('delivery {{ body.n }}') });
   const { fixtureEngine } = await buildArtifacts();
-  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1'], extraEnv: { SVC_TRIGGER_FIRE_HISTORY: '3' } });
+  dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1'], extraEnv: { SVC_TRIGGER_FIRE_HISTORY: '2' } });
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'keep' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
   await kubectl('create', 'secret', 'generic', 'keep-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
   projectId = await waitFor('project keep', async () => (await kubectl('get', 'project', 'keep', '-o', 'jsonpath={.metadata.uid}')) || undefined);
@@ -68,10 +68,10 @@ afterAll(async () => {
   cleanupArtifacts();
 });
 
-describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=3)', () => {
+describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=2)', () => {
   const first = new Map<string, Answer>();
 
-  it('prunes finished fires to 3 per trigger, oldest first, keeping their delivery ids in the ledger', async () => {
+  it('prunes finished fires to 2 per trigger, oldest first, keeping their delivery ids in the ledger', async () => {
     for (let i = 1; i <= 5; i++) {
       const answer = await deliver(`ret-${i}`, i);
       expect(answer.status).toBe(202);
@@ -79,15 +79,16 @@ describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=3)', () => {
       await sessionOf(fireName(`ret-${i}`));
       await stopAll();
     }
-    const kept = await waitFor('the fires pruned to 3', async () => {
+    const kept = await waitFor('the fires pruned to 2', async () => {
       const names = (await fires()).map((f) => f.metadata.name).sort();
-      return names.length === 3 ? names : undefined;
+      return names.length === 2 ? names : undefined;
     }, 60_000);
-    expect(kept).toEqual([3, 4, 5].map((i) => fireName(`ret-${i}`)).sort());
+    expect(kept).toEqual([4, 5].map((i) => fireName(`ret-${i}`)).sort());
     const pages = await items('configmaps', '-l', `svc.dev/ledger=deliveries,svc.dev/trigger=${TRIGGER}`);
     const entries = Object.assign({}, ...pages.map((p) => p.data ?? {})) as Record<string, string>;
     expect(JSON.parse(entries[fireName('ret-1')]!)).toEqual(first.get('ret-1')!.body);
     expect(JSON.parse(entries[fireName('ret-2')]!)).toEqual(first.get('ret-2')!.body);
+    expect(JSON.parse(entries[fireName('ret-3')]!)).toEqual(first.get('ret-3')!.body);
     expect((await sessions()).length).toBe(5); // Sessions stay: they are the record
   }, 240_000);
 
@@ -111,16 +112,16 @@ describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=3)', () => {
       expect(answer).toMatchObject({ status: 202, body: { status: 'queued' } });
       queued.push(fireName(`queued-${i}`));
     }
-    // the Trigger controller has looked at every fire (the newest finished ones stay, 3 at most)
+    // the Trigger controller has looked at every fire (the newest finished ones stay, 2 at most)
     await waitFor('older finished fires pruned behind the queue', async () => {
       const all = await fires();
       const finished = all.filter((f) => f.status?.phase === 'fired');
-      return finished.length <= 3 && !all.some((f) => f.metadata.name === fireName('ret-3')) ? true : undefined;
+      return finished.length <= 2 && !all.some((f) => f.metadata.name === fireName('ret-4')) ? true : undefined;
     }, 60_000);
     const waiting = (await fires()).filter((f) => queued.includes(f.metadata.name));
     expect(waiting.map((f) => `${f.metadata.name} ${String(f.status?.phase)}`).sort()).toEqual(queued.map((name) => `${name} queued`).sort());
 
-    // free the slot again and again: every queued fire starts, in order, and the history ends at 3
+    // free the slot again and again: every queued fire starts, in order, and the history ends at 2
     const started: string[] = [];
     await waitFor('every queued fire started', async () => {
       await stopAll();
@@ -131,11 +132,11 @@ describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=3)', () => {
     }, 180_000);
     expect(started).toEqual(queued);
     await stopAll();
-    const final = await waitFor('pruned to 3 again', async () => {
+    const final = await waitFor('pruned to 2 again', async () => {
       const names = (await fires()).map((f) => f.metadata.name).sort();
-      return names.length === 3 ? names : undefined;
+      return names.length === 2 ? names : undefined;
     }, 60_000);
-    expect(final).toEqual(queued.slice(1).sort());
+    expect(final).toEqual(queued.slice(2).sort());
     expect((await sessions()).length).toBe(5 + 1 + queued.length); // one session per accepted delivery, none for the redeliveries
   }, 360_000);
 });
