@@ -36,9 +36,10 @@ import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { replicaHeartbeat } from './replica-lease.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
+import { clusterConfigFromEnv, envInt, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
+  exitWithParent('svc api');
   const config = clusterConfigFromEnv();
   // git processes start from worker threads: a spawn would block this event loop (src/git/spawn-pool.ts)
   useGitSpawnWorkers(envInt('SVC_GIT_SPAWN_WORKERS', 2, 0));

@@ -16,6 +16,7 @@ import { podLogReader, type NodeSimulator } from '../localcluster/node/index.js'
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { EXIT_WITH_PARENT_ENV } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 import { FIRE_HISTORY_ENV } from '../resources/index.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
@@ -189,7 +190,8 @@ function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
 }
 
 function startChild(name: string, script: string, env: NodeJS.ProcessEnv, log: (line: string) => void, onLine?: (line: string) => void): Child {
-  const child = spawn(process.execPath, [path.join(MAIN_DIR, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // stdin: a pipe that ends with this process, whatever ends it (exitWithParent)
+  const child = spawn(process.execPath, [path.join(MAIN_DIR, script)], { env: { ...env, [EXIT_WITH_PARENT_ENV]: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line) continue;

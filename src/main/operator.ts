@@ -34,13 +34,14 @@ import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText, operatorMetrics, schedulerMetrics } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
-import { clusterConfigFromEnv, envInt, envString, fatal, stopOnSignal } from './process.js';
+import { clusterConfigFromEnv, envInt, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
 import { DEFAULT_SANDBOX_RESYNC } from '../sandbox/index.js';
 
 export const LEASE_NAME = 'svc-operator';
 
 async function main(): Promise<void> {
+  exitWithParent('svc operator');
   const config = clusterConfigFromEnv();
   // git processes start from worker threads: a spawn would block this event loop (src/git/spawn-pool.ts)
   useGitSpawnWorkers(envInt('SVC_GIT_SPAWN_WORKERS', 2, 0));

@@ -45,6 +45,26 @@ export function stopOnSignal(name: string, stop: () => Promise<void>): void {
   process.on('SIGTERM', () => handler('SIGTERM'));
 }
 
+/** The setting by which svc dev gives a child its stdin as a pipe that ends when svc dev does. */
+export const EXIT_WITH_PARENT_ENV = 'SVC_EXIT_WITH_PARENT';
+
+/**
+ * With SVC_EXIT_WITH_PARENT=1 (svc dev's children): the end of stdin means svc dev is gone, even
+ * by `kill -9`, and this process exits at once, as in a crash of the whole (its sandboxes are left
+ * for the next operator to adopt). Without it a child outlived its parent until a log line met the
+ * closed pipe, seconds later, holding its port and the Lease meanwhile.
+ */
+export function exitWithParent(name: string): void {
+  if (process.env[EXIT_WITH_PARENT_ENV] !== '1') return;
+  const gone = () => {
+    process.stderr.write(`${logLine('error', 'svc dev is gone (its pipe closed): exiting', { component: name })}\n`);
+    process.exit(1);
+  };
+  process.stdin.once('end', gone);
+  process.stdin.once('error', gone);
+  process.stdin.resume();
+}
+
 export function fatal(name: string): (error: unknown) => never {
   return (error) => {
     process.stderr.write(`${logLine('error', error instanceof Error ? error.message : String(error), { component: name })}\n`);
