@@ -90,6 +90,9 @@ async function sandboxSecretValues(client: KubeClient, session: Session): Promis
   return [...(tokens ? [tokens.sandboxToken, tokens.cliToken] : []), ...gatewayKey, ...Object.values(secretValues(projectSecrets))];
 }
 
+/** How soon a stopped sandbox whose Pod still runs its termination grace is looked at again. */
+export const STOPPING_RECHECK_MS = 1_000;
+
 /** The deletion started (the finalizer's clean-up must run). */
 const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestamp !== !!old.metadata.deletionTimestamp;
 
@@ -105,8 +108,12 @@ async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: R
     if (sandbox.status?.state === 'error') await keepFailureLog(provider, sandbox, ref, ctx);
     // running, or something of it left behind (a dead process's folder)
     const left = before.state !== 'absent' || before.reason !== undefined;
-    if (left) await provider.delete(ref);
-    return { provider: { state: 'absent' }, health: null, action: before.state !== 'absent' ? 'deleted' : null };
+    if (!left) return { provider: { state: 'absent' }, health: null, action: null };
+    await provider.delete(ref);
+    // a Pod's deletion is only asked for: it runs its grace (the daemon's stop checkpoint) until it
+    // is gone, and the sandbox is stopped only then (a process provider's delete waits for the exit)
+    const after = await provider.observe(ref);
+    return { provider: after.state === 'absent' ? { state: 'absent' } : after, health: null, action: before.state !== 'absent' ? 'deleted' : null };
   }
   let observation = await provider.observe(ref);
   let action: SandboxObserved['action'] = null;
@@ -158,7 +165,8 @@ export function sandboxController(options: SandboxControllerOptions): Controller
     observe: (sandbox, ctx) => ensureSandbox(provider, sandbox, ctx),
     compute(sandbox, observed, now) {
       const { status, events } = nextSandboxStatus(sandbox, observed, now);
-      return { status, events, requeueAfter: requeueAfterMs(status.state, options.resync) };
+      const stopping = sandbox.spec.desiredState === 'stopped' && observed.provider.state !== 'absent';
+      return { status, events, requeueAfter: stopping ? STOPPING_RECHECK_MS : requeueAfterMs(status.state, options.resync) };
     },
     now: options.now,
   });

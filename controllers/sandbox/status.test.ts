@@ -38,6 +38,8 @@ describe('Sandbox status (SPEC §3.3)', () => {
     ['launch refused', sandbox(), { provider: { state: 'absent' }, health: null, action: null, launchError: { reason: 'SessionSecretMissing', message: 'no secret' } }, 'error', 'SessionSecretMissing', ['Failed']],
     ['provider failed', sandbox(), { provider: { state: 'failed', reason: 'ImagePullBackOff', message: 'no image' }, health: null, action: null }, 'error', 'ImagePullBackOff', ['Failed']],
     ['stopped and gone', sandbox('stopped', 'active'), { provider: { state: 'absent' }, health: null, action: 'deleted' }, 'stopped', 'Stopped', ['Stopped']],
+    // a Pod's deletion asked for: it runs its grace (the stop checkpoint); stopped once gone (the row above)
+    ['stopped, its Pod still in its grace', sandbox('stopped', 'active'), { provider: { state: 'failed', reason: 'PodDeleted', message: 'the pod is being deleted' }, health: null, action: 'deleted' }, 'active', undefined, []],
     ['failed, then stopped: keeps its reason', sandbox('stopped', 'error', 'EngineFailed'), { provider: { state: 'absent' }, health: null, action: 'deleted' }, 'error', 'EngineFailed', []],
     ['died and restarted', sandbox('running', 'active'), { ...running(null, 'restarted'), provider: { state: 'provisioning', address: '127.0.0.1:4001', reason: 'Exited' } }, 'provisioning', undefined, ['Restarted']],
   ] as const)('%s', (_name, sb, seen, state, reason, events) => {

@@ -10,6 +10,7 @@ import type { Jail } from '../lib/jail/index.js';
 import type { ClusterAccess } from '../localcluster/client.js';
 import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../localcluster/node/index.js';
 import { ENTRYPOINT, LABEL_SANDBOX } from '../sandbox/kubernetes/index.js';
+import { SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 
 export interface SandboxNodeOptions {
   cluster: ClusterAccess;
@@ -81,6 +82,8 @@ export async function startSandboxNode(options: SandboxNodeOptions): Promise<Nod
     // and its /proxy reaches only its own programs' ports (daemon/own-ports.ts)
     podEnv: async ({ ip }) => ({ SVC_SERVICE_HOST: ip, SVC_ENGINE_PORT: String(await freePort()), SVC_SANDBOX_OWN_NETWORK: '0' }),
     restartBackoffMs: options.restartBackoffMs,
+    // a sandbox Pod's own grace (its stop checkpoint), as a kubelet gives it: not the simulator's shorter cap
+    killGraceMs: SANDBOX_STOP_GRACE_MS,
     log: options.log,
   });
 }

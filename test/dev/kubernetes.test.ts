@@ -4,6 +4,7 @@
 // an engine that cannot start and an image that cannot be pulled fail the session with the
 // reason, and no token value ever sits in a Pod spec.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,8 +42,8 @@ async function project(name: string, sandbox?: Record<string, unknown>): Promise
   await waitFor(`project ${name} ready`, async () => (await kubectl('get', 'project', name, '-o', 'jsonpath={.status.defaultBranchSha}')).trim() !== '', 60_000);
 }
 
-async function startSession(projectName: string): Promise<string> {
-  const res = await api<{ session: SessionView }>('POST', `/projects/${projectIds.get(projectName)}/sessions`, {});
+async function startSession(projectName: string, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await api<{ session: SessionView }>('POST', `/projects/${projectIds.get(projectName)}/sessions`, body);
   expect(res.status).toBe(201);
   return res.body.session.id;
 }
@@ -114,11 +115,21 @@ describe('svc dev --provider kubernetes', () => {
     await waitFor('the sandbox Secret gone', async () => !(await exists('secret', `svc-sandbox-${first}`)));
   }, 150_000);
 
-  it('stop deletes the Pod and the Secret; the branch stays', async () => {
-    const id = await startSession('web');
+  it('stop deletes the Pod and the Secret, stopped only once the Pod is gone, its work saved on the way out; the branch stays', async () => {
+    // a turn that writes a file and never ends: only the stop's checkpoint can save it
+    const id = await startSession('web', { prompt: `#fixture ${JSON.stringify({ write: { 'unsaved.txt': 'work in progress\n' } })}` });
     await sessionUntil('web', id, (s) => s.status === 'running', 'the second session running');
+    await waitFor('the prompt sent (the file written)', async () => {
+      const health = (await (await fetch(`http://${(await kubectlJson<SandboxView>('get', 'sandbox', id)).status!.address}/svc/health`)).json()) as { engine: { initial_prompt_sent_at: string | null } };
+      return health.engine.initial_prompt_sent_at !== null;
+    });
     expect((await api('POST', `/projects/${projectIds.get('web')}/sessions/${id}/stop`)).status).toBeLessThan(300);
     await sessionUntil('web', id, (s) => s.status === 'stopped', 'the session stopped');
+    // the Pod ran its grace (svc-agent's stop checkpoint, pushed while its credentials still held)
+    expect(await exists('pod', `svc-sandbox-${id}`)).toBe(false);
+    const repo = path.join(tmp, 'repo-web');
+    const saved = execFileSync('git', ['-C', repo, 'show', `refs/svc/checkpoints/${id}:unsaved.txt`], { encoding: 'utf8' });
+    expect(saved).toBe('work in progress\n');
     await waitFor('pod and secret gone', async () => !(await exists('pod', `svc-sandbox-${id}`)) && !(await exists('secret', `svc-sandbox-${id}`)));
     expect(await exists('session', id)).toBe(true);
     // the stopped Sandbox goes too (retention); the Session stays the record

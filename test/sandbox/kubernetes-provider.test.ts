@@ -83,8 +83,10 @@ describe('kubernetes provider with the node simulator', () => {
     expect(Buffer.from(secret.data.DB_PASSWORD!, 'base64').toString()).toBe('hunter2-secret');
 
     await provider.delete(request);
-    expect((await tc.kubectl(['get', 'pod', `svc-sandbox-${request.name}`])).code).not.toBe(0);
     expect((await tc.kubectl(['get', 'secret', `svc-sandbox-${request.name}`])).code).not.toBe(0);
+    // the Pod's deletion is graceful, as with a kubelet: marked while its processes stop, then gone
+    expect((await provider.observe(request)).state).not.toBe('absent');
+    await eventually(async () => (await tc.kubectl(['get', 'pod', `svc-sandbox-${request.name}`])).code !== 0, 'the pod gone', 200);
     await eventually(async () => fetch(`http://${running.address}/svc/health`).then(() => false, () => true), 'the daemon gone', 200);
     expect(await provider.observe(request)).toEqual({ state: 'absent' });
   });

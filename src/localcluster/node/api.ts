@@ -79,6 +79,22 @@ export class NodeApi {
     await this.call('PATCH', path, { metadata: { uid }, status }, 'application/merge-patch+json');
   }
 
+  /**
+   * The pod's finalizers with this node's (`present`) or without it: a pod the node runs stays,
+   * marked for deletion, until the node has stopped it (the kubelet's part in a graceful delete).
+   * The uid keeps the write off a pod re-created under the same name.
+   */
+  async setPodFinalizer(pod: KObject, finalizer: string, present: boolean): Promise<void> {
+    const meta = pod.metadata ?? {};
+    const others = (meta.finalizers ?? []).filter((f) => f !== finalizer);
+    const path = `/api/v1/namespaces/${encodeURIComponent(meta.namespace ?? 'default')}/pods/${encodeURIComponent(meta.name ?? '')}`;
+    try {
+      await this.call('PATCH', path, { metadata: { uid: meta.uid, finalizers: present ? [...others, finalizer] : others } }, 'application/merge-patch+json');
+    } catch (err) {
+      if (!(err instanceof NodeApiError && (err.status === 404 || err.status === 409))) throw err; // gone, or another pod now
+    }
+  }
+
   async event(pod: KObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const meta = pod.metadata ?? {};
     await this.events.record({ apiVersion: 'v1', kind: 'Pod', name: meta.name, namespace: meta.namespace ?? 'default', uid: meta.uid }, { type, reason, message });

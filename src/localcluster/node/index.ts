@@ -63,6 +63,8 @@ export interface NodeSimulator {
 }
 
 const HOST_IP = '127.0.0.1';
+/** On the pods the node runs: deleted, a pod stays (marked) until the node has stopped it. */
+export const NODE_FINALIZER = 'svc.dev/node-simulator';
 
 function podPath(namespace?: string): string {
   return namespace ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods` : '/api/v1/pods';
@@ -193,6 +195,8 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
       const dir = podDir(options.dataDir, uid);
       const worker = new PodWorker(pod, ip, dir, { ...ctx, podDir: dir }, placement);
       workers.set(uid, worker);
+      // a delete of the pod now waits for its stop (its grace period), as with a kubelet
+      if (!pod.metadata?.finalizers?.includes(NODE_FINALIZER)) void api.setPodFinalizer(pod, NODE_FINALIZER, true).catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
       log(`node simulator: pod ${worker.key} on ${ip}`);
       void worker.start().catch((err: Error) => log(`node simulator: pod ${worker.key}: ${err.message}`));
     }).finally(() => {
@@ -204,14 +208,20 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   /** Pods being stopped: close() waits for them too (their processes and jail slots). */
   const stopping = new Set<Promise<void>>();
 
+  /** The stop under way of each pod being stopped: a second look at a pod waits for the same. */
+  const stoppingByUid = new Map<string, Promise<void>>();
+
   async function evict(uid: string): Promise<void> {
+    const under = stoppingByUid.get(uid);
+    if (under) return under;
     const worker = workers.get(uid);
     if (!worker) return;
     workers.delete(uid);
     log(`node simulator: stopping pod ${worker.key}`);
     const stopped = worker.stop();
     stopping.add(stopped);
-    try { await stopped; } finally { stopping.delete(stopped); }
+    stoppingByUid.set(uid, stopped);
+    try { await stopped; } finally { stopping.delete(stopped); stoppingByUid.delete(uid); }
   }
 
   /** Pods whose admission is in flight, and those of them deleted meanwhile. */
@@ -224,7 +234,11 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     if (type === 'DELETED' || pod.metadata?.deletionTimestamp) {
       if (hollowQueued.has(uid)) hollowCancelled.add(uid);
       if (pending.has(uid)) deleted.add(uid);
-      void evict(uid);
+      const stopped = evict(uid);
+      // stopped (or never run here, e.g. deleted while this node was down): the pod may go
+      if (type !== 'DELETED' && pod.metadata?.finalizers?.includes(NODE_FINALIZER)) {
+        void stopped.then(() => api.setPodFinalizer(pod, NODE_FINALIZER, false)).catch((err: Error) => log(`node simulator: pod ${pod.metadata?.name}: ${err.message}`));
+      }
     } else admit(pod);
   }
 
