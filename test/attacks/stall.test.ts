@@ -79,6 +79,18 @@ describe('a stalled request is cut by every server of svc', () => {
     expect(body.ms).toBeGreaterThanOrEqual(STALL_MS - 100);
   });
 
+  it.each([['the API', api], ['the local cluster (after its TLS handshake)', cluster], ['svc-agent', daemon]] as const)('%s: a connection that sends nothing is closed', async (_name, connect) => {
+    const silent = await stall(connect, '');
+    expect(silent.answer).toBe('');
+    expect(silent.ms).toBeGreaterThanOrEqual(STALL_MS - 100);
+  });
+
+  it('the local cluster: a TLS handshake that never starts is cut too', async () => {
+    const u = new URL(kubeUrl);
+    const silent = await stall(() => net.connect(Number(u.port), u.hostname), '');
+    expect(silent.ms).toBeGreaterThanOrEqual(STALL_MS - 100);
+  });
+
   it('an early answer to a body that then stalls (401 before reading it) does not hold the connection either', async () => {
     const early = await stall(api, 'POST /v1/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"half":');
     expect(early.answer).toMatch(/^HTTP\/1\.1 401/);
