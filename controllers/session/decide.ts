@@ -12,11 +12,11 @@ import type { ClassifiedUnreachableKind } from '../../src/git/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import { planChildren } from '../../src/runtime/index.js';
 import {
-  API_VERSION, FINALIZER, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, pendingPrompts, sandboxName, setCondition,
+  API_VERSION, CHECKPOINT_PUSHED_ANNOTATION, FINALIZER, LABEL_PROJECT, LABEL_SESSION, SANDBOX, STOP_REASON_ANNOTATION, controllerReference, getCondition, kubeTime, parseCheckpointPushed, pendingPrompts, sandboxName, setCondition,
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
 import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
-import { daemonReports } from './reports.js';
+import { daemonReports, withPushedCheckpoint } from './reports.js';
 import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
 import { nextTimeline, type StepTimes } from './timeline.js';
 
@@ -223,6 +223,8 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
   const reported = seen.health ? daemonReports(previous, seen.health, generation) : null;
   for (const c of reported?.conditions ?? []) set(c);
   if (reported?.checkpoint) status.checkpoint = reported.checkpoint;
+  const checkpoint = withPushedCheckpoint(status.checkpoint, parseCheckpointPushed(session.metadata.annotations?.[CHECKPOINT_PUSHED_ANNOTATION]));
+  if (checkpoint) status.checkpoint = checkpoint;
   if (reported?.daemonReports) status.daemonReports = reported.daemonReports;
   status.conditions = conditions;
   if (generation !== undefined) status.observedGeneration = generation;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionStatus } from '../../src/resources/index.js';
 import type { DaemonHealth } from '../../src/sandbox/index.js';
-import { daemonReports } from './reports.js';
+import { daemonReports, withPushedCheckpoint } from './reports.js';
+import { parseCheckpointPushed } from '../../src/resources/index.js';
 
 const BOOT = '2026-11-23T11:00:00.000Z';
 const SHA = 'c'.repeat(40);
@@ -79,3 +80,17 @@ describe('the Events of a sandbox boot, once each', () => {
   });
 });
 
+
+describe('a checkpoint the git gateway saw pushed (a stop\'s, after the last health read)', () => {
+  const A = 'a'.repeat(40);
+  const B = 'b'.repeat(40);
+  it.each([
+    ['none recorded: the pushed one', undefined, `2030-01-01T00:00:05.123Z ${B}`, { sha: B, at: '2030-01-01T00:00:05Z' }],
+    ['newer than the recorded one: it', { sha: A, at: '2030-01-01T00:00:00Z' }, `2030-01-01T00:00:05.000Z ${B}`, { sha: B, at: '2030-01-01T00:00:05Z' }],
+    ['older than the recorded one (health moved on): the recorded one', { sha: A, at: '2030-01-01T00:00:09Z' }, `2030-01-01T00:00:05.000Z ${B}`, { sha: A, at: '2030-01-01T00:00:09Z' }],
+    ['the same sha: the recorded one', { sha: B, at: '2030-01-01T00:00:03Z' }, `2030-01-01T00:00:05.000Z ${B}`, { sha: B, at: '2030-01-01T00:00:03Z' }],
+    ['no annotation, or a malformed one: the recorded one', { sha: A, at: '2030-01-01T00:00:00Z' }, 'yesterday zzz', { sha: A, at: '2030-01-01T00:00:00Z' }],
+  ] as const)('%s', (_name, recorded, annotation, expected) => {
+    expect(withPushedCheckpoint(recorded, parseCheckpointPushed(annotation))).toEqual(expected);
+  });
+});

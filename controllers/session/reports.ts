@@ -27,6 +27,16 @@ function latestCheckpoint(before: SessionStatus, health: DaemonHealth): SessionS
   return { sha, at: kubeTime(new Date(at)) };
 }
 
+/**
+ * The newer of the status's checkpoint and the one the git gateway saw pushed (the annotation):
+ * a stop's checkpoint is pushed while the sandbox goes, after the last health read.
+ */
+export function withPushedCheckpoint(checkpoint: SessionStatus['checkpoint'], pushed: { sha: string; at: string } | null): SessionStatus['checkpoint'] {
+  if (!pushed || pushed.sha === checkpoint?.sha) return checkpoint;
+  if (checkpoint && Date.parse(checkpoint.at) >= Date.parse(pushed.at)) return checkpoint;
+  return { sha: pushed.sha, at: kubeTime(new Date(pushed.at)) };
+}
+
 function engineConditions(health: DaemonHealth, generation?: number): ConditionInput[] {
   const conditions: ConditionInput[] = [];
   const progress = health.progress;

@@ -657,6 +657,12 @@ export class Mirror {
     return line ? line.split('\t')[0]! : null;
   }
 
+  /** The commit a ref of the mirror points at (any ref, e.g. a checkpoint ref a push just wrote), or null. */
+  async refTip(ref: string): Promise<string | null> {
+    const [sha] = await this.resolveAll([ref]);
+    return sha ?? null;
+  }
+
   /** Resolves refs to commit shas with one `cat-file --batch-check`; null where missing. */
   private async resolveAll(refs: string[]): Promise<(string | null)[]> {
     const input = refs.map((ref) => `${ref}^{commit}\n`).join('');

@@ -55,3 +55,17 @@ export type Sandbox = Resource<SandboxSpec, SandboxStatus>;
  * health themselves. Nothing else about the Sandbox is the API's to write.
  */
 export const DAEMON_EVENT_ANNOTATION = 'svc.dev/daemon-event';
+
+/**
+ * Written on the Session by the API's git gateway when a push of the session moved its checkpoint
+ * ref (`<RFC 3339 time> <sha>`): the checkpoint of a stop, pushed while the sandbox goes, reaches
+ * the Session's status this way (its health is no longer read then). The Session controller folds
+ * it into status.checkpoint when it is newer.
+ */
+export const CHECKPOINT_PUSHED_ANNOTATION = 'svc.dev/checkpoint-pushed';
+
+/** The checkpoint an annotation value says was pushed, or null. */
+export function parseCheckpointPushed(value: string | undefined): { sha: string; at: string } | null {
+  const m = /^(\S+) ([0-9a-f]{40,64})$/.exec(value ?? '');
+  return m && !Number.isNaN(Date.parse(m[1]!)) ? { at: m[1]!, sha: m[2]! } : null;
+}

@@ -191,6 +191,22 @@ describe('checkpoints through svc dev', () => {
     ]);
   }, 180_000);
 
+  it('a stop in the middle of a turn: the stop\'s checkpoint saves the work, and the stopped session shows it', async () => {
+    // a file written by a turn still running (a tool reported running: no stall), so no turn-end checkpoint
+    const id = await startSession('demo', directive({ write: { 'mid-turn.txt': 'unsaved\n' }, toolRunning: true }));
+    await waitStatus('demo', id, 'running');
+    await healthWhen(id, 'the prompt sent (the file written)', (h) => h.engine.initial_prompt_sent_at !== null);
+    expect((await session('demo', id)).checkpoint).toBeNull();
+    expect((await api('POST', `${sessionsPath('demo')}/${id}/stop`)).status).toBe(200);
+    await waitStatus('demo', id, 'stopped');
+    const sha = hostRef(id);
+    expect(sha).not.toBeNull();
+    expect(hostGit('show', `${sha}:mid-turn.txt`)).toBe('unsaved');
+    // pushed after the last look at the daemon's health: the git gateway tells the Session
+    const shown = await waitFor('the stopped session shows the stop\'s checkpoint', async () => { const s = await session('demo', id); return s.checkpoint?.sha === sha ? s : undefined; });
+    expect(Date.parse(shown.checkpoint!.at)).toBeGreaterThan(0);
+  }, 90_000);
+
   it('the branch moved while the session slept: the checkpoint is skipped and the health says why', async () => {
     const id = await startSession('demo', directive({ write: { 'draft.txt': 'wip\n' }, end: true }));
     await waitStatus('demo', id, 'running');

@@ -1,5 +1,5 @@
 // GitGatewayStore over the Kubernetes API: direct reads (a Session created a moment ago is seen).
-import { readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
+import { isNotFound, readGitCredentials, readSecretData, type KubeClient } from '../../kube/index.js';
 import { SECRET, SESSION, isValidName, sessionSecretName, sessionTokens, type Session, type SessionSecret } from '../../resources/index.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
@@ -15,6 +15,13 @@ export function kubeGitGatewayStore(client: KubeClient, options: { findProject?:
     },
     async sandboxToken(namespace, sessionId) {
       return sessionTokens(await secrets.find(namespace, sessionSecretName(sessionId)))?.sandboxToken;
+    },
+    async annotateSession(namespace, sessionId, annotations) {
+      try {
+        await sessions.mergePatch(namespace, sessionId, { metadata: { annotations } });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
     },
     async gitCredentials(project) {
       const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));

@@ -134,7 +134,9 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
     }
     try {
       startGitResponse(res, 'application/x-git-receive-pack-result');
-      await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).catch(() => res.destroy());
+      const served = await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).then(() => true, () => { res.destroy(); return false; });
+      // after the answer: the Session learns of a new checkpoint (a stop's, too), never at the push's cost
+      if (served) await service.noteCheckpoint(project.metadata.namespace!, sessionId, mirror).catch(() => undefined);
     } finally {
       await push.discard();
     }

@@ -4,7 +4,8 @@
 import { DEFAULT_MAX_PUSH_BYTES, openMirror, type BasicCredentials, type GitCredentials, type Mirror } from '../../git/index.js';
 import type { CloneCredential } from '../../lib/git-credential.js';
 import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCredential } from '../../lib/sandbox-token.js';
-import { controllerOf, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
+import { checkpointRef } from '../../lib/session-refs.js';
+import { CHECKPOINT_PUSHED_ANNOTATION, controllerOf, parseCheckpointPushed, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 
 /** What the gateway reads from the cluster. */
@@ -15,6 +16,8 @@ export interface GitGatewayStore {
   sandboxToken(namespace: string, sessionId: string): Promise<string | undefined>;
   /** The project's own credentials for its host (null: none needed). */
   gitCredentials(project: Project): Promise<GitCredentials | null>;
+  /** Merge-patches the annotations of a Session; a Session that is gone is no error. */
+  annotateSession(namespace: string, sessionId: string, annotations: Record<string, string>): Promise<void>;
 }
 
 export interface GitGatewayOptions {
@@ -82,6 +85,18 @@ export class GitGatewayService {
     const token = caller && (await this.options.store.sandboxToken(namespace, credential.username));
     if (!caller || !token || !verifyCloneCredential(token, caller.project.metadata.uid!, credential.username, credential.password, this.now())) throw refused;
     return caller;
+  }
+
+  /**
+   * After a push of the session: when it moved the session's checkpoint ref, says so on the Session
+   * (CHECKPOINT_PUSHED_ANNOTATION), so that a stop's checkpoint shows on a stopped session.
+   */
+  async noteCheckpoint(namespace: string, sessionId: string, mirror: Mirror): Promise<void> {
+    const sha = await mirror.refTip(checkpointRef(sessionId));
+    if (!sha) return;
+    const session = await this.options.store.findSession(namespace, sessionId);
+    if (!session || parseCheckpointPushed(session.metadata.annotations?.[CHECKPOINT_PUSHED_ANNOTATION])?.sha === sha || session.status?.checkpoint?.sha === sha) return;
+    await this.options.store.annotateSession(namespace, sessionId, { [CHECKPOINT_PUSHED_ANNOTATION]: `${new Date(this.now()).toISOString()} ${sha}` });
   }
 
   /** The project's bare mirror (shared with the change-request service). */
