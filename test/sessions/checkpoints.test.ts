@@ -28,7 +28,7 @@ const projects: Record<string, string> = {};
 interface SessionView { id: string; status: string; reason: string | null; checkpoint: { sha: string; at: string } | null }
 interface Health {
   status: string;
-  engine: { state: string; restarts: number; root_session_id: string | null };
+  engine: { state: string; restarts: number; root_session_id: string | null; initial_prompt_sent_at: string | null };
   checkpoint: {
     enabled: boolean; sha: string | null; at: string | null; writes: number;
     restored: { sha: string; at: string } | null; skipped: { sha: string | null; reason: string } | null;
