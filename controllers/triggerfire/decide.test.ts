@@ -122,6 +122,18 @@ describe('decideFire', () => {
       expect(got).toBe(expected);
       if (action.kind === 'reprompt') expect(action.prompt).toMatchObject({ id: 'fire-f1-uid', text: 'Push to main by ', source: 'trigger' });
     });
+
+    // the 202 is a promise: the session it named is the one that comes
+    const answeredWith = (answer: string) => fire('f1', '2030-01-01T00:00:05.000Z', { metadata: { name: 'f1', namespace: 'acct', uid: 'f1-uid', labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, annotations: { 'svc.dev/answer': answer } } });
+    it.each<[string, string, string]>([
+      ['answered with its own new session (the last one did not exist yet): creates it, re-prompts none', '{"status":"fired","session_id":"f1-session"}', 'create:f1-session'],
+      ['answered with the last session: re-prompts it', '{"status":"fired","session_id":"last"}', 'reprompt:last:false'],
+      ['answered queued (no session named): reuses as it can now', '{"status":"queued","reason":"cap"}', 'reprompt:last:false'],
+    ])('%s', (_name, answer, expected) => {
+      const f = answeredWith(answer);
+      const action = decide(observe({ fire: f, fires: [f], trigger: reuse, sessions: [session('last', { status: 'running' })], cap: 5 }));
+      expect(action.kind === 'reprompt' ? `reprompt:${action.session.metadata.name}:${action.wake}` : action.kind === 'create' ? `create:${action.session.metadata.name}` : action.kind).toBe(expected);
+    });
   });
 });
 

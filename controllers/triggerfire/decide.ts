@@ -6,7 +6,7 @@
 import type { EventInput } from '../../src/kube/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import {
-  FIRE_ANSWER_ANNOTATION, kubeTime, setCondition,
+  FIRE_ANSWER_ANNOTATION, kubeTime, parseFireAnswer, setCondition,
   type ConditionInput, type PendingPrompt, type Project, type Session, type Trigger, type TriggerFire, type TriggerFireStatus,
 } from '../../src/resources/index.js';
 import { admit, newSession } from '../../src/sessions/index.js';
@@ -48,6 +48,16 @@ const isTerminalFire = (fire: TriggerFire) => fire.status?.phase === 'fired' || 
 /** Answered with a 202 (the API recorded the answer) or already waiting: it may wait, never be refused. */
 export const isPromised = (fire: TriggerFire): boolean =>
   fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION] !== undefined || fire.status?.phase === 'queued';
+
+/**
+ * A 202 that named the fire's own new session is kept: that session is created, never another one
+ * re-prompted in its place (a `reuse` trigger's second delivery, answered before the first one's
+ * session existed, was otherwise folded into it: the session its answer named never came).
+ */
+export function promisedSessionMode(fire: TriggerFire, trigger: Trigger): Trigger['spec']['sessionMode'] {
+  const answer = parseFireAnswer(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION]);
+  return answer?.status === 'fired' && answer.session_id === fire.spec.sessionName ? 'fresh' : trigger.spec.sessionMode;
+}
 
 /** The prompt of a fire: the trigger's template rendered with the fire's variables. */
 export function renderFirePrompt(trigger: Trigger, fire: TriggerFire): string {
@@ -125,7 +135,7 @@ export function decideFire(fire: TriggerFire, facts: FireFacts, now: Date): Fire
 
   const admission = admit({
     cap: facts.cap, queueDepth: facts.queueDepth, sessions: facts.sessions, fires: facts.fires,
-    request: { kind: 'fire', fire, sessionMode: trigger.spec.sessionMode, promised: isPromised(fire) },
+    request: { kind: 'fire', fire, sessionMode: promisedSessionMode(fire, trigger), promised: isPromised(fire) },
   });
   const prompt = renderFirePrompt(trigger, fire);
   switch (admission.kind) {

@@ -231,6 +231,9 @@ describe('the queue at the concurrent-session cap', () => {
     // Every session of the earlier tests gives its slot back.
     for (const s of (await getJson<{ items: Obj[] }>('sessions')).items) if (s.spec.desiredState !== 'stopped') await stopSession(s.metadata.name);
     await kubectl('annotate', 'namespace', 'default', 'svc.dev/max-concurrent-sessions=1', '--overwrite');
+    // a changed cap applies within about a second (docs/triggers.md: the API keeps the namespace's
+    // read for 1 s and refreshes it in the background): the first delivery must see it
+    await new Promise((r) => setTimeout(r, 2_500));
     const answers = [];
     for (const n of [1, 2, 3]) answers.push(await webhook('queue-hook', `{"n":${n}}`, signed(`{"n":${n}}`)));
     expect(answers.map((a) => a.body.status)).toEqual(['fired', 'queued', 'queued']);
