@@ -115,7 +115,8 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   // The whole body is received (bounded, to a file of its own) before the mirror's lock is
   // taken: a client that stalls mid-push blocks no one else of the project.
   router.post('/git-receive-pack', async (req, res) => {
-    const { project, sessionId } = await caller(req, res);
+    const gatewayCaller = await caller(req, res);
+    const { project, sessionId } = gatewayCaller;
     const limit = service.maxPushBytes;
     const tooLarge = () => {
       res.set('connection', 'close'); // the rest of the body is not read
@@ -136,7 +137,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
       startGitResponse(res, 'application/x-git-receive-pack-result');
       const served = await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).then(() => true, () => { res.destroy(); return false; });
       // after the answer: the Session learns of a new checkpoint (a stop's, too), never at the push's cost
-      if (served) await service.noteCheckpoint(project.metadata.namespace!, sessionId, mirror).catch(() => undefined);
+      if (served) await service.noteCheckpoint(gatewayCaller, mirror).catch(() => undefined);
     } finally {
       await push.discard();
     }

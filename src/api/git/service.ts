@@ -33,6 +33,8 @@ export interface GitGatewayOptions {
 export interface GatewayCaller {
   project: Project;
   sessionId: string;
+  /** The Session as read when the request was authenticated. */
+  session: Session;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -63,7 +65,7 @@ export class GitGatewayService {
     if (!project || project.metadata.deletionTimestamp || !session || !sessionCredentialsLive(session)) return undefined;
     const owner = controllerOf(session);
     if (session.spec.projectRef.name !== project.metadata.name || (owner && owner.uid !== project.metadata.uid)) return undefined;
-    return { project, sessionId };
+    return { project, sessionId, session };
   }
 
   /** `GET .../git/clone-credential` with the sandbox token as bearer; 401 for any other token. */
@@ -91,12 +93,12 @@ export class GitGatewayService {
    * After a push of the session: when it moved the session's checkpoint ref, says so on the Session
    * (CHECKPOINT_PUSHED_ANNOTATION), so that a stop's checkpoint shows on a stopped session.
    */
-  async noteCheckpoint(namespace: string, sessionId: string, mirror: Mirror): Promise<void> {
+  async noteCheckpoint(caller: GatewayCaller, mirror: Mirror): Promise<void> {
+    const { session, sessionId } = caller;
     const sha = await mirror.refTip(checkpointRef(sessionId));
-    if (!sha) return;
-    const session = await this.options.store.findSession(namespace, sessionId);
-    if (!session || parseCheckpointPushed(session.metadata.annotations?.[CHECKPOINT_PUSHED_ANNOTATION])?.sha === sha || session.status?.checkpoint?.sha === sha) return;
-    await this.options.store.annotateSession(namespace, sessionId, { [CHECKPOINT_PUSHED_ANNOTATION]: `${new Date(this.now()).toISOString()} ${sha}` });
+    // known already (the Session as the push's authentication read it): nothing to write
+    if (!sha || parseCheckpointPushed(session.metadata.annotations?.[CHECKPOINT_PUSHED_ANNOTATION])?.sha === sha || session.status?.checkpoint?.sha === sha) return;
+    await this.options.store.annotateSession(session.metadata.namespace!, sessionId, { [CHECKPOINT_PUSHED_ANNOTATION]: `${new Date(this.now()).toISOString()} ${sha}` });
   }
 
   /** The project's bare mirror (shared with the change-request service). */
