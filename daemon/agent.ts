@@ -21,7 +21,7 @@ import { ProgressWatcher } from './progress.js';
 import { Checkpointer } from './checkpoint.js';
 import { Conversation } from './conversation.js';
 import { endProcessesWithHome } from './processes.js';
-import { nextStartAttempt, transientCause, type StartStep } from './start-retry.js';
+import { nextStartAttempt, transientCause, type StartStep } from '../src/lib/start-retry.js';
 import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 import { snapshotOf, StateReporter } from './state-events.js';
 import { checkpointRef } from '../src/lib/session-refs.js';

@@ -12,7 +12,7 @@ import type { DaemonCheckpoint } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 import type { CheckpointPolicy } from './config.js';
 import { GitError, type Workspace } from './git.js';
-import { transientCause } from './start-retry.js';
+import { transientCause } from '../src/lib/start-retry.js';
 
 export type CheckpointReason = 'turn' | 'interval' | 'stop';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseProviders, type GatewaySettings } from './llm-gateway.js';
 import { resolveEngineCommand } from '../src/lib/engine-path.js';
 import { splitWords } from './words.js';
-import { DEFAULT_START_RETRY, type StartRetryPolicy } from './start-retry.js';
+import { DEFAULT_START_RETRY, type StartRetryPolicy } from '../src/lib/start-retry.js';
 // defaults of the stop sequence; a provider's grace period covers both
 import { STOP_CHECKPOINT_TIMEOUT_MS, STOP_GRACE_MS } from '../src/lib/sandbox-stop.js';
 

@@ -11,6 +11,7 @@ import {
   annotationsChanged, anyOf, generationChanged, labelsChanged, objectController, type ControllerDefinition,
 } from '../../src/runtime/index.js';
 import { SANDBOX, SESSION, type SandboxProvider, type Session } from '../../src/resources/index.js';
+import type { StartRetryPolicy } from '../../src/lib/start-retry.js';
 import type { SandboxResync } from '../../src/sandbox/index.js';
 import { decideSession, type SandboxSettings, type SessionFacts, type SessionStep } from './decide.js';
 import { observeSession } from './observe.js';
@@ -40,11 +41,13 @@ export interface SessionControllerOptions {
   idleTimeoutMs?: number;
   /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
   resync?: SandboxResync;
+  /** How long a transient failure of the branch push is waited out (default DEFAULT_START_RETRY). */
+  startRetry?: StartRetryPolicy;
   now?: () => Date;
 }
 
 export function sessionController(options: SessionControllerOptions): ControllerDefinition {
-  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider, resync: options.resync };
+  const settings: SandboxSettings = { apiUrl: options.apiUrl, repoUrl: options.repoUrl, provider: options.provider, resync: options.resync, startRetry: options.startRetry };
   const { tokenNamespace, mirrorDir } = options;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const clock = options.now ?? (() => new Date());

@@ -16,6 +16,8 @@ import {
   type Condition, type ConditionInput, type PendingPrompt, type Project, type Sandbox, type SandboxProvider, type Session, type SessionStatus, type SessionStatusValue,
 } from '../../src/resources/index.js';
 import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
+import type { StartRetryPolicy } from '../../src/lib/start-retry.js';
+import { branchRetryInMs, branchState, type BranchState } from './branch-retry.js';
 import { daemonReports, withPushedCheckpoint } from './reports.js';
 import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
 import { nextTimeline, type StepTimes } from './timeline.js';
@@ -64,7 +66,11 @@ export type SessionStep =
 /** The outcome of pushing the session branch, when this reconcile tried. */
 export type BranchOutcome =
   | { kind: 'ready'; baseSha: string; created: boolean }
-  | { kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | ClassifiedUnreachableKind | 'CredentialsNotFound' | 'PushRejected'; message: string };
+  | {
+    kind: 'failed'; reason: 'BaseRefNotFound' | 'RepositoryUnreachable' | ClassifiedUnreachableKind | 'CredentialsNotFound' | 'PushRejected'; message: string;
+    /** Why waiting may help (transientCause of git's words: the host away, a cut connection); null or absent: it will not. */
+    cause?: string | null;
+  };
 
 /** The facts the status is computed from (older name, kept for the status table tests). */
 export type SessionObserved = Pick<SessionFacts, 'project' | 'branch' | 'sandbox' | 'health'> & { delivered: number | null };
@@ -83,9 +89,13 @@ export interface SandboxSettings {
   provider: SandboxProvider;
   /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
   resync?: SandboxResync;
+  /** How long a transient failure of the branch push is waited out (default DEFAULT_START_RETRY: SVC_START_DEADLINE_MS ...). */
+  startRetry?: StartRetryPolicy;
 }
 
 const short = (sha: string) => sha.slice(0, 12);
+/** The shortest wait for a branch push's next attempt. */
+const MIN_BRANCH_LOOK_MS = 100;
 
 /** The base ref a session branches from: its spec, else the project's default branch. */
 export function baseRefOf(session: Session, project: Project): string {
@@ -172,11 +182,11 @@ function sandboxMessage(sandbox: Sandbox | null): string {
 
 interface Verdict { status: SessionStatusValue; reason?: string; message: string }
 
-function verdict(session: Session, seen: SessionObserved): Verdict {
+function verdict(session: Session, seen: SessionObserved, branch: BranchState): Verdict {
   const previous = session.status?.status;
   if (previous === 'failed') return { status: 'failed', reason: session.status?.reason, message: getCondition(session.status?.conditions, 'Ready')?.message ?? 'the session failed' };
   if (!seen.project) return { status: 'failed', reason: 'ProjectNotFound', message: `the project ${session.spec.projectRef.name} does not exist` };
-  if (seen.branch?.kind === 'failed') return { status: 'failed', reason: seen.branch.reason, message: seen.branch.message };
+  if (branch.kind === 'failed') return { status: 'failed', reason: branch.reason, message: branch.message };
   const sandboxState = seen.sandbox?.status?.state;
   if (session.spec.desiredState === 'stopped') {
     const gone = !seen.sandbox || sandboxGone(seen.sandbox);
@@ -192,13 +202,18 @@ function verdict(session: Session, seen: SessionObserved): Verdict {
   if (sandboxState === 'active' && seen.health?.engine.state === 'ready') return { status: 'running', message: 'the sandbox is active and its engine is ready' };
   // A sandbox restarted under a running session (its process died) keeps the session running.
   if (previous === 'running') return { status: 'running', message: `the sandbox is coming back: ${sandboxMessage(seen.sandbox)}` };
+  if (branch.kind === 'waiting') {
+    const why = branch.failure?.message ?? getCondition(session.status?.conditions, 'BranchReady')?.message ?? 'the push failed';
+    return { status: 'provisioning', message: `waiting to push the session branch: ${why}` };
+  }
   return { status: 'provisioning', message: seen.sandbox ? sandboxMessage(seen.sandbox) : 'creating the session branch and the sandbox' };
 }
 
-export function nextSessionStatus(session: Session, seen: SessionObserved, now: Date): SessionOutcome {
+export function nextSessionStatus(session: Session, seen: SessionObserved, now: Date, startRetry?: StartRetryPolicy): SessionOutcome {
   const previous = session.status ?? {};
   const generation = session.metadata.generation;
-  const v = verdict(session, seen);
+  const branch = branchState(session, seen.branch, now, startRetry);
+  const v = verdict(session, seen, branch);
   let conditions = previous.conditions ?? [];
   const set = (input: ConditionInput) => { conditions = setCondition(conditions, input, now); };
   const status: SessionStatus = { ...previous, status: v.status };
@@ -206,11 +221,14 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
     status.branch = session.metadata.name!;
     status.baseSha = seen.branch.baseSha;
   }
+  if (branch.kind === 'waiting' && v.status !== 'failed') status.branchRetry = branch.retry;
+  else delete status.branchRetry;
+  const branchFailure = branch.kind === 'failed' ? branch : branch.kind === 'waiting' ? branch.failure : null;
   if (status.baseSha) {
     set(condition('BranchReady', 'True', 'BranchPushed', `branch ${status.branch} at ${short(status.baseSha)} (from ${seen.project ? baseRefOf(session, seen.project) : session.spec.baseRef})`, generation));
-  } else if (seen.branch?.kind === 'failed') {
-    set(condition('BranchReady', 'False', seen.branch.reason, seen.branch.message, generation));
-  } else {
+  } else if (branchFailure) {
+    set(condition('BranchReady', 'False', branchFailure.reason, branchFailure.message, generation));
+  } else if (branch.kind === 'pending' && getCondition(previous.conditions, 'BranchReady')?.status !== 'False') {
     set(condition('BranchReady', 'Unknown', 'Pending', 'the session branch is not pushed yet', generation));
   }
   const sandboxState = seen.sandbox?.status?.state;
@@ -325,8 +343,10 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   // The branch is pushed while the sandbox starts (its slot, process and daemon take longer than
   // a push), not before it: the Sandbox first, the push in the reconcile its creation wakes. A
   // daemon that clones before the push lands branches from the same base ref itself.
+  // A push that met a transient failure is tried again at its time (branch-retry.ts), not at every look.
   const branchPending = !!project && !failed && !session.status?.baseSha && facts.branch === null;
-  if (branchPending && (sandbox || !wantsSandbox(session))) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
+  const branchWaitMs = branchPending ? branchRetryInMs(session, now) : 0;
+  if (branchPending && branchWaitMs === 0 && (sandbox || !wantsSandbox(session))) return waiting([{ kind: 'push-branch', baseRef: baseRefOf(session, project) }]);
   const address = sandbox?.status?.address;
   const serving = sandbox?.status?.state === 'active' && !!address && sandbox.spec.desiredState === 'running';
   if (serving && isIdle(session, health, facts.idleTimeoutMs, now)) return waiting([{ kind: 'stop-idle' }]);
@@ -335,7 +355,7 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
     return waiting([{ kind: 'deliver-prompts', address: address!, rootSessionId: health.engine.root_session_id, prompts }]);
   }
 
-  const outcome = nextSessionStatus(session, facts, now);
+  const outcome = nextSessionStatus(session, facts, now, settings.startRetry);
   // a new Sandbox once its Secrets are written; it follows this decision (a session failing now stops it now)
   const wanted = project && (sandbox || (facts.secrets?.session && facts.secrets.cli)) ? sandboxFor({ ...session, status: outcome.status }, project, settings, sandbox) : null;
   const children = project && (sandbox || wanted)
@@ -344,6 +364,7 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   const timeline = nextTimeline(session.status?.timeline, {
     restart: session.status?.status === 'stopped' && outcome.status.status === 'provisioning',
     stepTimes: facts.stepTimes ?? {},
+    branchWaiting: !!outcome.status.branchRetry,
     sandboxRequested: wanted?.spec.desiredState === 'running' && sandbox?.spec.desiredState !== 'running',
     health,
     delivered: facts.delivered,
@@ -351,6 +372,9 @@ export function decideSession(session: Session, facts: SessionFacts, settings: S
   const status = { ...outcome.status };
   if (timeline) status.timeline = timeline;
   else delete status.timeline;
-  const requeueAfter = sessionRequeueAfterMs(status.status, { health, idleTimeoutMs: facts.idleTimeoutMs, now, resync: settings.resync });
+  let requeueAfter = sessionRequeueAfterMs(status.status, { health, idleTimeoutMs: facts.idleTimeoutMs, now, resync: settings.resync });
+  const retryInMs = branchRetryInMs({ ...session, status }, now);
+  // at the next attempt's time (not before: a look that comes early would not push)
+  if (status.branchRetry) requeueAfter = Math.min(requeueAfter ?? Infinity, Math.max(MIN_BRANCH_LOOK_MS, retryInMs));
   return { status, events: outcome.events, children, requeueAfter };
 }

@@ -4,6 +4,7 @@ import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundEr
 import { isAlreadyExists, isNotFound, readGitCredentials, readSecretData, retryOnConflict, type KubeClient } from '../../src/kube/index.js';
 import { newToken, tokenSecret, TOKEN_LABEL, type TokenGrant } from '../../src/lib/api-tokens.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
+import { transientCause } from '../../src/lib/start-retry.js';
 import { newSandboxToken } from '../../src/lib/sandbox-token.js';
 import type { ReconcileContext, StepResult } from '../../src/runtime/index.js';
 import {
@@ -54,7 +55,10 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
     if (error instanceof RefNotFoundError) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}` };
     // the Project's classification (host key, credentials, ...); git's redacted words in the message
     const reason = error instanceof PushRejectedError ? 'PushRejected' : unreachableReason(error) ?? 'RepositoryUnreachable';
-    return { kind: 'failed', reason, message: `could not create the session branch in ${where}: ${(error as Error).message}` };
+    const words = (error as Error).message;
+    // a host away or a connection cut is waited out (decide.ts); a rejection is not
+    const cause = error instanceof PushRejectedError ? null : transientCause(words);
+    return { kind: 'failed', reason, message: `could not create the session branch in ${where}: ${words}`, cause };
   }
 }
 

@@ -15,6 +15,8 @@ export interface TimelineFacts {
   /** A new start: a wake begins now, so the last start's phases go. */
   restart: boolean;
   stepTimes: StepTimes;
+  /** The branch push failed and is tried again later: its phase goes on. */
+  branchWaiting?: boolean;
   /** The decision asks for the sandbox to run now (created, or woken). */
   sandboxRequested: boolean;
   health: DaemonHealth | null;
@@ -34,7 +36,7 @@ export function nextTimeline(before: readonly BootPhase[] | undefined, facts: Ti
   };
 
   const { stepTimes: steps, health } = facts;
-  if (steps['push-branch']) record('branch', steps['push-branch'].startedAt, steps['push-branch'].endedAt);
+  if (steps['push-branch']) record('branch', steps['push-branch'].startedAt, facts.branchWaiting ? null : steps['push-branch'].endedAt);
   const secret = steps['write-session-secret'];
   const cli = steps['write-cli-token'];
   if (secret || cli) record('credentials', (secret ?? cli)!.startedAt, (cli ?? secret)!.endedAt);

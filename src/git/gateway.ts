@@ -139,9 +139,19 @@ for update in $updates; do
   if [ $status -ne 0 ]; then
     if printf '%s\\n' "$out" | grep -q 'stale info'; then
       echo "svc: $ref moved on the repository host since you fetched it: git fetch origin, integrate, and push again." >&2
-    else
+    elif printf '%s\\n' "$out" | grep -q '^!'; then
       echo "svc: the repository host refused the push of $ref:" >&2
       printf '%s\\n' "$out" | sed -n -e 's/^remote: \\{0,1\\}\\(..*\\)$/  \\1/p' -e 's/^!	[^	]*	\\(.*\\)$/  \\1/p' >&2
+    else
+      # no verdict on the ref: the host was not reached, or the connection was cut (git's words say
+      # which, and svc-agent waits such a failure out); the host URL is not shown
+      echo "svc: the push of $ref did not reach the repository host:" >&2
+      printf '%s\\n' "$out" | awk 'BEGIN { url = ENVIRON["SVC_GATEWAY_REMOTE"] }
+        /^(fatal|error|remote):/ {
+          sub(/^(fatal|error|remote): */, "")
+          while (url != "" && (i = index($0, url)) > 0) $0 = substr($0, 1, i - 1) "the repository host" substr($0, i + length(url))
+          if ($0 != "") print "  " $0
+        }' >&2
     fi
     exit 1
   fi

@@ -8,6 +8,8 @@
 // SVC_ENGINE_MAX_RESTARTS / SVC_ENGINE_RESTART_BACKOFF_MS / SVC_ENGINE_BOOT_TIMEOUT_MS (passed to svc-agent),
 // SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS (default 5) / SVC_SANDBOX_RESYNC_RUNNING_SECONDS (default 60): how often the
 // Session and Sandbox controllers look at a sandbox without a state event from its daemon.
+// SVC_START_DEADLINE_MS / SVC_START_RETRY_BACKOFF_MS / SVC_START_RETRY_MAX_BACKOFF_MS: how long the session branch push
+// (here) and svc-agent's clone wait out a git host or API away.
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3), SVC_TRIGGER_FIRE_HISTORY
 // (finished fires kept per trigger, default 100),
@@ -30,6 +32,7 @@ import { KubeClient } from '../kube/index.js';
 import { DEFAULT_FIRE_HISTORY, FIRE_HISTORY_ENV } from '../resources/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
+import { DEFAULT_START_RETRY } from '../lib/start-retry.js';
 import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText, operatorMetrics, schedulerMetrics } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
@@ -82,6 +85,12 @@ async function main(): Promise<void> {
     tokenNamespace: envString('SVC_NAMESPACE', config.namespace),
     idleTimeoutMs: envInt('SVC_IDLE_TIMEOUT', 1800, 1) * 1000,
     resync,
+    // the branch push waits out a git host away as svc-agent's clone does, with the same settings
+    startRetry: {
+      deadlineMs: envInt('SVC_START_DEADLINE_MS', DEFAULT_START_RETRY.deadlineMs, 1),
+      backoffMs: envInt('SVC_START_RETRY_BACKOFF_MS', DEFAULT_START_RETRY.backoffMs, 1),
+      maxBackoffMs: envInt('SVC_START_RETRY_MAX_BACKOFF_MS', DEFAULT_START_RETRY.maxBackoffMs, 1),
+    },
   }));
   manager.add(sandboxController({ provider: sandboxes.provider, resync }));
   // Change requests (docs/change-requests.md): merge claims left by a dead merger, deleted originating sessions, feedback delivery.

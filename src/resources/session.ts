@@ -65,6 +65,13 @@ export const SessionStatusSchema = z
       })
       .optional()
       .describe('What the daemon of the current sandbox boot reported that became Events, so that an operator restart does not repeat them.'),
+    branchRetry: z
+      .object({
+        attempts: z.number().int().min(1).describe('Pushes that failed so far.'),
+        nextAttemptAt: timestamp().describe('When the push is tried again.'),
+      })
+      .optional()
+      .describe('The session branch push met a transient failure (the git host away, a cut connection) and is tried again with backoff until the start deadline; BranchReady says why. Gone once it is pushed.'),
     timeline: z.array(BootPhaseSchema).optional().describe('When each phase of the latest start (the first one, or the last wake) started and ended.'),
   })
   .describe('Observed state of a Session.');

@@ -278,9 +278,10 @@ describe('git gateway', () => {
     let privateProject: Project;
     let agent: TestSession;
     let agentCredential: { username: string; password: string };
+    let cutPushes = false;
 
     beforeAll(async () => {
-      server = await startGitHttpServer({ root: host.root, auth: { username: 'svc-bot', password: HOST_PASSWORD } });
+      server = await startGitHttpServer({ root: host.root, auth: { username: 'svc-bot', password: HOST_PASSWORD }, cut: (_method, p) => cutPushes && p.endsWith('git-receive-pack') });
       await h.client.resource(SECRET).create({
         apiVersion: 'v1', kind: 'Secret', metadata: { name: 'host-creds', namespace: NAMESPACE }, type: 'Opaque',
         data: { username: Buffer.from('svc-bot').toString('base64'), password: Buffer.from(HOST_PASSWORD).toString('base64') },
@@ -312,6 +313,27 @@ describe('git gateway', () => {
         expect(text).not.toContain(HOST_PASSWORD);
         expect(text).not.toContain(server.url);
       }
+    });
+
+    it('a relay that does not reach the host says so with git\'s words (svc-agent waits that out), not that the host refused it', async () => {
+      const dir = path.join(host.root, 'private-agent');
+      const before = host.tip(agent.id);
+      await commit(dir, 'cut.txt', 'cut\n');
+      cutPushes = true;
+      try {
+        const ran = await git(dir, ['push', 'origin', 'HEAD'], agentCredential);
+        expect(ran.code).not.toBe(0);
+        expect(ran.stderr).toContain(`remote: svc: the push of refs/heads/${agent.id} did not reach the repository host:`);
+        expect(ran.stderr).toMatch(/remote: {3}.*(hung up unexpectedly|RPC failed|Empty reply|connection)/i);
+        expect(ran.stderr).not.toContain('refused the push');
+        expect(ran.stderr).not.toContain(server.url);
+        expect(ran.stderr).not.toContain(HOST_PASSWORD);
+        expect(host.tip(agent.id)).toBe(before);
+      } finally {
+        cutPushes = false;
+      }
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], agentCredential);
+      expect(host.tip(agent.id)).toBe(await gitOk(dir, ['rev-parse', 'HEAD']));
     });
 
     it('says the repository cannot be reached when the project\'s credentials are wrong', async () => {

@@ -8,6 +8,7 @@
 //
 // With `auth`, every request needs that Basic credential (401 with a challenge otherwise), so a
 // git client must get it from a credential helper. `auth` may also be a function, to rotate it.
+// `cut` cuts the connection of the requests it picks (a host that goes away in the middle).
 import http from 'node:http';
 import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,8 @@ export interface GitHttpServerOptions {
   root: string;
   /** required Basic credential; a function is asked on each request */
   auth?: GitHttpCredential | ((username: string, password: string) => boolean);
+  /** asked on each request: true cuts its connection before any answer (a host that goes away mid-push) */
+  cut?: (method: string, path: string) => boolean;
 }
 
 export interface GitHttpServer {
@@ -48,6 +51,7 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     const url = new URL(req.url ?? '/', 'http://localhost');
     const credential = basicUser(req.headers.authorization);
     requests.push({ method: req.method ?? 'GET', path: url.pathname, user: credential && accepts(credential) ? credential.username : null });
+    if (options.cut?.(req.method ?? 'GET', url.pathname)) { req.socket.destroy(); return; }
     if (!accepts(credential)) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="git"', 'content-type': 'text/plain' });
       res.end('authentication required\n');

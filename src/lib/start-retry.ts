@@ -1,13 +1,14 @@
-// The start of a sandbox (clone through the git gateway, the checkpoint fetch) meets the API
-// restarting, the git host away, a connection cut: transient failures svc-agent waits out with
-// backoff until its start deadline. Anything else (a missing base ref, a refused credential, an
-// unknown repository) fails the start at once. Pure: the agent feeds it what failed and when.
+// The start of a session meets the API restarting, the git host away, a connection cut:
+// transient failures waited out with backoff until the start deadline, by svc-agent (the clone
+// through the git gateway, the checkpoint fetch) and by the Session controller (the session
+// branch push). Anything else (a missing base ref, a refused credential, an unknown repository)
+// fails the start at once. Pure: the caller feeds it what failed and when.
 
 /** Steps of the start that talk to the API or the git host, named in every failure. */
-export type StartStep = 'clone' | 'checkpoint fetch';
+export type StartStep = 'clone' | 'checkpoint fetch' | 'session branch push';
 
 export interface StartRetryPolicy {
-  /** From the daemon's start: past it, a transient failure fails the start too (SVC_START_DEADLINE_MS). */
+  /** From the start (the daemon's; the Session's creation for its branch push): past it, a transient failure fails the start too (SVC_START_DEADLINE_MS). */
   deadlineMs: number;
   /** First wait, doubled per attempt (SVC_START_RETRY_BACKOFF_MS). */
   backoffMs: number;
@@ -54,7 +55,7 @@ export type StartDecision =
 /**
  * After attempt `attempt` (1-based) of a step failed at `now`: wait and try again while the
  * failure is transient and the next attempt starts before the deadline (counted from
- * `startedAt`, the daemon's start); else fail, saying which step failed and why.
+ * `startedAt`, the daemon's start or the Session's creation); else fail, saying which step failed and why.
  */
 export function nextStartAttempt(failure: StartFailure, attempt: number, startedAt: number, now: number, policy: StartRetryPolicy): StartDecision {
   const { cause } = failure;
