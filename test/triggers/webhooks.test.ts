@@ -266,6 +266,23 @@ describe('the queue at the concurrent-session cap', () => {
 });
 
 describe('manifest changes', () => {
+  it('a trigger disabled in the manifest: a redelivery of a delivery it accepted gets its first answer, anything new 404', async () => {
+    const body = '{"n":1}';
+    const first = await webhook('queue-hook', body, signed(body, { 'x-github-delivery': 'before-disabled-1' }));
+    expect(first.status).toBe(202);
+    const disabled = manifest().replace('    prompt: "queued {{ body.n }}"\n', '    prompt: "queued {{ body.n }}"\n    enabled: false\n');
+    expect(disabled).not.toEqual(manifest());
+    commitFiles(repo, { 'svc.yaml': disabled }, 'disable queue-hook');
+    await kubectl('annotate', 'project', 'hooks', `svc.dev/refresh=${Date.now()}`, '--overwrite');
+    await waitFor('queue-hook disabled', async () => (await kubectl('get', 'trigger', 'hooks-queue-hook', '-o', 'jsonpath={.spec.enabled}')) === 'false');
+    let probe = 0;
+    await waitFor('the API sees it disabled', async () => (await webhook('queue-hook', body, signed(body, { 'x-github-delivery': `probe-disabled-${++probe}` }))).status === 404);
+    expect(await webhook('queue-hook', body, signed(body, { 'x-github-delivery': 'before-disabled-1' }))).toEqual(first);
+    expect((await webhook('queue-hook', body, signed(body, { 'x-github-delivery': 'after-disabled-1' }))).status).toBe(404);
+    expect((await webhook('queue-hook', body, { 'content-type': 'application/json', 'x-github-delivery': 'before-disabled-1' })).status).toBe(404);
+    expect((await firesOf('hooks-queue-hook')).filter((f) => f.spec.deliveryId === 'after-disabled-1')).toHaveLength(0);
+  });
+
   it('a trigger removed from the manifest stops firing (404)', async () => {
     const withoutHook = manifest().replace(/ {2}- slug: hook\n(?: {4}.*\n)+/, '');
     expect(withoutHook).not.toContain('slug: hook\n');

@@ -186,6 +186,33 @@ describe('webhook receiver', () => {
     expect(fires).toHaveLength(2);
   });
 
+  it('a disabled trigger: a redelivery of a delivery it accepted gets its first answer (also pruned); anything else 404, never 401, 409 or 413', async () => {
+    const headers = { ...signed('{}'), 'x-github-delivery': 'before-disable' };
+    const first = await post(hook(), '{}', headers);
+    expect(first.status).toBe(202);
+    const pruned = { ...headers, 'x-github-delivery': 'pruned-before-disable' };
+    const prunedFirst = await post(hook(), '{}', pruned);
+    const [, prunedFire] = fires;
+    fires.splice(1, 1);
+    ledger.set(prunedFire!.metadata.name!, JSON.stringify(fireAnswer(prunedFire!)));
+    triggers[0] = trigger('hook', { enabled: false });
+    expect(await post(hook(), '{}', headers)).toEqual(first);
+    expect(await post(hook(), '{}', pruned)).toEqual(prunedFirst);
+    const big = 'x'.repeat(2048);
+    for (const [what, body, h] of [
+      ['a new signed delivery', '{}', { ...signed('{}'), 'x-github-delivery': 'after-disable' }],
+      ['a new delivery without an id', '{}', signed('{}')],
+      ['the redelivery unsigned', '{}', { 'content-type': 'application/json', 'x-github-delivery': 'before-disable' }],
+      ['the redelivery badly signed', '{}', { 'x-svc-signature': 'sha256=' + '0'.repeat(64), 'x-github-delivery': 'before-disable' }],
+      ['a body over the limit', big, { ...signed(big), 'x-github-delivery': 'before-disable' }],
+    ] as const) {
+      expect((await post(hook(), body, h)).status, what).toBe(404);
+    }
+    triggers[0] = trigger('hook', { enabled: false, secretEnv: 'MISSING' });
+    expect((await post(hook(), '{}', headers)).status).toBe(404);
+    expect(fires).toHaveLength(1);
+  });
+
   it('a redelivery of a pruned fire gets its first answer from the delivery ledger and creates nothing, also when paused', async () => {
     const headers = { ...signed('{}'), 'x-github-delivery': 'pruned-1' };
     const first = await post(hook(), '{}', headers);

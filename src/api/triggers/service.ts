@@ -30,6 +30,15 @@ export interface WebhookRequest {
   rawBody: Buffer;
 }
 
+/** The trigger a webhook delivery is for, and what authenticates it. */
+export interface WebhookTarget {
+  project: Project;
+  trigger: Trigger;
+  secret: string;
+  /** enabled: false in the manifest: only a redelivery of a delivery it accepted is answered (202), anything else 404. */
+  disabled: boolean;
+}
+
 const DELIVERY_HEADERS = ['x-github-delivery', 'x-svc-delivery'] as const;
 /** How long a fire this process created counts before its cache shows it. */
 const RECENT_MS = 10_000;
@@ -76,22 +85,25 @@ export class TriggerService {
   /**
    * The webhook trigger a delivery is for, in the SPEC's order: 404 (project, trigger, disabled,
    * not a webhook), then 409 (its secret not configured). Returns the secret for authentication.
-   * A paused trigger is refused later (fireWebhook), after a redelivery got its first answer.
+   * A paused trigger is refused later (fireWebhook), after a redelivery got its first answer. So
+   * is a disabled one (`disabled`): every delivery it gets is answered 404 as before, except an
+   * authenticated redelivery of one it accepted while enabled, which gets its first answer.
    */
-  async webhookTarget(namespace: string, projectId: string, slug: string): Promise<{ project: Project; trigger: Trigger; secret: string }> {
+  async webhookTarget(namespace: string, projectId: string, slug: string): Promise<WebhookTarget> {
     const project = await this.store.findProject(namespace, projectId);
     if (!project) throw notFound('not found');
     const trigger = this.trigger(project, slug);
-    if (!trigger || trigger.spec.type !== 'webhook' || !trigger.spec.enabled) throw notFound('not found');
+    if (!trigger || trigger.spec.type !== 'webhook') throw notFound('not found');
+    const disabled = !trigger.spec.enabled;
     const secretsName = project.spec.secretsSecretRef?.name ?? `${project.metadata.name}-secrets`;
     const secret = await this.store.secretValue(namespace, secretsName, trigger.spec.secretEnv ?? '');
-    if (!secret) throw new ApiError(409, `the project secret ${trigger.spec.secretEnv} named by secret_env is not configured`);
-    return { project, trigger, secret };
+    if (!secret) throw disabled ? notFound('not found') : new ApiError(409, `the project secret ${trigger.spec.secretEnv} named by secret_env is not configured`);
+    return { project, trigger, secret, disabled };
   }
 
-  /** 401 (no detail) unless the raw body is signed with, or the request carries, the secret. */
-  authenticate(request: WebhookRequest, secret: string): void {
-    if (!authenticateWebhook(request.headers, request.rawBody, secret).ok) throw new ApiError(401, 'unauthorized');
+  /** 401 (no detail) unless the raw body is signed with, or the request carries, the secret (a disabled trigger: 404, as for any delivery). */
+  authenticate(request: WebhookRequest, target: Pick<WebhookTarget, 'secret' | 'disabled'>): void {
+    if (!authenticateWebhook(request.headers, request.rawBody, target.secret).ok) throw target.disabled ? notFound('not found') : new ApiError(401, 'unauthorized');
   }
 
   async fireWebhook(trigger: Trigger, request: WebhookRequest): Promise<FireAnswer> {
@@ -120,8 +132,9 @@ export class TriggerService {
     return fire ? fireAnswer(fire) : this.store.prunedAnswer(namespace, name);
   }
 
-  /** The answer to a new fire (admission); ApiError 404 for a paused webhook trigger, 429 beyond the queue depth. */
+  /** The answer to a new fire (admission); ApiError 404 for a disabled or paused webhook trigger, 429 beyond the queue depth. */
   private async answerFor(trigger: Trigger, source: FireSource, fire: TriggerFire): Promise<FireAnswer> {
+    if (source === 'webhook' && !trigger.spec.enabled) throw notFound('not found');
     if (source === 'webhook' && trigger.status?.paused) {
       const slug = trigger.spec.slug;
       throw notFound(`trigger ${slug} is paused after failed fires; resume it with \`svc triggers resume ${slug}\``);

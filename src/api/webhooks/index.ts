@@ -1,14 +1,16 @@
 // The webhook receiver (SPEC §4.2, §5.4, §7): POST /v1/webhooks/projects/<project_id>/<slug>.
 // No API token: the trigger's secret authenticates the raw body bytes. Checks in the SPEC's
 // order: 400 ids, 404 project/trigger, 409 secret not configured, 413 body too large,
-// 401 authentication, then a redelivery's first answer, 404 for a paused trigger, and 202 fired
-// or queued (429 when the queue is full, 500 when the fire could not be recorded). Any content
+// 401 authentication, then a redelivery's first answer, 404 for a disabled or paused trigger, and
+// 202 fired or queued (429 when the queue is full, 500 when the fire could not be recorded). A
+// disabled trigger answers 404 at every step where another would answer otherwise, so only an
+// authenticated redelivery of a delivery it accepted learns more (its first answer). Any content
 // type; the body is never parsed before authentication.
 import express, { Router, type Request } from 'express';
 import { SLUG_PATTERN } from '../../resources/index.js';
-import { badRequest } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import type { RouteGroup } from '../groups.js';
-import type { TriggerService } from '../triggers/index.js';
+import type { TriggerService, WebhookTarget } from '../triggers/index.js';
 
 export interface WebhookRoutesConfig {
   namespace: string;
@@ -28,11 +30,14 @@ export function webhookRoutes(service: TriggerService, config: WebhookRoutesConf
     if (!UUID.test(projectId) || !SLUG_PATTERN.test(slug)) throw badRequest('malformed project id or trigger slug');
     res.locals.target = await service.webhookTarget(config.namespace, projectId.toLowerCase(), slug);
     next();
-  }, rawBody, async (req: Request, res) => {
-    const { trigger, secret } = res.locals.target as Awaited<ReturnType<TriggerService['webhookTarget']>>;
+  }, (req, res, next) => {
+    // a disabled trigger answers 404 to whatever it is sent, a body too large included
+    rawBody(req, res, (error?: unknown) => next(error && (res.locals.target as WebhookTarget).disabled ? notFound('not found') : error));
+  }, async (req: Request, res) => {
+    const target = res.locals.target as WebhookTarget;
     const request = { headers: req.headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
-    service.authenticate(request, secret);
-    res.status(202).json(await service.fireWebhook(trigger, request));
+    service.authenticate(request, target);
+    res.status(202).json(await service.fireWebhook(target.trigger, request));
   });
 
   return router;
