@@ -136,6 +136,8 @@ export interface SerializedSession {
   reason: string | null;
   /** Why it is in its status, in words (the Ready condition's message: a failed engine's last error, a push's git error). */
   message: string | null;
+  /** While its engine cannot reach the model: `cannot reach the model: <error> (attempt N)` (ModelReachable False); else null. */
+  model_error: string | null;
   initial_prompt: string | null;
   pending_prompts: number;
   sandbox_state: string | null;

@@ -247,11 +247,16 @@ describe('sessions through svc dev', () => {
         .catch((error: Error) => { throw new Error(`${error.message}\n${out}`); });
       const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${s.id},reason=ModelUnreachable`, '-o', 'jsonpath={.items[*].message}');
       expect(events).toBe('cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)');
+      // REST and `svc sessions show`: the error, not a bare "running"
+      const view = (await api<{ session: { status: string; model_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session;
+      expect(view).toMatchObject({ status: 'running', model_error: 'cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)' });
+      expect(await svc('sessions', 'show', s.id, '--project', 'demo')).toContain('Model:     cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 1)');
     } finally {
       logs.kill();
     }
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
     await waitFor('ModelReachable=True again', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
+    expect(await svc('sessions', 'show', s.id, '--project', 'demo')).not.toContain('Model:');
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
   }, 60_000);
 

@@ -23,10 +23,18 @@ export function serializeSession(session: Session, projectId: string, options: {
     last_activity_at: status.lastActivityTime ?? options.sandbox?.status?.lastActivityTime ?? null,
     reason: status.reason ?? null,
     message: getCondition(status.conditions, 'Ready')?.message || null,
+    model_error: modelError(session),
     initial_prompt: session.spec.initialPrompt ?? null,
     pending_prompts: options.pendingPrompts ?? 0,
     sandbox_state: options.sandbox?.status?.state ?? status.sandboxState ?? null,
     checkpoint: status.checkpoint ? { sha: status.checkpoint.sha, at: status.checkpoint.at } : null,
     timeline: (status.timeline ?? []).map((p) => ({ phase: p.phase, started_at: p.startedAt, ended_at: p.endedAt ?? null })),
   };
+}
+
+/** The engine's model error while ModelReachable is False (kept while no daemon answers; none once stopped or failed: the message says why then). */
+function modelError(session: Session): string | null {
+  const reachable = getCondition(session.status?.conditions, 'ModelReachable');
+  const live = session.status?.status === 'running' || session.status?.status === 'provisioning';
+  return live && reachable?.status === 'False' ? reachable.message || null : null;
 }

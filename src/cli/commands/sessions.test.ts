@@ -4,7 +4,7 @@ import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, ty
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,
   base_ref: 'main', base_sha: 'a'.repeat(40), branch: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', trigger: 'nightly', created_by: 'u',
-  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', message: 'stopped by the idle sweep; a prompt wakes it on the same branch',
+  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', message: 'stopped by the idle sweep; a prompt wakes it on the same branch', model_error: null,
   initial_prompt: 'do it', pending_prompts: 1, sandbox_state: 'stopped', checkpoint: { sha: 'c'.repeat(40), at: '2026-11-23T12:30:00Z' },
   timeline: [
     { phase: 'branch', started_at: '2026-11-23T12:00:00.000Z', ended_at: '2026-11-23T12:00:00.120Z' },
@@ -38,6 +38,13 @@ describe('svc sessions output', () => {
     expect(failed).toContain('Status:    failed (EngineFailed)\nMessage:   the engine could not start: spawn opencode ENOENT');
     expect(formatSession({ ...session, status: 'running', reason: null, message: 'the sandbox is active and its engine is ready' }).join('\n')).not.toContain('Message:');
     expect(formatSession({ ...session, checkpoint: null }).join('\n')).toContain('Checkpoint: -');
+  });
+
+  it('prints the engine\'s model error of a running session, not a bare status', () => {
+    const error = 'cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 3)';
+    const text = formatSession({ ...session, status: 'running', reason: null, message: 'the sandbox is active and its engine is ready', model_error: error }).join('\n');
+    expect(text).toContain(`Status:    running, desired stopped\nModel:     ${error}`);
+    expect(formatSession(session).join('\n')).not.toContain('Model:');
   });
 
   it('draws the boot timeline: one line per phase with its duration', () => {
