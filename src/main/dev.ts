@@ -244,7 +244,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
   const namespace = options.namespace ?? 'default';
   // The tools sessions need, before anything starts: every missing one named with how to get it.
   // the engine of --engine-command, else of SVC_ENGINE_COMMAND passed on (sessionEnv)
-  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand ?? (process.env.SVC_ENGINE_COMMAND || undefined) }));
+  await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand ?? (process.env.SVC_ENGINE_COMMAND || undefined), unsafeNoIsolation: options.unsafeNoIsolation }));
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const kubeconfigPath = path.join(dataDir, 'kubeconfig');

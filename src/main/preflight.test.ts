@@ -12,9 +12,13 @@ for (const name of ['git', 'my-engine']) {
   chmodSync(path.join(bin, name), 0o755);
 }
 
+/** This machine's isolation answered as given (the real check needs root and the jail's programs). */
+const isolated = async () => ({ ok: true, problems: [] });
+const notIsolated = async () => ({ ok: false, problems: ['bwrap is missing: install it with `apt-get install bubblewrap`', 'nft is missing: install it with `apt-get install nftables`'] });
+
 async function problems(options: Parameters<typeof devPreflightChecks>[0]): Promise<string[]> {
   try {
-    await runPreflight(devPreflightChecks(options));
+    await runPreflight(devPreflightChecks({ isolation: isolated, ...options }));
     return [];
   } catch (error) {
     if (error instanceof PreflightError) return error.problems;
@@ -32,8 +36,22 @@ describe('svc dev preflight', () => {
     expect(found).toHaveLength(2);
     expect(found[0]).toMatch(/^git: not found on PATH; install it \(Debian\/Ubuntu: apt-get install git/);
     expect(found[1]).toMatch(/^the engine: opencode is not installed .*opencode-ai.*; run `make install`/);
-    const error = await runPreflight(devPreflightChecks({ searchPath: empty, pinnedEngine: () => null })).catch((e: Error) => e);
+    const error = await runPreflight(devPreflightChecks({ searchPath: empty, pinnedEngine: () => null, isolation: isolated })).catch((e: Error) => e);
     expect((error as Error).message.split('\n')).toEqual(['this machine lacks what svc dev needs:', `  - ${found[0]}`, `  - ${found[1]}`]);
+  });
+
+  it('the isolation tools: listed with the rest when svc dev cannot start, one line each; alone they do not stop it (it says so once running); not asked with --unsafe-no-isolation', async () => {
+    const found = await problems({ searchPath: empty, pinnedEngine: () => null, isolation: notIsolated });
+    expect(found).toHaveLength(4);
+    expect(found.slice(2)).toEqual([
+      'sandbox isolation: bwrap is missing: install it with `apt-get install bubblewrap` (without it sessions refuse to start; --unsafe-no-isolation runs them unisolated, which is unsafe)',
+      'sandbox isolation: nft is missing: install it with `apt-get install nftables` (without it sessions refuse to start; --unsafe-no-isolation runs them unisolated, which is unsafe)',
+    ]);
+    expect(await problems({ searchPath: bin, pinnedEngine: () => '/pkg/opencode', isolation: notIsolated })).toEqual([]);
+    let asked = false;
+    const ask = async () => { asked = true; return notIsolated(); };
+    expect(await problems({ searchPath: empty, pinnedEngine: () => null, isolation: ask, unsafeNoIsolation: true })).toHaveLength(2);
+    expect(asked).toBe(false);
   });
 
   it('an opencode on PATH does for the engine when the package is not installed (the sandbox image)', async () => {

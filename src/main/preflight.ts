@@ -1,15 +1,21 @@
 // What `svc dev` checks before it starts anything: the tools its sessions need on this machine.
-// Each check answers null (present) or one line saying what is missing and how to get it; every
-// line is printed at once, so a new machine learns all it lacks from one run. Other checks
-// (sandbox isolation tools) join by adding a PreflightCheck to devPreflightChecks.
+// Each check answers null (present) or lines saying what is missing and how to get it; every
+// line is printed at once, so a new machine learns all it lacks from one run: the sandbox
+// isolation tools too, although svc dev starts without them (its sessions then refuse to start).
 import { splitWords } from '../../daemon/words.js';
 import { ENGINE_NAME, ENGINE_PACKAGE, findExecutable, pinnedEngineBinary } from '../lib/engine-path.js';
+import { checkIsolation, type IsolationReport } from '../lib/jail/check.js';
 
 export interface PreflightCheck {
   /** What is checked (for messages and tests), e.g. `git`. */
   name: string;
-  /** null when the piece is there; else one line: what is missing and how to get it. */
-  run(): string | null | Promise<string | null>;
+  /** null when the piece is there; else one line per missing piece: what is missing and how to get it. */
+  run(): string | string[] | null | Promise<string | string[] | null>;
+  /**
+   * svc dev starts without it (and says so itself once running); when something it cannot start
+   * without is missing, this one's lines are listed with the others all the same.
+   */
+  advisory?: boolean;
 }
 
 /** Thrown by runPreflight: one line per missing piece. */
@@ -20,14 +26,15 @@ export class PreflightError extends Error {
   }
 }
 
-/** Runs every check; throws PreflightError listing all that failed. */
+/** Runs every check svc dev cannot start without; when one fails, the advisory ones too, and throws PreflightError listing all that failed. */
 export async function runPreflight(checks: readonly PreflightCheck[]): Promise<void> {
-  const problems: string[] = [];
-  for (const check of checks) {
-    const problem = await check.run();
-    if (problem) problems.push(problem);
-  }
-  if (problems.length > 0) throw new PreflightError(problems);
+  const problemsOf = async (list: readonly PreflightCheck[]) => {
+    const problems: string[] = [];
+    for (const check of list) problems.push(...[await check.run()].flat().filter((p): p is string => !!p));
+    return problems;
+  };
+  const fatal = await problemsOf(checks.filter((c) => !c.advisory));
+  if (fatal.length > 0) throw new PreflightError([...fatal, ...await problemsOf(checks.filter((c) => c.advisory))]);
 }
 
 export interface PreflightEnvironment {
@@ -35,6 +42,8 @@ export interface PreflightEnvironment {
   searchPath?: string;
   /** The pinned engine binary (default: the installed opencode-ai package's). */
   pinnedEngine?: () => string | null;
+  /** Whether sandboxes can be isolated here (default: checkIsolation). */
+  isolation?: () => Promise<IsolationReport>;
 }
 
 /** git: the mirrors, the git gateway and every sandbox's workspace run it. */
@@ -74,7 +83,19 @@ export function engineCheck(engineCommand: string | undefined, env: PreflightEnv
   };
 }
 
-/** The checks of `svc dev`. */
-export function devPreflightChecks(options: { engineCommand?: string } & PreflightEnvironment = {}): PreflightCheck[] {
-  return [gitCheck(options), engineCheck(options.engineCommand, options)];
+/** Sandbox isolation (bubblewrap, iproute2, nftables, root): svc dev starts without it, its sessions do not. */
+export function isolationCheck(env: PreflightEnvironment = {}): PreflightCheck {
+  return {
+    name: 'isolation',
+    advisory: true,
+    run: async () => {
+      const report = await (env.isolation ?? checkIsolation)();
+      return report.ok ? null : report.problems.map((problem) => `sandbox isolation: ${problem} (without it sessions refuse to start; --unsafe-no-isolation runs them unisolated, which is unsafe)`);
+    },
+  };
+}
+
+/** The checks of `svc dev` (isolation's unless --unsafe-no-isolation). */
+export function devPreflightChecks(options: { engineCommand?: string; unsafeNoIsolation?: boolean } & PreflightEnvironment = {}): PreflightCheck[] {
+  return [gitCheck(options), engineCheck(options.engineCommand, options), ...(options.unsafeNoIsolation ? [] : [isolationCheck(options)])];
 }

@@ -1,6 +1,6 @@
 // `svc dev` checks what its sessions need before it starts anything (issue 23): run as a user
-// would on a machine without git, it names the missing piece with how to get it, exits non-zero
-// and leaves nothing behind.
+// would on a machine without git, it names every missing piece (the isolation tools too) with how
+// to get it, exits non-zero and leaves nothing behind.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,8 @@ describe('svc dev preflight', () => {
     expect(result.stderr).toMatch(/^ {2}- git: not found on PATH; install it \(Debian\/Ubuntu: apt-get install git/m);
     // the pinned engine comes from the package, whatever PATH says
     expect(result.stderr).not.toMatch(/the engine/);
+    // the isolation tools (found on PATH, and bubblewrap is in /usr/bin) are listed in the same run
+    expect(result.stderr).toMatch(/^ {2}- sandbox isolation: bwrap is missing: install it with `apt-get install bubblewrap` \(without it sessions refuse to start; --unsafe-no-isolation/m);
     expect(existsSync(dataDir)).toBe(false);
   });
 });
