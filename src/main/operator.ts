@@ -107,6 +107,7 @@ async function main(): Promise<void> {
   schedulerMetrics().setSource(() => scheduler.stats());
   manager.addRunnable(objectMetrics());
   manager.onLeadershipChange((leading) => {
+    if (leading) sandboxes.lead();
     metrics.leader.set(leading ? 1 : 0);
     logger.info(`svc operator ${identity}: ${leading ? 'leading' : 'standing by'}`);
   });

@@ -24,6 +24,11 @@ export interface SandboxSettings {
   repoUrl(project: Project): string;
   /** A clean operator stop (process provider: stops its sandbox processes, keeping their folders). */
   stop(): Promise<void>;
+  /**
+   * This operator leads (process provider: leftovers of a crash go, warm sandboxes start). A
+   * standby touches no sandbox: another operator on the same data directory leads them.
+   */
+  lead(): void;
 }
 
 export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSettings> {
@@ -45,7 +50,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     const engineCommand = env.SVC_ENGINE_COMMAND?.trim();
     const extraEnv = { ...daemonEnv, ...(engineCommand ? { SVC_ENGINE_COMMAND: engineCommand } : {}) };
     const provider = new KubernetesSandboxProvider(client, { ...kubernetesSettingsFromEnv(env), extraEnv });
-    return { provider, apiUrl, repoUrl, stop: async () => {} };
+    return { provider, apiUrl, repoUrl, stop: async () => {}, lead: () => {} };
   }
   const dataDir = path.resolve(envString('SVC_SANDBOX_DIR', path.join(os.tmpdir(), `svc-sandboxes-${process.getuid?.() ?? 0}`)));
   // `svc` on the sandbox's PATH, for the agent's `svc cr open`.
@@ -64,8 +69,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     // SVC_SANDBOX_WARM: jailed sandboxes started ahead of their session (docs/sandboxes.md "Warm sandboxes")
     warm: envInt('SVC_SANDBOX_WARM', 1, 0, 16, env),
   });
-  // leftovers of a crashed svc dev (jail slots no live sandbox holds) go at start
-  void provider.sweepOnce();
-  return { provider, apiUrl, repoUrl, stop: () => provider.stopAll() };
+  // leftovers of a crashed svc dev (jail slots no live sandbox holds) go once this operator leads
+  return { provider, apiUrl, repoUrl, stop: () => provider.stopAll(), lead: () => void provider.sweepOnce() };
 }
 

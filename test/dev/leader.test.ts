@@ -2,14 +2,14 @@
 // the Lease and reconciles; when it is killed the other takes over within the lease duration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
 import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src/localcluster/index.js';
 import { LEASE, type KubeObject } from '../../src/resources/index.js';
 import { REPO_ROOT } from '../helpers/dev.js';
-import { makeRepo, manifestWithTriggers, runOk, waitFor } from './util.js';
+import { makeRepo, manifestWithTriggers, run, runOk, waitFor } from './util.js';
 
 const LEASE_SECONDS = 3;
 let tmp: string;
@@ -22,6 +22,8 @@ function startOperator(identity: string): void {
     env: {
       ...env, SVC_ALLOW_LOCAL_REPOS: '1', SVC_POD_NAME: identity, SVC_NAMESPACE: 'default', SVC_HTTP_PORT: '0',
       SVC_LEASE_DURATION_SECONDS: String(LEASE_SECONDS), SVC_MIRROR_DIR: path.join(tmp, `mirrors-${identity}`),
+      // one node: both share the process provider's folder, as two operator replicas would
+      SVC_SANDBOX_DIR: path.join(tmp, 'sandboxes'),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -32,6 +34,10 @@ function startOperator(identity: string): void {
 }
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, env);
+/** The pids of a process's children. */
+const children = async (pid: number) => (await run('pgrep', ['-P', String(pid)])).stdout.split('\n').filter(Boolean);
+/** Whether this machine jails sandboxes (then the process provider keeps a warm one). */
+const isolated = () => process.getuid?.() === 0 && existsSync('/usr/bin/bwrap');
 const leaseHolder = () => kubectl('get', 'lease', 'svc-operator', '-o', 'jsonpath={.spec.holderIdentity}');
 
 async function applyProject(name: string, repo: string): Promise<void> {
@@ -69,6 +75,9 @@ describe('two operators, one Lease', () => {
     expect(events.items.filter((e) => e.reason === 'TriggersSynced')).toHaveLength(1);
     expect(operators.get(standby)!.output).not.toContain('leading\n');
     expect(operators.get(standby)!.output).not.toContain('started leading');
+    // a standby touches no sandbox: no warm sandbox of its own, no sweep of the leader's
+    await waitFor('the leader\'s warm sandbox', async () => (await children(operators.get(leader)!.process.pid!)).length > 0 || !isolated(), 20_000);
+    expect(await children(operators.get(standby)!.process.pid!)).toEqual([]);
 
     const before = JSON.parse(await kubectl('get', 'lease', 'svc-operator', '-o', 'json')) as { spec: { renewTime: string; leaseDurationSeconds: number; leaseTransitions?: number } };
     expect(before.spec.leaseDurationSeconds).toBe(LEASE_SECONDS);

@@ -203,7 +203,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
   }
 
   /**
-   * Once per provider (a started or restarted operator; the operator calls it at start, the
+   * Once per provider (a started or restarted operator; the operator calls it once it leads, the
    * first observe or ensure waits for it): jail slots of this data directory that no running
    * sandbox holds are leftovers of a crash, removed with whatever still runs in them; so are
    * those of owners whose folder is gone.
