@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
+import { relayTo, startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 import { DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, freePort, git, makeUpstream, type Health } from './harness.js';
 
 const pool = new DaemonPool();
@@ -39,12 +39,7 @@ class FlakyApi {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ username: 'x-svc', password: 'pw', expires_at: new Date(Date.now() + 600_000).toISOString() }));
         return;
       }
-      const upstream = http.request(`${this.git.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
+      relayTo(this.git.url, req, res);
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
   }

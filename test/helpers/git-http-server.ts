@@ -38,6 +38,16 @@ function basicUser(header: string | undefined): GitHttpCredential | null {
   return colon < 0 ? null : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** Relays a request to the git server at `url`: a proxy in front of it (a door a test opens, shuts or breaks). */
+export function relayTo(url: string, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const upstream = http.request(`${url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => res.destroy());
+  req.pipe(upstream);
+}
+
 export async function startGitHttpServer(options: GitHttpServerOptions): Promise<GitHttpServer> {
   const requests: GitHttpServer['requests'] = [];
   const accepts = (c: GitHttpCredential | null): boolean => {

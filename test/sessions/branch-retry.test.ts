@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildArtifacts, freePort } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, REPO_ROOT, startDev, stopDevAndSandboxes, type DevInstance } from '../helpers/dev.js';
-import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
+import { relayTo, startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 import { makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
@@ -35,12 +35,7 @@ class GitHostDoor {
     if (this.server) return;
     this.server = http.createServer((req, res) => {
       if (this.mode === 'cut-pushes' && (req.url ?? '').includes('git-receive-pack')) { req.socket.destroy(); return; }
-      const upstream = http.request(`${this.git.url}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
+      relayTo(this.git.url, req, res);
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
   }
