@@ -143,6 +143,11 @@ describe('provider keys', () => {
     expect(JSON.parse(anth.stdout)).toEqual({ name: 'claude', set: true });
     // no key on stdin (a terminal or nothing): a usage error, nothing set
     expect((await svc(['gateway', 'providers', 'set', 'empty', '--base-url', model.url, '--project', 'lab'], '')).code).toBe(2);
+    expect((await svc(['gateway', 'providers', 'set', 'empty', '--api-key', '', '--base-url', model.url, '--project', 'lab'], '')).code).toBe(2);
+    // or from --api-key, the person's choice (as `svc secrets set --value`)
+    const flag = await svc(['gateway', 'providers', 'set', 'flagged', '--api-key', 'sk-from-a-flag', '--base-url', model.url, '--project', 'lab']);
+    expect(flag.code, flag.stderr).toBe(0);
+    expect((await svc(['gateway', 'providers', 'rm', 'flagged', '--project', 'lab'])).code).toBe(0);
 
     const listed = await svc(['gateway', 'providers', 'ls', '--project', 'lab', '--json']);
     expect(JSON.parse(listed.stdout).providers).toEqual([

@@ -1,7 +1,7 @@
 // `svc gateway providers set|ls|rm`, `svc gateway usage`, `svc gateway logs`, `svc gateway budget`:
 // the model gateway of a project (DESIGN §8.2, docs/gateway.md). A provider key is read from stdin,
-// never from an argument (argv is visible to every process of the machine and kept in shell
-// history), and never printed. Formatting is pure.
+// or from --api-key when a person chooses it as with `svc secrets set --value` (argv is visible to
+// every process of the machine and kept in shell history), and never printed. Formatting is pure.
 import type { Command } from 'commander';
 import { parseDuration } from '../../lib/duration.js';
 import type { GatewayBudgetView, GatewayLogEntry, GatewayProviderView, GatewayUsage } from '../../lib/rest-shapes.js';
@@ -68,7 +68,7 @@ export function parseSince(value: string, now = Date.now()): string {
 
 /** The key piped on stdin, without the one line ending `echo` adds. */
 async function readStdinKey(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliError('the key is read from stdin: printf %s "$KEY" | svc gateway providers set NAME (never an argument: argv is visible to every process)', EXIT.usage);
+  if (process.stdin.isTTY) throw new CliError('no key: pipe it on stdin (printf %s "$KEY" | svc gateway providers set NAME), or pass --api-key KEY (visible to every process of this machine)', EXIT.usage);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   const key = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
@@ -92,15 +92,17 @@ export function registerGatewayCommands(program: Command): void {
 
   const providers = gateway.command('providers').description('provider keys of the project');
   providers.command('set')
-    .description('set a provider: its key from stdin; openai and anthropic have default base URLs, any other name needs --base-url')
+    .description('set a provider: its key from stdin (or --api-key); openai and anthropic have default base URLs, any other name needs --base-url')
     .argument('<name>', 'a slug: openai, anthropic, or your own (e.g. local)')
     .option('--base-url <url>', 'the provider\'s API base, e.g. https://api.openai.com/v1')
+    .option('--api-key <key>', 'the key (else read from stdin, which is safer: an argument is visible in ps and kept in shell history)')
     .option('--protocol <protocol>', 'openai (chat completions, responses, models) or anthropic (messages); default: anthropic for the name anthropic, else openai')
     .option(...PROJECT_OPTION)
     .option('--json', 'print { name, set: true }')
-    .action(apiAction(async (name: string, opts: { baseUrl?: string; protocol?: string; project?: string; json?: boolean }) => {
+    .action(apiAction(async (name: string, opts: { baseUrl?: string; apiKey?: string; protocol?: string; project?: string; json?: boolean }) => {
       if (opts.protocol !== undefined && !['openai', 'anthropic'].includes(opts.protocol)) throw new CliError('--protocol is openai or anthropic', EXIT.usage);
-      const apiKey = await readStdinKey();
+      if (opts.apiKey === '') throw new CliError('--api-key is empty', EXIT.usage);
+      const apiKey = opts.apiKey ?? await readStdinKey();
       const { api, base } = await gatewayBase(opts.project);
       await api.request('PUT', `${base}/providers/${encodeURIComponent(name)}`, {
         api_key: apiKey, ...(opts.baseUrl !== undefined ? { base_url: opts.baseUrl } : {}), ...(opts.protocol !== undefined ? { protocol: opts.protocol } : {}),
