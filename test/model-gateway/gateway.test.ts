@@ -145,8 +145,12 @@ describe('provider keys', () => {
     expect((await svc(['gateway', 'providers', 'set', 'empty', '--base-url', model.url, '--project', 'lab'], '')).code).toBe(2);
     expect((await svc(['gateway', 'providers', 'set', 'empty', '--api-key', '', '--base-url', model.url, '--project', 'lab'], '')).code).toBe(2);
     // or from --api-key, the person's choice (as `svc secrets set --value`)
-    const flag = await svc(['gateway', 'providers', 'set', 'flagged', '--api-key', 'sk-from-a-flag', '--base-url', model.url, '--project', 'lab']);
+    const flagKey = `sk-from-a-flag-${randomUUID()}`;
+    const flag = await svc(['gateway', 'providers', 'set', 'flagged', '--api-key', flagKey, '--base-url', model.url, '--project', 'lab']);
     expect(flag.code, flag.stderr).toBe(0);
+    expect(flag.stdout + flag.stderr).not.toContain(flagKey);
+    const stored = await runOk('kubectl', ['get', 'secret', 'lab-llm-providers', '-o', 'json'], dev.env);
+    expect(stored.includes(flagKey) || stored.includes(Buffer.from(flagKey).toString('base64'))).toBe(true);
     expect((await svc(['gateway', 'providers', 'rm', 'flagged', '--project', 'lab'])).code).toBe(0);
 
     const listed = await svc(['gateway', 'providers', 'ls', '--project', 'lab', '--json']);

@@ -134,6 +134,8 @@ describe('the session branch push waits out a git host that is away', () => {
       const failed = await waitFor(`session ${id} failed`, async () => { const s = await getSession(id); return s.status === 'failed' && s; }, DEADLINE_MS + 30_000);
       expect(failed.message).toMatch(/^session branch push failed: the connection was cut off, still after \d+ attempts over \d+ s \(start deadline 12 s\); the last: could not create the session branch in http:\/\/127\.0\.0\.1:\d+\/r\.git/);
       expect(Number(/after (\d+) attempts/.exec(failed.message!)![1])).toBeGreaterThan(3);
+      // the Project's classification of git's failure, on the session and its BranchReady alike
+      expect(failed.reason).toMatch(/^(HostUnreachable|RepositoryUnreachable)$/);
       expect(failed.reason).toBe(await kubectl('get', 'session', id, '-o', 'jsonpath={.status.conditions[?(@.type=="BranchReady")].reason}'));
       expect(hostHas(id)).toBe(false);
       // a failed session keeps no sandbox running
