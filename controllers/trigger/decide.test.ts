@@ -2,10 +2,10 @@
 // kept for the pause rule, and the delivery ids recorded in the ledger before a fire goes.
 import { describe, expect, it } from 'vitest';
 import {
-  DELIVERY_LEDGER, FIRE_ANSWER_ANNOTATION, LEDGER_PAGE_ENTRIES, TRIGGER_FIRE, ledgerAnswer, ledgerPageOf, newLedgerPage,
-  type ConfigMapObject, type Session, type Trigger, type TriggerFire,
+  DELIVERY_LEDGER, FIRE_ANSWER_ANNOTATION, LEDGER_PAGE_ENTRIES, SESSION, TRIGGER_FIRE, ledgerAnswer, ledgerPageOf, newLedgerPage,
+  type ChangeRequest, type ConfigMapObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
-import { decideTrigger, firesToPrune, ledgerWrites, SESSION_CACHE_GRACE_MS } from './decide.js';
+import { decideTrigger, firesToPrune, ledgerWrites, sessionsToPrune, SESSION_CACHE_GRACE_MS } from './decide.js';
 import { nextTriggerStatus } from './status.js';
 
 const NOW = new Date('2030-01-01T12:00:00Z');
@@ -146,5 +146,53 @@ describe('the delivery ledger', () => {
     const outcome = decideTrigger(trigger, facts, { history: 1, maxFailures: 1 }, NOW);
     expect(outcome.steps).toBeUndefined();
     expect(outcome.children?.[0]?.plan.delete).toEqual([old]);
+  });
+});
+
+describe('sessionsToPrune (SVC_SESSION_HISTORY)', () => {
+  const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'acct', uid: 'p-uid' }, spec: { repoUrl: '/r', defaultBranch: 'main' } } as Project;
+  /** Session `i` (a UUID, made at minute i: later = newer) in `state`: stopped, failed, running, or waking (stopped, asked to run again). */
+  const session = (i: number, state: 'stopped' | 'failed' | 'running' | 'waking' | 'deleting'): Session => ({
+    apiVersion: 'svc.dev/v1alpha1', kind: 'Session',
+    metadata: { name: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, namespace: 'acct', creationTimestamp: at(i), ...(state === 'deleting' ? { deletionTimestamp: at(59) } : {}) },
+    spec: { projectRef: { name: 'web' }, agent: 'a', baseRef: 'main', desiredState: state === 'running' || state === 'waking' ? 'running' : 'stopped' },
+    status: { status: state === 'failed' ? 'failed' : state === 'running' ? 'running' : 'stopped' },
+  });
+  const id = (s: Session) => Number(s.metadata.name!.slice(-12));
+  const openOn = (s: Session, status = 'open'): ChangeRequest => ({
+    apiVersion: 'svc.dev/v1alpha1', kind: 'ChangeRequest', metadata: { name: `cr-${id(s)}`, namespace: 'acct' },
+    spec: { projectRef: { name: 'web' }, number: id(s), headRef: s.metadata.name!, baseRef: 'main', title: 't' }, status: { status },
+  } as ChangeRequest);
+  const firedBy = (s: Session): TriggerFire => ({ ...fire(id(s), 'ran'), spec: { ...fire(id(s), 'ran').spec, sessionName: s.metadata.name! } });
+  const pruned = (sessions: Session[], history: number, extra: { fires?: TriggerFire[]; changeRequests?: ChangeRequest[]; project?: Project | undefined } = {}) =>
+    sessionsToPrune({ sessions, project: 'project' in extra ? extra.project : project, changeRequests: extra.changeRequests ?? [] }, extra.fires ?? [], history).map(id);
+
+  it('deletes finished sessions beyond the newest `history`, oldest first; 0 deletes none', () => {
+    const all = [session(3, 'stopped'), session(1, 'failed'), session(5, 'stopped'), session(2, 'stopped'), session(4, 'failed')];
+    expect(pruned(all, 2)).toEqual([1, 2, 3]);
+    expect(pruned(all, 5)).toEqual([]);
+    expect(pruned(all, 0)).toEqual([]);
+  });
+
+  it('never deletes a session that runs, is being woken or is already going, nor counts it', () => {
+    const all = [session(1, 'stopped'), session(2, 'stopped'), session(3, 'running'), session(4, 'waking'), session(5, 'deleting'), session(6, 'stopped')];
+    expect(pruned(all, 1)).toEqual([1, 2]);
+  });
+
+  it('keeps a session a kept fire names and one an open change request uses; a closed one does not keep it', () => {
+    const all = [1, 2, 3, 4].map((i) => session(i, 'stopped'));
+    expect(pruned(all, 1, { fires: [firedBy(all[0]!)], changeRequests: [openOn(all[1]!), openOn(all[2]!, 'closed')] })).toEqual([3]);
+  });
+
+  it('deletes nothing without the Project (its repository decides which branches stay)', () => {
+    expect(pruned([1, 2, 3].map((i) => session(i, 'stopped')), 1, { project: undefined })).toEqual([]);
+  });
+
+  it('decideTrigger deletes them as Session children only when the facts carry them', () => {
+    const all = [1, 2, 3].map((i) => session(i, 'failed'));
+    const facts = { fires: [], sessions: new Map<string, Session>(), ledger: [] };
+    const sessionPlan = (outcome: ReturnType<typeof decideTrigger>) => outcome.children?.find((c) => c.type === SESSION)?.plan.delete.map((s) => id(s as Session));
+    expect(sessionPlan(decideTrigger(trigger, { ...facts, started: { sessions: all, project, changeRequests: [] } }, { history: 1, sessionHistory: 1 }, NOW))).toEqual([1, 2]);
+    expect(sessionPlan(decideTrigger(trigger, facts, { history: 1, sessionHistory: 1 }, NOW))).toBeUndefined();
   });
 });

@@ -5,9 +5,10 @@
 // No I/O; `now` is injected.
 import type { Outcome } from '../../src/runtime/index.js';
 import {
-  DELIVERY_DEDUP_MS, DELIVERY_LEDGER, LEDGER_PAGE_ENTRIES, TRIGGER_FIRE, fireAnswer, getCondition, ledgerHour, ledgerPageExpiry, ledgerPageOf, newLedgerPage,
-  type ConfigMapObject, type Session, type Trigger, type TriggerFire, type TriggerStatus,
+  DELIVERY_DEDUP_MS, DELIVERY_LEDGER, LEDGER_PAGE_ENTRIES, SESSION, TRIGGER_FIRE, fireAnswer, getCondition, ledgerHour, ledgerPageExpiry, ledgerPageOf, newLedgerPage,
+  type ChangeRequest, type ConfigMapObject, type Project, type Session, type Trigger, type TriggerFire, type TriggerStatus,
 } from '../../src/resources/index.js';
+import { sessionRefsCleanup } from '../../src/sessions/index.js';
 import { DEFAULT_MAX_FAILURES, MAX_TRIGGER_REQUEUE_MS, fireOutcome, nextTriggerStatus } from './status.js';
 
 /** What one reconcile of a trigger observed (and what its steps wrote). */
@@ -18,6 +19,8 @@ export interface TriggerFacts {
   sessions: ReadonlyMap<string, Session>;
   /** The trigger's delivery ledger pages. */
   ledger: readonly ConfigMapObject[];
+  /** Session retention on (SVC_SESSION_HISTORY > 0): the sessions the trigger started, its Project and the Project's change requests. */
+  started?: { sessions: readonly Session[]; project: Project | undefined; changeRequests: readonly ChangeRequest[] };
 }
 
 export interface TriggerSettings {
@@ -25,6 +28,8 @@ export interface TriggerSettings {
   maxFailures?: number;
   /** Finished fires kept per trigger (SVC_TRIGGER_FIRE_HISTORY). */
   history: number;
+  /** Finished sessions kept per trigger (SVC_SESSION_HISTORY); 0 keeps every one. */
+  sessionHistory?: number;
 }
 
 /** Entries to add to one ledger page; `create` when the page does not exist yet. */
@@ -89,6 +94,36 @@ export function firesToPrune(fires: readonly TriggerFire[], sessions: ReadonlyMa
   return prune.reverse();
 }
 
+/** A session that nothing will change any more unless someone acts: failed, or stopped and not being woken. */
+function sessionFinished(session: Session): boolean {
+  const status = session.status?.status;
+  return status === 'failed' || (status === 'stopped' && session.spec.desiredState === 'stopped');
+}
+
+// by when they were made, as CronJob's history limits order Jobs by their start
+const newestMade = (a: Session, b: Session) => {
+  const [x, y] = [`${a.metadata.creationTimestamp ?? ''} ${a.metadata.name}`, `${b.metadata.creationTimestamp ?? ''} ${b.metadata.name}`];
+  return x < y ? 1 : x > y ? -1 : 0;
+};
+
+/**
+ * The sessions a trigger started to delete (docs/sessions.md "Session history"): finished ones
+ * beyond the newest `history` finished (by creation), oldest first. Never one a fire the trigger keeps names
+ * (its fire list and its pause rule read it), nor one whose branch a person may still need (an
+ * open change request uses it: the rule that would keep its branch, sessionRefsCleanup), nor any
+ * without its Project. `history` 0 deletes nothing (DESIGN §8.4: Session objects are the record).
+ */
+export function sessionsToPrune(started: NonNullable<TriggerFacts['started']>, fires: readonly TriggerFire[], history: number): Session[] {
+  const { project } = started;
+  if (history <= 0 || !project) return [];
+  const named = new Set(fires.flatMap((fire) => [fire.spec.sessionName, fire.status?.sessionName]));
+  const finished = started.sessions.filter((s) => !s.metadata.deletionTimestamp && sessionFinished(s)).sort(newestMade);
+  return finished
+    .slice(history)
+    .filter((s) => !named.has(s.metadata.name!) && sessionRefsCleanup(s, project, started.changeRequests).branch === 'delete')
+    .reverse();
+}
+
 /** Whether a fire's delivery id must be in the ledger before the fire goes (it has one, less than 72 h old). */
 export function needsLedgerEntry(fire: TriggerFire, now: Date): boolean {
   return fire.spec.deliveryId !== undefined && Date.parse(fire.spec.firedAt) + DELIVERY_DEDUP_MS > now.getTime();
@@ -147,6 +182,7 @@ export function decideTrigger(trigger: Trigger, facts: TriggerFacts, settings: T
     children: [
       { type: TRIGGER_FIRE, plan: { create: [], update: [], delete: prune } },
       { type: DELIVERY_LEDGER, plan: { create: [], update: [], delete: expired } },
+      ...(facts.started ? [{ type: SESSION, plan: { create: [], update: [], delete: sessionsToPrune(facts.started, facts.fires, settings.sessionHistory ?? 0) } }] : []),
     ],
   };
 }

@@ -18,7 +18,7 @@ import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } fr
 import { assertPortFree } from './ports.js';
 import { EXIT_WITH_PARENT_ENV } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
-import { FIRE_HISTORY_ENV } from '../resources/index.js';
+import { FIRE_HISTORY_ENV, SESSION_HISTORY_ENV } from '../resources/index.js';
 import { devPreflightChecks, runPreflight } from './preflight.js';
 import { Jail, parseSandboxMount } from '../lib/jail/index.js';
 import { ProcessSandboxProvider } from '../sandbox/process/provider.js';
@@ -56,6 +56,8 @@ export interface DevOptions {
   idleTimeoutSeconds?: number;
   /** Finished fires kept per trigger (SVC_TRIGGER_FIRE_HISTORY). */
   fireHistory?: number;
+  /** Finished sessions a trigger started kept per trigger (SVC_SESSION_HISTORY; 0 keeps every one). */
+  sessionHistory?: number;
   /** Sandbox provider (default process). */
   provider?: 'process' | 'kubernetes';
   /** --unsafe-no-isolation: sandboxes run unjailed (a loud warning on every start). */
@@ -169,7 +171,7 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_SANDBOX_WARM', '
  * environment, as the chart passes its values on: `SVC_TRIGGER_FIRE_HISTORY=3 svc dev` works like
  * `--fire-history 3` (a flag wins). Only these: dev's shell may hold SVC_API_URL and a token.
  */
-const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS', 'SVC_IDLE_TIMEOUT', FIRE_HISTORY_ENV,
+const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS', 'SVC_IDLE_TIMEOUT', FIRE_HISTORY_ENV, SESSION_HISTORY_ENV,
   'SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 'SVC_TRIGGER_CATCH_UP_SECONDS', 'SVC_TRIGGER_MAX_FAILURES', 'SVC_TRIGGER_QUEUE_DEPTH',
   'SVC_WEBHOOK_BODY_LIMIT_BYTES', 'SVC_GIT_MAX_PUSH_BYTES', 'SVC_GIT_SPAWN_WORKERS', 'SVC_MERGE_CLAIM_TIMEOUT_SECONDS',
   'SVC_PROJECT_RESYNC_SECONDS', 'SVC_LEASE_DURATION_SECONDS', 'SVC_CR_FETCH_MAX_AGE_MS', 'SVC_DIFF_MAX_FILE_BYTES', 'SVC_DIFF_MAX_TOTAL_BYTES',
@@ -186,6 +188,7 @@ function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {
   if (options.maxSessions !== undefined) env.SVC_MAX_CONCURRENT_SESSIONS = String(options.maxSessions);
   if (options.idleTimeoutSeconds !== undefined) env.SVC_IDLE_TIMEOUT = String(options.idleTimeoutSeconds);
   if (options.fireHistory !== undefined) env[FIRE_HISTORY_ENV] = String(options.fireHistory);
+  if (options.sessionHistory !== undefined) env[SESSION_HISTORY_ENV] = String(options.sessionHistory);
   return env;
 }
 

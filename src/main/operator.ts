@@ -12,7 +12,8 @@
 // (here) and svc-agent's clone wait out a git host or API away.
 // Triggers (docs/triggers.md): SVC_TRIGGER_SCHEDULER_INTERVAL_MS (longest scheduler sleep, default 60000),
 // SVC_TRIGGER_CATCH_UP_SECONDS (default 300), SVC_TRIGGER_MAX_FAILURES (default 3), SVC_TRIGGER_FIRE_HISTORY
-// (finished fires kept per trigger, default 100),
+// (finished fires kept per trigger, default 100), SVC_SESSION_HISTORY (finished sessions a trigger started kept per
+// trigger, default 0: every one),
 // SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10). Change requests:
 // SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600). SVC_GIT_SPAWN_WORKERS (threads that start git
 // processes, default 2; 0 = the main thread).
@@ -29,7 +30,7 @@ import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
 import { useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
-import { DEFAULT_FIRE_HISTORY, FIRE_HISTORY_ENV } from '../resources/index.js';
+import { DEFAULT_FIRE_HISTORY, FIRE_HISTORY_ENV, SESSION_HISTORY_ENV } from '../resources/index.js';
 import { Manager } from '../runtime/index.js';
 import { createLogger } from '../lib/log.js';
 import { DEFAULT_START_RETRY } from '../lib/start-retry.js';
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
     claimTimeoutMs: envInt('SVC_MERGE_CLAIM_TIMEOUT_SECONDS', 600, 1) * 1000,
   }));
   const catchUpMs = envInt('SVC_TRIGGER_CATCH_UP_SECONDS', 300, 0) * 1000;
-  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1), history: envInt(FIRE_HISTORY_ENV, DEFAULT_FIRE_HISTORY, 0) }));
+  manager.add(triggerController({ catchUpMs, maxFailures: envInt('SVC_TRIGGER_MAX_FAILURES', 3, 1), history: envInt(FIRE_HISTORY_ENV, DEFAULT_FIRE_HISTORY, 0), sessionHistory: envInt(SESSION_HISTORY_ENV, 0, 0) }));
   manager.add(triggerFireController());
   const scheduler = cronScheduler({ maxSleepMs: envInt('SVC_TRIGGER_SCHEDULER_INTERVAL_MS', 60_000, 100), catchUpMs, log });
   manager.addRunnable(scheduler);

@@ -124,6 +124,8 @@ export const PENDING_FIRES_INDEX: ObjectIndex<TriggerFire> = {
 /** Env of the operator: how many finished fires of one trigger are kept (DESIGN §8.4). */
 export const FIRE_HISTORY_ENV = 'SVC_TRIGGER_FIRE_HISTORY';
 export const DEFAULT_FIRE_HISTORY = 100;
+/** Env of the operator: how many finished sessions one trigger started are kept; 0 (the default) keeps every one (docs/sessions.md "Session history"). */
+export const SESSION_HISTORY_ENV = 'SVC_SESSION_HISTORY';
 
 /** Code-unit order (what ISO instants and object names need; localeCompare costs far more per call). */
 const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

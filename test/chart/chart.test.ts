@@ -130,6 +130,11 @@ describe('charts/svc', () => {
     expect(envOf(render(['--set', 'operator.fireHistory=7']), 'rel-svc-operator').SVC_TRIGGER_FIRE_HISTORY).toBe('7');
   });
 
+  it('passes operator.sessionHistory to the operator as SVC_SESSION_HISTORY (0 by default: every session kept)', () => {
+    expect(envOf(render(), 'rel-svc-operator').SVC_SESSION_HISTORY).toBe('0');
+    expect(envOf(render(['--set', 'operator.sessionHistory=20']), 'rel-svc-operator').SVC_SESSION_HISTORY).toBe('20');
+  });
+
   it('passes operator.extraEnv and api.extraEnv on, each to its own component', () => {
     const manifests = render(['--set-json', 'api.extraEnv=[{"name":"SVC_GIT_MAX_PUSH_BYTES","value":"1000"}]',
       '--set-json', 'operator.extraEnv=[{"name":"SVC_TRIGGER_QUEUE_DEPTH","value":"200"}]']);
@@ -142,7 +147,7 @@ describe('charts/svc', () => {
   });
 
   it('rejects values that break the schema, with a message naming the key', () => {
-    for (const [set, key] of [['operator.replicas=0', 'operator.replicas'], ['operator.fireHistory=-1', 'operator.fireHistory'], ['api.service.type=Bogus', 'api.service.type'], ['unknownKey=1', 'unknownKey']]) {
+    for (const [set, key] of [['operator.replicas=0', 'operator.replicas'], ['operator.fireHistory=-1', 'operator.fireHistory'], ['operator.sessionHistory=-1', 'operator.sessionHistory'], ['api.service.type=Bogus', 'api.service.type'], ['unknownKey=1', 'unknownKey']]) {
       const result = helm(['template', 'rel', CHART_DIR, '--set', set!], home);
       expect(result.status).not.toBe(0);
       expect(result.stderr).toContain('values don\'t meet the specifications of the schema');

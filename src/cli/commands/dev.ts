@@ -1,5 +1,5 @@
 // `svc dev [--data-dir DIR] [--api-port N] [--kube-port N] [--engine-command CMD] [--max-sessions N]
-// [--fire-history N] [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
+// [--fire-history N] [--session-history N] [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
 // the whole system on this machine (docs/dev.md, docs/sessions.md, docs/sandboxes.md). Runs until
 // SIGINT/SIGTERM, then stops every part cleanly.
 import type { Command } from 'commander';
@@ -50,16 +50,17 @@ export function registerDevCommand(program: Command): void {
     .option('--engine-command <cmd>', "the engine svc-agent runs in each sandbox ({port} is replaced); default: the pinned opencode")
     .option('--max-sessions <n>', 'concurrent sessions allowed (provisioning or running); default 10', count('--max-sessions'))
     .option('--fire-history <n>', 'finished trigger fires kept per trigger, older ones deleted; default 100', count('--fire-history'))
+    .option('--session-history <n>', 'finished sessions a trigger started kept per trigger, older ones deleted with their branches unless a change request is open on them; default 0, every one kept', count('--session-history'))
     .option('--idle-timeout <duration>', 'stop a running session after this long without activity (e.g. 90s, 15m); default 30m', durationSeconds)
     .option('--provider <name>', 'sandbox provider: process (svc-agent as a local process) or kubernetes', provider, 'process')
     .option('--sandbox-mount <path[:ro|:rw]>', 'show a host path at the same path in every sandbox (read-only unless :rw; never the data directory); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option('--sandbox-host-port <port>', 'let sandboxes reach this port of the host at their gateway address, where a service listens (e.g. a local model server); repeatable', (value: string, previous: number[]) => [...previous, hostPort(value)], [] as number[])
     .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
-    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; fireHistory?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
+    .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; fireHistory?: number; sessionHistory?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
       const { runDev } = await import('../../main/dev.js');
       const starting = runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
-        engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, fireHistory: opts.fireHistory, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
+        engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, fireHistory: opts.fireHistory, sessionHistory: opts.sessionHistory, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
         sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
       });
       let stopping = false;
