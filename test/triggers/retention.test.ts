@@ -12,7 +12,7 @@ import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { deliveryFireName } from '../../src/resources/index.js';
-import { webhookManifest } from '../helpers/manifests.js';
+import { webhookManifest, webhookProject } from '../helpers/manifests.js';
 
 const SECRET = 'whsec-retention-0123456789';
 const TRIGGER = 'keep-hook';
@@ -56,10 +56,7 @@ beforeAll(async () => {
   makeRepo(repo, { 'svc.yaml': webhookManifest('delivery {{ body.n }}') });
   const { fixtureEngine } = await buildArtifacts();
   dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--max-sessions', '1'], extraEnv: { SVC_TRIGGER_FIRE_HISTORY: '2' } });
-  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'keep' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
-  await kubectl('create', 'secret', 'generic', 'keep-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
-  projectId = await waitFor('project keep', async () => (await kubectl('get', 'project', 'keep', '-o', 'jsonpath={.metadata.uid}')) || undefined);
-  await waitFor('the API to serve the trigger', async () => (await fetch(`${dev.apiUrl}/webhooks/projects/${projectId}/hook`, { method: 'POST', body: '{}' })).status === 401, 60_000);
+  projectId = await webhookProject(dev, 'keep', repo, SECRET);
 }, 120_000);
 
 afterAll(async () => {

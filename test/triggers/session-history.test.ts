@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
-import { webhookManifest } from '../helpers/manifests.js';
+import { webhookManifest, webhookProject } from '../helpers/manifests.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 
 const SECRET = 'whsec-session-history-0123456789';
@@ -53,10 +53,7 @@ beforeAll(async () => {
   makeRepo(repo, { 'svc.yaml': webhookManifest('delivery {{ body.n }}') });
   const { fixtureEngine } = await buildArtifacts();
   dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: [...fixtureEngineArgs(fixtureEngine), '--session-history', '2', '--fire-history', '1'] });
-  await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'hist' }, spec: { repoUrl: repo, defaultBranch: 'main' } }));
-  await kubectl('create', 'secret', 'generic', 'hist-secrets', `--from-literal=HOOK_SECRET=${SECRET}`);
-  projectId = await waitFor('project hist', async () => (await kubectl('get', 'project', 'hist', '-o', 'jsonpath={.metadata.uid}')) || undefined);
-  await waitFor('the API to serve the trigger', async () => (await fetch(`${dev.apiUrl}/webhooks/projects/${projectId}/hook`, { method: 'POST', body: '{}' })).status === 401, 60_000);
+  projectId = await webhookProject(dev, 'hist', repo, SECRET);
 }, 120_000);
 
 afterAll(async () => {
