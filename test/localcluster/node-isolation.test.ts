@@ -89,11 +89,18 @@ it('runs the container jailed on the pod\'s own address as its runAsUser and run
 
 it('refuses runAsNonRoot with an image that runs as root (CreateContainerConfigError, the kubelet\'s message)', async () => {
   await createPod('as-root', { runAsNonRoot: true });
-  const waiting = await eventually(async () => (await pod('as-root')).status?.containerStatuses?.[0]?.state.waiting, 'waiting', 200);
-  expect(waiting.reason).toBe('CreateContainerConfigError');
-  expect(waiting.message).toContain('container has runAsNonRoot and image will run as root');
-  await tc.api('DELETE', '/api/v1/namespaces/default/pods/as-root');
-  await slotsFreed();
+  try {
+    // ContainerCreating first (the pod's sandbox is made before its container), as a kubelet shows it
+    const waiting = await eventually(async () => {
+      const state = (await pod('as-root')).status?.containerStatuses?.[0]?.state.waiting;
+      return state?.reason === 'ContainerCreating' ? undefined : state;
+    }, 'waiting', 200);
+    expect(waiting.reason).toBe('CreateContainerConfigError');
+    expect(waiting.message).toContain('container has runAsNonRoot and image will run as root');
+  } finally {
+    await tc.api('DELETE', '/api/v1/namespaces/default/pods/as-root');
+    await slotsFreed();
+  }
 });
 
 it('close stops every pod and frees its jail slot', async () => {
