@@ -94,10 +94,10 @@ export function firesToPrune(fires: readonly TriggerFire[], sessions: ReadonlyMa
   return prune.reverse();
 }
 
-/** A session that nothing will change any more unless someone acts: failed, or stopped and not being woken. */
+/** A session that nothing will change any more unless someone acts: failed or completed, or stopped and not being woken. */
 function sessionFinished(session: Session): boolean {
   const status = session.status?.status;
-  return status === 'failed' || (status === 'stopped' && session.spec.desiredState === 'stopped');
+  return status === 'failed' || status === 'completed' || (status === 'stopped' && session.spec.desiredState === 'stopped');
 }
 
 // by when they were made, as CronJob's history limits order Jobs by their start
@@ -108,10 +108,10 @@ const newestMade = (a: Session, b: Session) => {
 
 /**
  * The sessions a trigger started to delete (docs/sessions.md "Session history"): finished ones
- * beyond the newest `history` finished (by creation), oldest first. Never one a fire the trigger keeps names
- * (its fire list and its pause rule read it), nor one whose branch a person may still need (an
- * open change request uses it: the rule that would keep its branch, sessionRefsCleanup), nor any
- * without its Project. `history` 0 deletes nothing (DESIGN §8.4: Session objects are the record).
+ * beyond the newest `history` finished (by creation), oldest first. Never one a fire the trigger
+ * keeps names (its fire list and its pause rule read it), nor one whose branch a person may still
+ * need (an open change request uses it: the rule that would keep its branch, sessionRefsCleanup),
+ * nor any without its Project. `history` 0 deletes nothing (DESIGN §8.4: Session objects are the record).
  */
 export function sessionsToPrune(started: NonNullable<TriggerFacts['started']>, fires: readonly TriggerFire[], history: number): Session[] {
   const { project } = started;
