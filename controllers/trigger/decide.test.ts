@@ -163,7 +163,11 @@ describe('sessionsToPrune (SVC_SESSION_HISTORY)', () => {
     apiVersion: 'svc.dev/v1alpha1', kind: 'ChangeRequest', metadata: { name: `cr-${id(s)}`, namespace: 'acct' },
     spec: { projectRef: { name: 'web' }, number: id(s), headRef: s.metadata.name!, baseRef: 'main', title: 't' }, status: { status },
   } as ChangeRequest);
-  const firedBy = (s: Session): TriggerFire => ({ ...fire(id(s), 'ran'), spec: { ...fire(id(s), 'ran').spec, sessionName: s.metadata.name! } });
+  /** The fire that started `s` (its spec and status name it, as a fired fire's do). */
+  const firedBy = (s: Session): TriggerFire => {
+    const made = fire(id(s), 'ran');
+    return { ...made, spec: { ...made.spec, sessionName: s.metadata.name! }, status: { ...made.status!, sessionName: s.metadata.name! } };
+  };
   const pruned = (sessions: Session[], history: number, extra: { fires?: TriggerFire[]; changeRequests?: ChangeRequest[]; project?: Project | undefined } = {}) =>
     sessionsToPrune({ sessions, project: 'project' in extra ? extra.project : project, changeRequests: extra.changeRequests ?? [] }, extra.fires ?? [], history).map(id);
 
