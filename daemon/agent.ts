@@ -85,6 +85,8 @@ export class Agent {
   }
   /** A start step waiting out a transient failure (health's daemon.retry). */
   private startRetry: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
+  /** The start step that gave up (health's daemon.failed_step): the Sandbox's reason names it. */
+  private failedStep: StartStep | null = null;
   private wakeRetry: (() => void) | null = null;
 
   constructor(private readonly config: AgentConfig) {
@@ -289,6 +291,7 @@ export class Agent {
         const decision = nextStartAttempt(failure, attempt, this.startedAt.getTime(), Date.now(), this.config.startRetry);
         if ('fail' in decision) {
           this.startRetry = null;
+          this.failedStep = step;
           throw new Error(decision.fail);
         }
         this.startRetry = { step, attempt, cause: decision.cause, error: failure.message, next_attempt_at: new Date(Date.now() + decision.retryInMs).toISOString() };
@@ -349,7 +352,7 @@ export class Agent {
     const modelProblem = modelError(run);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
-      daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString(), retry: this.startRetry },
+      daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString(), retry: this.startRetry, failed_step: this.state === 'failed' ? this.failedStep : null },
       engine: {
         state: this.engine.state,
         restarts: this.engine.restarts,

@@ -23,6 +23,13 @@ function health(daemon: string, engine: string, extra: Partial<DaemonHealth['eng
   };
 }
 
+/** A daemon whose start gave up at `step` (health's daemon.failed_step). */
+function failedAt(step: string): DaemonHealth {
+  const h = health('failed', 'stopped');
+  h.daemon.failed_step = step;
+  return h;
+}
+
 const running = (h: DaemonHealth | null, action: SandboxObserved['action'] = null): SandboxObserved => ({
   provider: { state: 'running', address: '127.0.0.1:4000', detail: { pid: 42 } }, health: h, action,
 });
@@ -34,7 +41,9 @@ describe('Sandbox status (SPEC §3.3)', () => {
     ['engine booting', sandbox('running', 'provisioning'), running(health('ready', 'booting')), 'provisioning', undefined, []],
     ['engine ready', sandbox('running', 'provisioning'), running(health('ready', 'ready')), 'active', undefined, ['Active']],
     ['engine failed', sandbox('running', 'provisioning'), running(health('ready', 'failed')), 'error', 'EngineFailed', ['Failed']],
-    ['daemon failed (clone)', sandbox('running', 'provisioning'), running(health('failed', 'stopped')), 'error', 'DaemonFailed', ['Failed']],
+    ['daemon failed (no step named: an older daemon)', sandbox('running', 'provisioning'), running(health('failed', 'stopped')), 'error', 'DaemonFailed', ['Failed']],
+    ['the clone gave up', sandbox('running', 'provisioning'), running(failedAt('clone')), 'error', 'CloneFailed', ['Failed']],
+    ['the checkpoint fetch gave up', sandbox('running', 'provisioning'), running(failedAt('checkpoint fetch')), 'error', 'CheckpointFetchFailed', ['Failed']],
     ['launch refused', sandbox(), { provider: { state: 'absent' }, health: null, action: null, launchError: { reason: 'SessionSecretMissing', message: 'no secret' } }, 'error', 'SessionSecretMissing', ['Failed']],
     ['provider failed', sandbox(), { provider: { state: 'failed', reason: 'ImagePullBackOff', message: 'no image' }, health: null, action: null }, 'error', 'ImagePullBackOff', ['Failed']],
     ['stopped and gone', sandbox('stopped', 'active'), { provider: { state: 'absent' }, health: null, action: 'deleted' }, 'stopped', 'Stopped', ['Stopped']],

@@ -7,6 +7,7 @@
 //   archived      its Session was deleted (written while the finalizer cleans up)
 import { kubeTime, setCondition, type Condition, type Sandbox, type SandboxState, type SandboxStatus } from '../../src/resources/index.js';
 import { DEFAULT_SANDBOX_RESYNC, type DaemonHealth, type SandboxObservation, type SandboxResync } from '../../src/sandbox/index.js';
+import { startStepReason } from '../../src/lib/start-retry.js';
 
 export interface SandboxEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
@@ -42,7 +43,8 @@ function classify(sandbox: Sandbox, seen: SandboxObserved): { state: SandboxStat
   }
   const h = seen.health;
   if (h?.daemon.state === 'failed') {
-    return { state: 'error', reason: 'DaemonFailed', message: `svc-agent failed: ${h.daemon.error ?? 'unknown error'}` };
+    const reason = h.daemon.failed_step ? startStepReason(h.daemon.failed_step) : 'DaemonFailed';
+    return { state: 'error', reason, message: `svc-agent failed: ${h.daemon.error ?? 'unknown error'}` };
   }
   if (h?.engine.state === 'failed') {
     return { state: 'error', reason: 'EngineFailed', message: `the engine could not start: ${h.engine.last_error ?? 'unknown error'}` };

@@ -73,6 +73,8 @@ export const DaemonHealthSchema = z.looseObject({
     started_at: z.string().optional(),
     /** a start step waiting out a transient failure (docs/daemon.md "Start"); absent from older daemons */
     retry: z.object({ step: z.string(), attempt: z.number().int(), cause: z.string(), error: z.string(), next_attempt_at: z.string() }).nullable().optional(),
+    /** the start step that gave up (`clone`, `checkpoint fetch`) while `state` is failed; absent from older daemons */
+    failed_step: nullableString.optional(),
   }),
   engine: z.looseObject({
     state: z.enum(ENGINE_STATES),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextStartAttempt, transientCause, type StartRetryPolicy } from './start-retry.js';
+import { nextStartAttempt, startStepReason, transientCause, type StartRetryPolicy } from './start-retry.js';
 
 const URL = "'http://10.213.255.254:8080/v1/projects/p1/git/'";
 
@@ -74,5 +74,15 @@ describe('nextStartAttempt: backoff within the start deadline', () => {
   it('the checkpoint fetch is named when it is the step that failed', () => {
     const cut = { step: 'checkpoint fetch' as const, message: 'fatal: early EOF', cause: 'the connection was cut off' };
     expect(nextStartAttempt(cut, 1, T0, T0 + 59_900, policy)).toMatchObject({ fail: expect.stringMatching(/^checkpoint fetch failed: the connection was cut off, still after 1 attempt over 60 s/) });
+  });
+});
+
+describe('startStepReason: the reason of a start that gave up names its step', () => {
+  it.each([
+    ['clone', 'CloneFailed'],
+    ['checkpoint fetch', 'CheckpointFetchFailed'],
+    ['session branch push', 'SessionBranchPushFailed'],
+  ])('%s → %s', (step, reason) => {
+    expect(startStepReason(step)).toBe(reason);
   });
 });

@@ -68,6 +68,14 @@ export function nextStartAttempt(failure: StartFailure, attempt: number, started
   return { retryInMs: waitMs, cause };
 }
 
+/**
+ * The Sandbox's and Session's `reason` for a start that gave up at `step`: the step in one word
+ * (`clone` → `CloneFailed`, `checkpoint fetch` → `CheckpointFetchFailed`); the message says why.
+ */
+export function startStepReason(step: string): string {
+  return `${step.split(/\s+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Failed`;
+}
+
 function seconds(ms: number): string {
   return `${Math.round(ms / 1000)} s`;
 }

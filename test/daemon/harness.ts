@@ -94,7 +94,11 @@ export function signed(scope: ContextScope = '*', init: RequestInit = {}): Reque
 
 export interface Health {
   status: string;
-  daemon: { state: string; error: string | null; pid: number; started_at: string };
+  daemon: {
+    state: string; error: string | null; pid: number; started_at: string;
+    retry: { step: string; attempt: number; cause: string; error: string; next_attempt_at: string } | null;
+    failed_step: string | null;
+  };
   engine: {
     state: string; restarts: number; last_exit: { code: number | null; signal: string | null; at: string } | null; last_error: string | null;
     next_restart_at: string | null;

@@ -11,8 +11,7 @@ import { DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, freePort, git, makeUpstream,
 const pool = new DaemonPool();
 afterAll(() => pool.cleanup());
 
-type Retry = { step: string; attempt: number; cause: string; error: string; next_attempt_at: string } | null;
-const retryOf = (h: Health) => (h.daemon as Health['daemon'] & { retry?: Retry }).retry ?? null;
+const retryOf = (h: Health) => h.daemon.retry;
 const quick = { SVC_START_RETRY_BACKOFF_MS: '100', SVC_START_RETRY_MAX_BACKOFF_MS: '300' };
 
 /**
@@ -62,6 +61,7 @@ describe('svc-agent waits out a transient start failure', () => {
       const away = await daemon.waitFor((h) => (retryOf(h)?.attempt ?? 0) >= 2, 'the clone tried again');
       expect(away.status).toBe('starting');
       expect(away.daemon.state).toBe('cloning');
+      expect(away.daemon.failed_step).toBeNull(); // waiting is not giving up
       expect(retryOf(away)).toMatchObject({ step: 'clone', cause: 'the API or the git host is unreachable', error: expect.stringContaining('git clone failed') });
       await api.listen('503');
       expect(retryOf(await daemon.waitFor((h) => retryOf(h)?.cause === 'the API is starting (503)', 'a 503 waited out'))?.error).toContain('503');
@@ -74,6 +74,7 @@ describe('svc-agent waits out a transient start failure', () => {
       const ready = await daemon.waitFor((h) => h.engine.state === 'ready', 'cloned once the API is back');
       expect(ready.daemon.error).toBeNull();
       expect(retryOf(ready)).toBeNull();
+      expect(ready.daemon.failed_step).toBeNull();
       expect(ready.repository.branch).toBe(SESSION_ID);
       expect(daemon.output()).toMatch(/clone failed \(attempt 1\): the API or the git host is unreachable; trying again in 100 ms/);
     } finally {
@@ -91,6 +92,7 @@ describe('svc-agent waits out a transient start failure', () => {
     const failed = await daemon.waitFor((h) => h.daemon.state === 'failed', 'the start failed');
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(failed.daemon.error).toBe('clone failed: the session branch does not exist upstream and the base ref "nope" was not found');
+    expect(failed.daemon.failed_step).toBe('clone'); // the Sandbox's reason: CloneFailed
     expect(daemon.output()).not.toContain('trying again');
   });
 
@@ -104,6 +106,7 @@ describe('svc-agent waits out a transient start failure', () => {
     const failed = await daemon.waitFor((h) => h.daemon.state === 'failed', 'the start given up');
     expect(failed.daemon.error).toMatch(/^clone failed: the API or the git host is unreachable, still after \d+ attempts over \d s \(start deadline 2 s\); the last: git clone failed/);
     expect(retryOf(failed)).toBeNull();
+    expect(failed.daemon.failed_step).toBe('clone');
     expect(readdirSync(s.workspace)).toEqual([]); // nothing half-cloned left for the next start
   });
 });
