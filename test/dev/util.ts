@@ -37,7 +37,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'dev', GIT_AUTHOR_EMAIL: 'dev@example.com', GIT_COMMITTER_NAME: 'dev', GIT_COMMITTER_EMAIL: 'dev@example.com' };
+export const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 'dev', GIT_AUTHOR_EMAIL: 'dev@example.com', GIT_COMMITTER_NAME: 'dev', GIT_COMMITTER_EMAIL: 'dev@example.com' };
 
 /** A repository (working tree) with `files` committed on main. */
 export function makeRepo(dir: string, files: Record<string, string>): void {

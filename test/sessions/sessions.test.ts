@@ -1,6 +1,6 @@
 // Sessions through `svc dev` (the built CLI, a local repository cloned through the git gateway, the fixture engine): the SPEC
 // §2.6 environment as the engine sees it, stop and wake by prompt, the idle sweep, an engine that
-// cannot start, a missing base ref, the cap (429), 401/403 on every route, and an operator killed
+// cannot start, a missing base ref, a repository git will not check out, the cap (429), 401/403 on every route, and an operator killed
 // with SIGKILL (the sandbox is found again, never doubled).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
 import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
-import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
+import { commitFiles, GIT_ENV, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 
 let dev: DevInstance;
 let repo: string;
@@ -291,6 +291,29 @@ describe('sessions through svc dev', () => {
     const unknown = await api<{ error: string }>('POST', sessionsPath('demo'), { agent: 'ghost' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('coder, reviewer');
+  }, 60_000);
+
+  it("a repository git will not check out (a tree entry named .git): failed (CloneFailed), with git's words", async () => {
+    // A commit the host and the operator's bare mirror take as they are; git refuses to write
+    // `.git/config` into a working tree, so svc-agent's clone fails for a permanent reason.
+    const hostile = path.join(dev.dataDir, 'hostile');
+    makeRepo(hostile, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });
+    const git = (args: string[], input?: string) => execFileSync('git', args, { cwd: hostile, encoding: 'utf8', input, env: GIT_ENV }).trim();
+    const blob = git(['hash-object', '-w', '--stdin'], '[core]\n\thooksPath = /tmp\n');
+    const dotGit = git(['mktree'], `100644 blob ${blob}\tconfig\n`);
+    const root = git(['mktree'], `${git(['ls-tree', 'HEAD'])}\n040000 tree ${dotGit}\t.git\n`);
+    git(['update-ref', 'refs/heads/main', git(['commit-tree', root, '-p', 'HEAD', '-m', 'a tree entry named .git'])]);
+    await createProject('hostile', { repoUrl: hostile });
+
+    const s = await startSession('hostile');
+    const failed = await waitStatus('hostile', s.id, 'failed');
+    expect(failed.reason).toBe('CloneFailed');
+    expect(failed.message).toMatch(/^svc-agent failed: clone failed: .*\.git\/config/s);
+    expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.reason}')).toBe('CloneFailed');
+    expect(await svc('sessions', 'show', s.id, '--project', 'hostile')).toContain('Status:    failed (CloneFailed)\n');
+    // the branch push went through (it is the clone that failed), and nothing was retried
+    expect((await condition(s.id, 'BranchReady')).status).toBe('True');
+    expect(await svc('sessions', 'logs', s.id, '--daemon', '--project', 'hostile')).not.toContain('trying again');
   }, 60_000);
 
   it('429 over the account cap (Namespace annotation)', async () => {
