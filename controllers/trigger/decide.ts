@@ -5,7 +5,7 @@
 // No I/O; `now` is injected.
 import type { Outcome } from '../../src/runtime/index.js';
 import {
-  DELIVERY_DEDUP_MS, DELIVERY_LEDGER, LEDGER_PAGE_ENTRIES, SESSION, TRIGGER_FIRE, fireAnswer, getCondition, ledgerHour, ledgerPageExpiry, ledgerPageOf, newLedgerPage,
+  DELIVERY_DEDUP_MS, DELIVERY_LEDGER, LEDGER_PAGE_ENTRIES, SESSION, TRIGGER_FIRE, fireAnswer, getCondition, ledgerHour, ledgerPageExpiry, ledgerPageOf, newLedgerPage, newestSessionFirst,
   type ChangeRequest, type ConfigMapObject, type Project, type Session, type Trigger, type TriggerFire, type TriggerStatus,
 } from '../../src/resources/index.js';
 import { sessionRefsCleanup } from '../../src/sessions/index.js';
@@ -100,12 +100,6 @@ function sessionFinished(session: Session): boolean {
   return status === 'failed' || status === 'completed' || (status === 'stopped' && session.spec.desiredState === 'stopped');
 }
 
-// by when they were made, as CronJob's history limits order Jobs by their start
-const newestMade = (a: Session, b: Session) => {
-  const [x, y] = [`${a.metadata.creationTimestamp ?? ''} ${a.metadata.name}`, `${b.metadata.creationTimestamp ?? ''} ${b.metadata.name}`];
-  return x < y ? 1 : x > y ? -1 : 0;
-};
-
 /**
  * The sessions a trigger started to delete (docs/sessions.md "Session history"): finished ones
  * beyond the newest `history` finished (by creation), oldest first. Never one a fire the trigger
@@ -117,7 +111,8 @@ export function sessionsToPrune(started: NonNullable<TriggerFacts['started']>, f
   const { project } = started;
   if (history <= 0 || !project) return [];
   const named = new Set(fires.flatMap((fire) => [fire.spec.sessionName, fire.status?.sessionName]));
-  const finished = started.sessions.filter((s) => !s.metadata.deletionTimestamp && sessionFinished(s)).sort(newestMade);
+  // by creation, as CronJob's history limits order Jobs by their start
+  const finished = started.sessions.filter((s) => !s.metadata.deletionTimestamp && sessionFinished(s)).sort(newestSessionFirst);
   return finished
     .slice(history)
     .filter((s) => !named.has(s.metadata.name!) && sessionRefsCleanup(s, project, started.changeRequests).branch === 'delete')

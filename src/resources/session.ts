@@ -86,6 +86,14 @@ export const STOP_REASON_ANNOTATION = 'svc.dev/stop-reason';
 export const shownStatus = (session: Pick<Session, 'status'>): SessionStatusValue => session.status?.status ?? 'provisioning';
 
 /**
+ * Newest first: later creation first, ties on creation time to the greater name, so that every
+ * caller (the reuse target, the session history) orders the same sessions the same way.
+ */
+export function newestSessionFirst(a: Pick<Session, 'metadata'>, b: Pick<Session, 'metadata'>): number {
+  return (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? '');
+}
+
+/**
  * Sessions by project (`<namespace>/<project>`) and by project and status
  * (`<namespace>/<project>/<status>`): the session listing reads one key, whatever the history.
  */

@@ -4,7 +4,7 @@
 // TriggerFire controller (which keeps that answer: a fire that was answered is never refused).
 // The account is the namespace; its cap and queue are SPEC §7 and docs/triggers.md.
 import {
-  LABEL_PROJECT, LABEL_TRIGGER, compareFires, holdsSlot, isPendingFire,
+  LABEL_PROJECT, LABEL_TRIGGER, compareFires, holdsSlot, isPendingFire, newestSessionFirst,
   type Session, type SessionMode, type TriggerFire,
 } from '../resources/index.js';
 
@@ -62,7 +62,7 @@ export type Admission =
 export function reuseTarget(triggerName: string, sessions: readonly Session[]): Session | undefined {
   return sessions
     .filter((s) => s.metadata.labels?.[LABEL_TRIGGER] === triggerName && !s.metadata.deletionTimestamp && s.status?.status !== 'failed')
-    .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''))[0];
+    .sort(newestSessionFirst)[0];
 }
 
 /** Slots of the cap not held by a session (never negative). */
