@@ -313,7 +313,10 @@ describe('sessions through svc dev', () => {
     expect(await svc('sessions', 'show', s.id, '--project', 'hostile')).toContain('Status:    failed (CloneFailed)\n');
     // the branch push went through (it is the clone that failed), and nothing was retried
     expect((await condition(s.id, 'BranchReady')).status).toBe('True');
-    expect(await svc('sessions', 'logs', s.id, '--daemon', '--project', 'hostile')).not.toContain('trying again');
+    // its sandbox's log is kept once the sandbox is gone
+    const log = await waitFor('the kept sandbox log', async () => (await run(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'logs', s.id, '--daemon', '--project', 'hostile'], dev.env)).stdout || undefined);
+    expect(log).toContain('workspace setup failed: clone failed');
+    expect(log).not.toContain('trying again');
   }, 60_000);
 
   it('429 over the account cap (Namespace annotation)', async () => {

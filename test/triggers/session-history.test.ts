@@ -12,11 +12,10 @@ import { signWebhookBody } from '../../src/triggers/index.js';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { webhookManifest, webhookProject } from '../helpers/manifests.js';
-import { makeRepo, runOk, waitFor } from '../dev/util.js';
+import { GIT_ENV, makeRepo, runOk, waitFor } from '../dev/util.js';
 
 const SECRET = 'whsec-session-history-0123456789';
 const TRIGGER = 'hist-hook';
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 let tmp: string;
 let repo: string;
 let dev: DevInstance;
