@@ -58,6 +58,31 @@ function commandName(args: readonly string[]): string {
   return 'git';
 }
 
+/** The process groups of the git processes streamGit runs now. */
+const running = new Set<ChildProcessWithoutNullStreams>();
+
+/** Signals a git process and its helpers (remote-http, index-pack): it runs in its own process group. */
+function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
+  try { process.kill(-child.pid!, signal); } catch { child.kill(signal); }
+}
+
+/**
+ * Ends every git this process runs through runGit and streamGit (not spawnGit's, whose callers
+ * own them), for a process that stops and must not leave git working after it. SIGTERM, not
+ * SIGKILL: git removes its lock files on SIGTERM, so the repository is not left locked (SIGKILL
+ * after 2 s for one that does not end). Their runs fail as killed. Resolves with how many, once
+ * all have exited.
+ */
+export async function killRunningGit(): Promise<number> {
+  const ending = [...running].map((child) => new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    signalGroup(child, 'SIGTERM');
+    setTimeout(() => signalGroup(child, 'SIGKILL'), 2000).unref();
+  }));
+  const [pooled] = await Promise.all([gitSpawnPool()?.killAll() ?? 0, ...ending]);
+  return ending.length + pooled;
+}
+
 /**
  * Like runGit, but stdout goes to `onChunk` as it arrives (the reader is paused while a returned
  * promise is pending) and is never held here. `onChunk` returning 'stop' ends git early (killed;
@@ -73,8 +98,9 @@ export function streamGit(args: readonly string[], options: RunOptions, onChunk:
     let timedOut = false;
     let stopped = false;
     let failed: unknown;
-    const kill = () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); } };
+    const kill = () => signalGroup(child, 'SIGKILL');
     const timer = setTimeout(() => { timedOut = true; kill(); }, options.timeoutMs);
+    running.add(child);
     child.stdout.on('data', (chunk: Buffer) => {
       if (stopped) return;
       let answer;
@@ -88,10 +114,12 @@ export function streamGit(args: readonly string[], options: RunOptions, onChunk:
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('error', (error) => {
       clearTimeout(timer);
+      running.delete(child);
       reject(new GitError(name, null, redact(error.message, options.secrets)));
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      running.delete(child);
       const errText = redact(Buffer.concat(stderr).toString('utf8'), options.secrets);
       if (failed !== undefined) return reject(failed);
       if (timedOut) return reject(new TimeoutError(name, options.timeoutMs));
@@ -136,9 +164,7 @@ export interface SpawnOptions {
  */
 export function spawnGit(args: readonly string[], options: SpawnOptions): ChildProcessWithoutNullStreams {
   const child = spawn('git', args, { env: childEnv(options.env, options.gitDir), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  const timer = setTimeout(() => {
-    try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
-  }, options.timeoutMs);
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), options.timeoutMs);
   child.once('close', () => clearTimeout(timer));
   child.stdin.on('error', () => { /* git exited before reading all of its input: the exit code tells */ });
   return child;

@@ -20,3 +20,4 @@ export {
 export type { GitService, ReceivePackOptions } from './gateway.js';
 export { receivePush, sweepPushQuarantine, pushQuarantineDir, PushTooLargeError, DEFAULT_MAX_PUSH_BYTES, type ReceivedPush } from './push-quarantine.js';
 export { useGitSpawnWorkers } from './spawn-pool.js';
+export { killRunningGit } from './exec.js';

@@ -28,7 +28,18 @@ export interface PooledResult {
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
-parentPort.on('message', ({ id, args, env, input, timeoutMs }) => {
+const running = new Set();
+const killGroup = (child, signal = 'SIGKILL') => { try { process.kill(-child.pid, signal); } catch { child.kill(signal); } };
+parentPort.on('message', ({ id, killAll, args, env, input, timeoutMs }) => {
+  if (killAll) {
+    // SIGTERM, then SIGKILL for a git still there after 2 s; answered once all have exited (reaped)
+    const ending = [...running].map((child) => new Promise((resolve) => {
+      child.once('close', resolve);
+      killGroup(child, 'SIGTERM');
+      setTimeout(() => killGroup(child), 2000).unref();
+    }));
+    return void Promise.all(ending).then(() => parentPort.postMessage({ id, killed: ending.length }));
+  }
   let settled = false;
   const done = (message) => { if (!settled) { settled = true; parentPort.postMessage({ id, ...message }); } };
   let child;
@@ -41,15 +52,17 @@ parentPort.on('message', ({ id, args, env, input, timeoutMs }) => {
   const out = [];
   const err = [];
   let timedOut = false;
+  running.add(child);
   const timer = setTimeout(() => {
     timedOut = true;
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    killGroup(child);
   }, timeoutMs);
   child.stdout.on('data', (c) => out.push(c));
   child.stderr.on('data', (c) => err.push(c));
-  child.on('error', (error) => { clearTimeout(timer); done({ error: error.message }); });
+  child.on('error', (error) => { clearTimeout(timer); running.delete(child); done({ error: error.message }); });
   child.on('close', (code) => {
     clearTimeout(timer);
+    running.delete(child);
     done({ code, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
   });
   child.stdin.on('error', () => {});
@@ -60,6 +73,8 @@ parentPort.on('message', ({ id, args, env, input, timeoutMs }) => {
 interface Slot {
   worker: Worker;
   pending: Map<number, (result: PooledResult) => void>;
+  /** killAll calls waiting for the worker's count. */
+  killing: Map<number, (killed: number) => void>;
 }
 
 export class GitSpawnPool {
@@ -78,6 +93,16 @@ export class GitSpawnPool {
     });
   }
 
+  /** Ends every git this pool runs now (SIGTERM; their runs end as killed); resolves with how many, once they exited. */
+  async killAll(): Promise<number> {
+    const counts = this.slots.map((slot) => new Promise<number>((resolve) => {
+      const id = this.nextId++;
+      slot.killing.set(id, resolve);
+      slot.worker.postMessage({ id, killAll: true });
+    }));
+    return (await Promise.all(counts)).reduce((a, b) => a + b, 0);
+  }
+
   /** The worker with the fewest runs in flight (new ones up to `size`). */
   private pick(): Slot {
     let best: Slot | undefined;
@@ -88,9 +113,14 @@ export class GitSpawnPool {
 
   private start(): Slot {
     const worker = new Worker(WORKER_SOURCE, { eval: true });
-    const slot: Slot = { worker, pending: new Map() };
+    const slot: Slot = { worker, pending: new Map(), killing: new Map() };
     worker.unref();
-    worker.on('message', (message: PooledResult & { id: number; stdout?: Uint8Array; stderr?: Uint8Array }) => {
+    worker.on('message', (message: PooledResult & { id: number; stdout?: Uint8Array; stderr?: Uint8Array; killed?: number }) => {
+      if (message.killed !== undefined) {
+        slot.killing.get(message.id)?.(message.killed);
+        slot.killing.delete(message.id);
+        return;
+      }
       const resolve = slot.pending.get(message.id);
       if (!resolve) return;
       slot.pending.delete(message.id);
@@ -109,6 +139,8 @@ export class GitSpawnPool {
       if (index >= 0) this.slots.splice(index, 1);
       for (const resolve of slot.pending.values()) resolve({ code: null, timedOut: false, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), error: reason });
       slot.pending.clear();
+      for (const resolve of slot.killing.values()) resolve(0);
+      slot.killing.clear();
     };
     worker.on('error', (error) => fail(`git spawn worker failed: ${error.message}`));
     worker.on('exit', (code) => fail(`git spawn worker exited (${code})`));

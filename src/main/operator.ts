@@ -16,7 +16,8 @@
 // trigger, default 0: every one),
 // SVC_TRIGGER_QUEUE_DEPTH (default 100), SVC_MAX_CONCURRENT_SESSIONS (default 10). Change requests:
 // SVC_MERGE_CLAIM_TIMEOUT_SECONDS (default 600). SVC_GIT_SPAWN_WORKERS (threads that start git
-// processes, default 2; 0 = the main thread).
+// processes, default 2; 0 = the main thread). SVC_GRACEFUL_SHUTDOWN_TIMEOUT_MS (default 1000): how long a stop
+// waits for reconciles in flight before it ends their git processes and releases the Lease (docs/runtime.md).
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +29,7 @@ import { sessionController } from '../../controllers/session/controller.js';
 import { triggerController } from '../../controllers/trigger/controller.js';
 import { cronScheduler } from '../../controllers/trigger/scheduler.js';
 import { triggerFireController } from '../../controllers/triggerfire/controller.js';
-import { useGitSpawnWorkers } from '../git/index.js';
+import { killRunningGit, useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { DEFAULT_FIRE_HISTORY, FIRE_HISTORY_ENV, SESSION_HISTORY_ENV } from '../resources/index.js';
 import { Manager } from '../runtime/index.js';
@@ -66,6 +67,12 @@ async function main(): Promise<void> {
       leaseDurationMs,
       renewIntervalMs: Math.max(500, Math.floor(leaseDurationMs / 3)),
       retryIntervalMs: Math.max(500, Math.floor(leaseDurationMs / 5)),
+    },
+    // Short: a reconcile cut anywhere is redone by the next leader, which should lead within 2 s.
+    gracefulShutdownTimeoutMs: envInt('SVC_GRACEFUL_SHUTDOWN_TIMEOUT_MS', 1000, 0),
+    abandon: async () => {
+      const killed = await killRunningGit();
+      if (killed > 0) logger.warn(`ended ${killed} git process${killed === 1 ? '' : 'es'} still running`);
     },
     log,
   });

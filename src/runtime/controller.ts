@@ -130,6 +130,11 @@ export class RunningController {
     this.queue.start();
   }
 
+  /** The keys being reconciled now (a stop waits for them). */
+  inFlight(): string[] {
+    return this.queue.inFlightKeys();
+  }
+
   stop(): Promise<void> {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     trackQueueDepth(this.definition.name, undefined);

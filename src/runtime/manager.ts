@@ -34,7 +34,22 @@ export interface ManagerOptions {
   log?: (message: string) => void;
   /** Also write debug lines (conflicts retried, ...). */
   debug?: boolean;
+  /**
+   * How long a stop waits for reconciles and runnables in flight (told to end through
+   * `ctx.signal`) before it goes on without them and releases the Lease (default 30 s, as
+   * controller-runtime's GracefulShutdownTimeout). A reconcile is safe to cut anywhere (the next
+   * leader redoes it), so the bound only trades finished work against a quick handover.
+   */
+  gracefulShutdownTimeoutMs?: number;
+  /**
+   * Called when work outlived that bound, before the Lease is released: end what it is stuck in
+   * (the operator kills its git processes), so that nothing this process started runs on under
+   * the next leader.
+   */
+  abandon?: () => Promise<void> | void;
 }
+
+const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export class Manager {
   private readonly definitions: ControllerDefinition[] = [];
@@ -162,13 +177,34 @@ export class Manager {
     this.running = false;
     this.log('stopped leading: stopping controllers');
     this.abort.abort();
-    for (const runnable of this.runnables) await runnable.stop();
-    await Promise.all(this.controllers.map((c) => c.stop()));
+    await this.stopWithin(this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS);
     await this.cache.stop();
     // Fresh caches next time: handlers belong to the controllers just stopped.
     this.cache = this.newCache();
     this.controllers = [];
     this.leadershipListeners.forEach((l) => l(false));
+  }
+
+  /** Stops runnables and controllers; past `timeoutMs` it names what is still running, abandons it, and returns. */
+  private async stopWithin(timeoutMs: number): Promise<void> {
+    const controllers = this.controllers;
+    // all told at once (a queue stops taking work when told), then waited for
+    const stopped = Promise.all([
+      (async () => { for (const runnable of this.runnables) await runnable.stop(); })(),
+      ...controllers.map((c) => c.stop()),
+    ]);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => { timer = setTimeout(() => resolve('expired'), timeoutMs); });
+    const outcome = await Promise.race([stopped.then(() => 'stopped' as const), expired]);
+    clearTimeout(timer);
+    if (outcome === 'stopped') return;
+    const running = controllers.flatMap((c) => c.inFlight().map((key) => `${c.definition.name} ${key}`));
+    this.logger.warn(`still running ${timeoutMs} ms after the stop, going on without: ${running.join(', ') || 'a runnable'}`, { manager: this.identity });
+    try {
+      await this.options.abandon?.();
+    } catch (err) {
+      this.logger.warn(`abandoning work in flight: ${(err as Error).message ?? err}`, { manager: this.identity });
+    }
   }
 
   private log(message: string): void {

@@ -109,6 +109,11 @@ export class WorkQueue {
     await this.idle();
   }
 
+  /** The keys being processed now. */
+  inFlightKeys(): string[] {
+    return [...this.inFlight];
+  }
+
   /** Resolves when nothing is in flight. */
   idle(): Promise<void> {
     if (this.inFlight.size === 0) return Promise.resolve();

@@ -2,7 +2,9 @@
 // the Lease and reconciles; when it is killed the other takes over within the lease duration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
@@ -125,9 +127,54 @@ describe('two operators, one Lease', () => {
       expect(handoverMs).toBeGreaterThanOrEqual(0);
       expect(handoverMs).toBeLessThanOrEqual(2000);
       console.log(`clean stop: Lease released -> taken in ${handoverMs} ms; SIGTERM -> controllers of the standby started in ${leadingAfterMs} ms`);
+      // it exits after the release (its sandboxes stopped, its port closed): maybe after the standby leads
+      await waitFor('the old leader to exit', async () => operators.get(leader)!.process.exitCode !== null, 20_000);
       expect(operators.get(leader)!.process.exitCode).toBe(0);
     } finally {
       await watch.stop();
+    }
+  }, 60_000);
+
+  it('a clean stop does not wait for a git fetch that never ends: it ends git, releases the Lease, and leaves no git behind', async () => {
+    // a git host that takes the connection and never answers: the leader's Project reconcile
+    // sits in git fetch (its own timeout is 120 s)
+    const sockets = new Set<Socket>();
+    let closedSockets = 0;
+    const stalled = http.createServer(() => { /* never answers */ });
+    stalled.on('connection', (socket) => { sockets.add(socket); socket.on('close', () => { closedSockets++; }); });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const repoUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}/stalled-host.git`;
+    try {
+      const leader = await leaseHolder();
+      startOperator('op-d');
+      await waitFor('op-d to stand by', async () => operators.get('op-d')!.output.includes('waiting for Lease'));
+      await applyProject('stalled', repoUrl);
+      await waitFor('git to reach the stalled host', async () => sockets.size > 0);
+      // the standby fetches nothing: every git on that host is the leader's
+      const gitOnHost = async () => (await run('pgrep', ['-f', 'stalled-host.git'])).stdout.split('\n').filter(Boolean);
+      const gitOfLeader = await gitOnHost();
+      expect(gitOfLeader).not.toEqual([]);
+
+      const stopped = Date.now();
+      operators.get(leader)!.process.kill('SIGTERM');
+      await waitFor('the old leader to exit', async () => operators.get(leader)!.process.exitCode !== null, 20_000);
+      const exitedAfterMs = Date.now() - stopped;
+      expect(operators.get(leader)!.process.exitCode).toBe(0);
+      const said = operators.get(leader)!.output;
+      expect(said).toMatch(/still running 1000 ms after the stop, going on without: [^"]*project default\/stalled/);
+      expect(said).toContain('ended 1 git process still running');
+      // git is gone, not left fetching for the next 120 s
+      await waitFor('git to hang up on the stalled host', async () => closedSockets === sockets.size);
+      // a zombie is gone (its helper, orphaned when git died, waits for this VM's init to reap it)
+      const running = (pid: string) => { try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; } };
+      expect(gitOfLeader.filter(running)).toEqual([]);
+      // the Lease was released, not left to expire: the standby leads, and its own fetch is the one stuck now
+      await waitFor('op-d to lead', async () => operators.get('op-d')!.output.includes('svc operator op-d: leading'), 20_000);
+      expect(await leaseHolder()).toBe('op-d');
+      console.log(`a clean stop with a fetch stuck in flight: the leader exited ${exitedAfterMs} ms after SIGTERM`);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => stalled.close(() => resolve()));
     }
   }, 60_000);
 });

@@ -145,4 +145,46 @@ describe('manager and controllers', () => {
       await own.close();
     }
   });
+
+  it('a stop waits for a reconcile in flight only so long: it abandons it, releases the Lease, and the standby leads', async () => {
+    const lease = { namespace: NS, name: 'svc-operator-stuck', leaseDurationMs: 60_000, renewIntervalMs: 200, renewDeadlineMs: 30_000, retryIntervalMs: 100 };
+    let entered = false;
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => { release = resolve; });
+    const abandoned: string[] = [];
+    const log: string[] = [];
+    // a reconcile that ignores ctx.signal (a git fetch from a remote that never answers)
+    const hanging: ControllerDefinition = {
+      name: 'hanging',
+      for: PROJECT,
+      async reconcile(key) {
+        if (key.name !== 'stuck') return;
+        entered = true;
+        await stuck;
+      },
+    };
+    const a = new Manager({
+      client: env.cluster.client('a'), leaderElection: { ...lease, identity: 'a' }, gracefulShutdownTimeoutMs: 300, log: (line) => log.push(line),
+      abandon: () => { abandoned.push('called'); release(); },
+    }).add(hanging);
+    const b = new Manager({ client: env.cluster.client('b'), leaderElection: { ...lease, identity: 'b' } });
+    managers.push(a, b);
+    try {
+      await a.start();
+      await eventually(() => (a.isActive() ? true : undefined));
+      await b.start();
+      await projects().create(project('stuck'));
+      await eventually(() => (entered ? true : undefined));
+
+      await a.stop();
+      expect(abandoned).toEqual(['called']);
+      expect(log.some((line) => line.includes('still running 300 ms after the stop') && line.includes('hanging default/stuck'))).toBe(true);
+      // released, not left to expire (60 s): the standby leads at once
+      await eventually(() => (b.isActive() ? true : undefined));
+      const held = await env.client.resource<KubeObject & { spec: { holderIdentity: string } }>(LEASE).get(NS, 'svc-operator-stuck');
+      expect(held.spec.holderIdentity).toBe('b');
+    } finally {
+      release();
+    }
+  });
 });
