@@ -3,7 +3,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { GitError, TimeoutError } from './errors.js';
 import { redact } from './redact.js';
-import { gitSpawnPool, type GitSpawnPool } from './spawn-pool.js';
+import { GIT_TERM_GRACE_MS, gitSpawnPool, type GitSpawnPool } from './spawn-pool.js';
 
 export interface RunOptions {
   /** Repository (GIT_DIR) the command runs in. */
@@ -58,7 +58,7 @@ function commandName(args: readonly string[]): string {
   return 'git';
 }
 
-/** The process groups of the git processes streamGit runs now. */
+/** The git processes streamGit runs now (each leads its own process group). */
 const running = new Set<ChildProcessWithoutNullStreams>();
 
 /** Signals a git process and its helpers (remote-http, index-pack): it runs in its own process group. */
@@ -70,14 +70,14 @@ function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signa
  * Ends every git this process runs through runGit and streamGit (not spawnGit's, whose callers
  * own them), for a process that stops and must not leave git working after it. SIGTERM, not
  * SIGKILL: git removes its lock files on SIGTERM, so the repository is not left locked (SIGKILL
- * after 2 s for one that does not end). Their runs fail as killed. Resolves with how many, once
+ * after GIT_TERM_GRACE_MS for one that does not end). Their runs fail as killed. Resolves with how many, once
  * all have exited.
  */
 export async function killRunningGit(): Promise<number> {
   const ending = [...running].map((child) => new Promise<void>((resolve) => {
     child.once('close', () => resolve());
     signalGroup(child, 'SIGTERM');
-    setTimeout(() => signalGroup(child, 'SIGKILL'), 2000).unref();
+    setTimeout(() => signalGroup(child, 'SIGKILL'), GIT_TERM_GRACE_MS).unref();
   }));
   const [pooled] = await Promise.all([gitSpawnPool()?.killAll() ?? 0, ...ending]);
   return ending.length + pooled;

@@ -24,6 +24,9 @@ export interface PooledResult {
   error?: string;
 }
 
+/** How long a git ended by SIGTERM (killRunningGit) gets to remove its lock files before SIGKILL. */
+export const GIT_TERM_GRACE_MS = 2000;
+
 // Plain JavaScript (CommonJS) evaluated in the worker: no build step, no loader.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
@@ -32,11 +35,11 @@ const running = new Set();
 const killGroup = (child, signal = 'SIGKILL') => { try { process.kill(-child.pid, signal); } catch { child.kill(signal); } };
 parentPort.on('message', ({ id, killAll, args, env, input, timeoutMs }) => {
   if (killAll) {
-    // SIGTERM, then SIGKILL for a git still there after 2 s; answered once all have exited (reaped)
+    // SIGTERM, then SIGKILL for a git still there after the grace; answered once all have exited (reaped)
     const ending = [...running].map((child) => new Promise((resolve) => {
       child.once('close', resolve);
       killGroup(child, 'SIGTERM');
-      setTimeout(() => killGroup(child), 2000).unref();
+      setTimeout(() => killGroup(child), ${GIT_TERM_GRACE_MS}).unref();
     }));
     return void Promise.all(ending).then(() => parentPort.postMessage({ id, killed: ending.length }));
   }
