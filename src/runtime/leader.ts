@@ -189,8 +189,9 @@ export class LeaderElector {
   /** True when this process holds the Lease after the call. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name } = this.options;
-    const now = new Date();
     const lease = await this.leases.find(namespace, name);
+    // stamped after the read: a Lease released while it was read is taken after its release
+    const now = new Date();
     if (!lease) {
       try {
         await this.leases.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: this.desiredSpec(undefined, now) });

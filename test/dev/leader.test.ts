@@ -129,7 +129,7 @@ describe('two operators, one Lease', () => {
       console.log(`clean stop: Lease released -> taken in ${handoverMs} ms; SIGTERM -> controllers of the standby started in ${leadingAfterMs} ms`);
       // it exits after the release (its sandboxes stopped, its port closed): maybe after the standby leads
       await waitFor('the old leader to exit', async () => operators.get(leader)!.process.exitCode !== null, 20_000);
-      expect(operators.get(leader)!.process.exitCode).toBe(0);
+      expect(operators.get(leader)!.process.exitCode, operators.get(leader)!.output.slice(-3000)).toBe(0);
     } finally {
       await watch.stop();
     }
@@ -159,7 +159,7 @@ describe('two operators, one Lease', () => {
       operators.get(leader)!.process.kill('SIGTERM');
       await waitFor('the old leader to exit', async () => operators.get(leader)!.process.exitCode !== null, 20_000);
       const exitedAfterMs = Date.now() - stopped;
-      expect(operators.get(leader)!.process.exitCode).toBe(0);
+      expect(operators.get(leader)!.process.exitCode, operators.get(leader)!.output.slice(-3000)).toBe(0);
       const said = operators.get(leader)!.output;
       expect(said).toMatch(/still running 1000 ms after the stop, going on without: [^"]*project default\/stalled/);
       expect(said).toContain('ended 1 git process still running');

@@ -316,6 +316,23 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
     await provider.delete(request);
   }, 90_000);
 
+  it('an operator that stops after the next one leads (one node, one folder) leaves the next one\'s warm sandbox alone', async () => {
+    const { dataDir, provider: old } = await warmProvider('warm-handover');
+    // the next leader sweeps what no sandbox holds (the old one's warm sandbox among it) and warms its own
+    const next = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
+    await next.sweepOnce();
+    await waitFor('the next leader\'s warm sandbox', async () => next.warmWaiting === 1 || undefined, 15_000);
+    const [ownDir] = readdirSync(path.join(dataDir, '.warm'));
+    const [ownSlot] = warmSlots(dataDir);
+    await old.stopAll();
+    expect(readdirSync(path.join(dataDir, '.warm'))).toEqual([ownDir]);
+    expect(warmSlots(dataDir)).toEqual([ownSlot]);
+    expect(next.warmWaiting).toBe(1);
+    await next.stopAll();
+    expect(existsSync(path.join(dataDir, '.warm'))).toBe(false);
+    expect(warmSlots(dataDir)).toEqual([]);
+  }, 90_000);
+
   it('a session whose environment is larger than a warm sandbox keeps room for starts cold, and the warm one keeps waiting', async () => {
     const { dataDir, provider, warmSlot } = await warmProvider('warm-too-large');
     const request = warmRequest();

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
@@ -275,7 +275,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
       // ended while waiting: given to nobody; its slot and folder go
       const index = this.warm.indexOf(sandbox);
       if (index >= 0) this.warm.splice(index, 1);
-      void this.stopWarm(sandbox);
+      this.stopWarm(sandbox).catch((error: Error) => process.stderr.write(`svc: a warm sandbox that ended could not be removed: ${error.message}\n`));
     });
     return sandbox;
   }
@@ -516,7 +516,9 @@ export class ProcessSandboxProvider implements SandboxProvider {
     if (this.refill) clearTimeout(this.refill);
     await Promise.all([...this.warming]); // (each stops what it started)
     await Promise.all(this.warm.splice(0).map((sandbox) => this.stopWarm(sandbox)));
-    await rm(path.join(this.options.dataDir, WARM_DIR), { recursive: true, force: true });
+    // The folder only when empty: it may already hold the warm sandbox of the operator that leads
+    // next (one node's replicas share it). Leftovers of a crash go at the next lead's sweep.
+    await rmdir(path.join(this.options.dataDir, WARM_DIR)).catch(() => undefined);
   }
 
   /** The folder of every sandbox under the data directory (`<namespace>/<name>`). */
