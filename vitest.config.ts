@@ -6,6 +6,10 @@ export default defineConfig({
     include: ['eslint-rules/**/*.test.ts', 'src/**/*.test.ts', 'controllers/**/*.test.ts', 'daemon/**/*.test.ts', 'test/**/*.test.ts', 'web/**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**'],
     pool: 'forks',
+    // Two test files at once, also on two cores (vitest's default there is one): the integration
+    // tests mostly wait on processes, git and timers, so the suite takes about 15 min instead of
+    // 23 (docs/testing.md).
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // The in-process API, operator and git tests use repositories on this machine, as `svc dev`
