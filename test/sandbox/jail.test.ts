@@ -145,6 +145,30 @@ describe('the sandbox jail', () => {
     expect(child.exitCode !== null || child.signalCode !== null || !existsSync(`/proc/${payload}`)).toBe(true);
   });
 
+  it('terminate sends its SIGTERM to the sandbox\'s program, not to a process it left behind that the PID namespace\'s init adopted', async () => {
+    const slot = await jail.allocate(owner, 'term', [8000]);
+    slots.push(slot);
+    const workspace = path.join(owner, 'term', 'workspace');
+    mkdirSync(workspace, { recursive: true });
+    // a program whose shell leaves `sleep` running in the background (as an agent's `cmd &` or setsid)
+    writeFileSync(path.join(workspace, 'main.js'), `
+      process.on('SIGTERM', () => { require('node:fs').writeFileSync('/workspace/signal', 'SIGTERM'); process.exit(0); });
+      require('node:child_process').spawn('sh', ['-c', 'sleep 300 &'], { stdio: 'ignore' }).on('exit', () => process.stdout.write('ready\\n'));
+      setInterval(() => {}, 1000);
+    `);
+    const child = await jail.spawn(slot, { argv: [process.execPath, '/workspace/main.js'], env: { PATH: '/usr/bin:/bin' }, cwd: '/workspace', volumes: [{ source: workspace, target: '/workspace', writable: true }], stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+    await expect.poll(() => stdout, { timeout: 20_000 }).toContain('ready');
+    // the orphan sits beside the jail's launchers, higher up than the program
+    await expect.poll(() => netnsPids(slot.netns).then((pids) => pids.filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8') === 'sleep\u0000300\u0000').length), { timeout: 5_000 }).toBe(1);
+    expect(readFileSync(`/proc/${payloadPid(child.pid!)}/cmdline`, 'utf8')).toContain('/workspace/main.js');
+
+    await jail.terminate(slot, child.pid!, 15_000);
+    expect(existsSync(path.join(workspace, 'signal')) ? readFileSync(path.join(workspace, 'signal'), 'utf8') : 'killed without a SIGTERM').toBe('SIGTERM');
+    await expect.poll(() => netnsPids(slot.netns), { timeout: 5_000 }).toEqual([]);
+  }, 30_000);
+
   it("release kills every process in the slot's namespace, and only those", async () => {
     const slot = await jail.allocate(owner, 'killed', [8000]);
     slots.push(slot);

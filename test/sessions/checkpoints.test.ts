@@ -191,17 +191,24 @@ describe('checkpoints through svc dev', () => {
     ]);
   }, 180_000);
 
-  it('a stop in the middle of a turn: the stop\'s checkpoint saves the work, and the stopped session shows it', async () => {
-    // a file written by a turn still running (a tool reported running: no stall), so no turn-end checkpoint
-    const id = await startSession('demo', directive({ write: { 'mid-turn.txt': 'unsaved\n' }, toolRunning: true }));
+  it('a stop in the middle of a turn, a program of the agent running in the background: the stop\'s checkpoint saves the work, and the stopped session shows it', async () => {
+    // a file written by a turn still running (a tool reported running: no stall), so no turn-end
+    // checkpoint; and a background program (setsid, as a dev server) that the sandbox's PID
+    // namespace adopts: the stop's SIGTERM once went to it instead of svc-agent, which then saved
+    // nothing and was killed after the whole grace
+    const marker = `900.${process.pid}${Date.now() % 100000}`;
+    const id = await startSession('demo', directive({ write: { 'mid-turn.txt': 'unsaved\n' }, spawn: `sleep ${marker}`, toolRunning: true }));
     await waitStatus('demo', id, 'running');
     await healthWhen(id, 'the prompt sent (the file written)', (h) => h.engine.initial_prompt_sent_at !== null);
+    const background = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e) && running(Number(e))).filter((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker); } catch { return false; } });
+    await waitFor('the background program', async () => background().length > 0 || undefined, 10_000);
     expect((await session('demo', id)).checkpoint).toBeNull();
     expect((await api('POST', `${sessionsPath('demo')}/${id}/stop`)).status).toBe(200);
     await waitStatus('demo', id, 'stopped');
     const sha = hostRef(id);
     expect(sha).not.toBeNull();
     expect(hostGit('show', `${sha}:mid-turn.txt`)).toBe('unsaved');
+    expect(background()).toEqual([]);
     // pushed after the last look at the daemon's health: the git gateway tells the Session
     const shown = await waitFor('the stopped session shows the stop\'s checkpoint', async () => { const s = await session('demo', id); return s.checkpoint?.sha === sha ? s : undefined; });
     expect(Date.parse(shown.checkpoint!.at)).toBeGreaterThan(0);

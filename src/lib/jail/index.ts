@@ -212,20 +212,22 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Children of every process (from /proc/<pid>/stat). */
+/** Children of every process, oldest first (from /proc/<pid>/stat: the parent, the start time). */
 function childrenMap(): Map<number, number[]> {
-  const children = new Map<number, number[]>();
+  const found = new Map<number, { pid: number; started: number }[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(entry));
-      children.set(ppid, list);
+      // after the parenthesized command: state, ppid, ... starttime (the 22nd field)
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(fields[1]);
+      const list = found.get(ppid) ?? [];
+      list.push({ pid: Number(entry), started: Number(fields[19]) });
+      found.set(ppid, list);
     } catch { /* gone */ }
   }
-  return children;
+  return new Map([...found].map(([ppid, list]) => [ppid, list.sort((a, b) => a.started - b.started || a.pid - b.pid).map((c) => c.pid)]));
 }
 
 const LAUNCHERS = new Set(['nice', 'nsenter', 'bwrap', 'setpriv']);
@@ -237,9 +239,19 @@ function descendants(root: number, children: Map<number, number[]>): number[] {
   return found;
 }
 
-/** The first process below `root` that is not part of the jail's machinery (the sandbox's main program). */
+/**
+ * The sandbox's main program: from `root` down the jail's launchers, each one's oldest child (the
+ * one it started), to the first process that is no launcher. Not any process below: the init of
+ * the sandbox's PID namespace (a launcher) also adopts what the sandbox's programs leave behind
+ * (`setsid`, `cmd &` in a shell that exits), and a stop's SIGTERM meant for svc-agent went to such
+ * an orphan: svc-agent saved nothing and was killed after the whole grace.
+ */
 export function payloadPid(root: number): number | undefined {
-  return descendants(root, childrenMap()).find((pid) => {
-    try { return !LAUNCHERS.has(path.basename(readlinkSync(`/proc/${pid}/exe`))); } catch { return false; } // (gone)
-  });
+  const children = childrenMap();
+  for (let pid: number | undefined = root, depth = 0; pid !== undefined && depth < 16; pid = children.get(pid)?.[0], depth++) {
+    let program: string;
+    try { program = path.basename(readlinkSync(`/proc/${pid}/exe`)); } catch { return undefined; } // (gone)
+    if (!LAUNCHERS.has(program)) return pid;
+  }
+  return undefined;
 }
