@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON response bodies, asserted field by field */
 // No secret on a command line (the guide's "no secret in argv"; DESIGN §8.1): a command line is
-// readable by every user of the machine (`ps`, /proc/PID/cmdline). Through `svc dev` with real
+// readable by every user of the machine (`ps`, /proc/PID/cmdline). Nor in a log, an Event, a
+// resource or a REST answer about the session. Through `svc dev` with real
 // jailed sandboxes, svc-agent and the fixture engine, and as a user and an agent do it: a provider
 // key and a project secret set with the CLI (from stdin), a session started, its agent's shell
 // committing, pushing through the git gateway, opening a change request with the svc CLI and
@@ -28,6 +29,12 @@ const CREDENTIAL_SHAPES: [string, RegExp][] = [
   ['a clone credential', /\b\d{10}\.[A-Za-z0-9_-]{43}\b/],
   ['an authorization header with its value', /(authorization:|extraheader=)\s*(bearer|basic)\s+[A-Za-z0-9+/=._-]{16,}/i],
 ];
+
+/** The text around the first credential shape in `text`. */
+function shape(text: string): string {
+  const at = CREDENTIAL_SHAPES.map(([, re]) => re.exec(text)?.index).find((i) => i !== undefined) ?? 0;
+  return text.slice(Math.max(0, at - 120), at + 80);
+}
 
 /**
  * Samples the command lines of `root` and every process below it, every `everyMs`, until stop():
@@ -98,7 +105,7 @@ describe('no secret on a command line (svc dev, a session end to end)', () => {
     await model?.close();
   });
 
-  it('none of svc\'s processes, its sandboxes\' or their git\'s holds a secret in its command line', async () => {
+  it('none of svc\'s processes, its sandboxes\' or their git\'s holds a secret in its command line; no log, Event, resource or answer does', async () => {
     expect((await svc(['gateway', 'providers', 'set', 'local', '--base-url', model.url, '--project', 'argv'], `${PROVIDER_KEY}\n`)).code).toBe(0);
     expect((await svc(['secrets', 'set', 'ARGV_SECRET', '--project', 'argv'], `${SECRET_VALUE}\n`)).code).toBe(0);
 
@@ -150,6 +157,24 @@ describe('no secret on a command line (svc dev, a session end to end)', () => {
       ...CREDENTIAL_SHAPES.filter(([, shape]) => shape.test(line)).map(([what]) => `${what}: ${line}`),
     ]);
     expect(leaks).toEqual([]);
+
+    // nor in what svc writes down or answers: its logs (less the admin token svc dev prints for
+    // the user who started it), Events, resources, and the REST answers about the session
+    const written: [string, string][] = [
+      ['svc dev\'s output', dev.output().replaceAll(dev.token, '<admin token>')],
+      ...await Promise.all(['events', 'svcdev', 'configmaps', 'leases'].map(async (kind): Promise<[string, string]> => [`kubectl get ${kind}`, await runOk('kubectl', ['get', kind, '-A', '-o', 'json'], dev.env)])),
+      ...await Promise.all([`sessions/${id}`, 'sessions', 'gateway/providers', 'gateway/logs', 'gateway/usage?group_by=session', 'secrets', 'change-requests']
+        .map(async (route): Promise<[string, string]> => {
+          const res = await api('GET', `/projects/${projectId}/${route}`);
+          expect(res.status, route).toBe(200);
+          return [`GET ${route}`, res.text];
+        })),
+    ];
+    const writtenLeaks = written.flatMap(([where, text]) => [
+      ...exact.filter(([, value]) => text.includes(value!)).map(([what]) => `${what} in ${where}`),
+      ...CREDENTIAL_SHAPES.filter(([, shape]) => shape.test(text)).map(([what]) => `${what} in ${where}: ${shape(text)}`),
+    ]);
+    expect(writtenLeaks).toEqual([]);
 
     // the sampler saw what it had to look at: the jail, svc-agent, git pushing, the agent's CLI
     const saw = (pattern: RegExp) => commandLines.some((line) => pattern.test(line));
