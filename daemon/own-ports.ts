@@ -7,6 +7,7 @@
 // (the local cluster, the API, another sandbox's daemon, a program that left the tree) is refused,
 // and so is everything where /proc cannot tell.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { processTree } from '../src/lib/proc.js';
 
 /** Listening TCP sockets on `port` that 127.0.0.1 reaches (loopback or wildcard), as socket inodes. */
 function listeningInodes(port: number): Set<string> {
@@ -30,27 +31,6 @@ function reachesLoopback(hex: string): boolean {
   if (hex.length === 8) return hex === '00000000' || hex.endsWith('7F'); // 0.0.0.0, 127.x.x.x
   // ::, ::1, ::ffff:0.0.0.0, ::ffff:127.x
   return hex === '0'.repeat(32) || hex === '00000000000000000000000001000000' || /^0000000000000000FFFF0000(00000000|[0-9A-F]{6}7F)$/.test(hex);
-}
-
-/** The daemon and every process below it. */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch { /* gone */ }
-  }
-  const tree: number[] = [];
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.shift()!;
-    tree.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return tree;
 }
 
 function holdsSocket(pid: number, inodes: Set<string>): boolean {

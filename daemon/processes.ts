@@ -4,6 +4,7 @@
 // environment is out of reach here; a PID namespace (the sandbox pod, the jail) ends it with the
 // sandbox.
 import { readdirSync, readFileSync } from 'node:fs';
+import { parentPid } from '../src/lib/proc.js';
 
 /** This process and its ancestors: never part of the sandbox's processes to end. */
 function selfAndAncestors(): Set<number> {
@@ -11,13 +12,7 @@ function selfAndAncestors(): Set<number> {
   let pid = process.ppid;
   while (pid > 1 && !chain.has(pid)) {
     chain.add(pid);
-    try {
-      // the ppid is the 4th field after the parenthesized command (which may hold spaces)
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      break;
-    }
+    pid = parentPid(pid);
   }
   return chain;
 }

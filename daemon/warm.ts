@@ -1,8 +1,9 @@
 // A warm sandbox (docs/sandboxes.md "Warm sandboxes"): svc-agent started and loaded ahead of its
 // session, waiting for the session's settings on its stdin, a pipe from the operator (never
 // argv, a file or anything the sandbox can reach).
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { ENV_RESERVE, RESERVE_ENTRY_BYTES, warmOnly } from '../src/lib/warm-sandbox.js';
+import { statFields } from '../src/lib/proc.js';
 
 /** At most this much: settings are a few KiB; anything bigger is not the operator's. */
 const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -64,13 +65,8 @@ export function takeWarmSettings(settings: Record<string, string>): string | nul
 
 /** Where this process's environment block is (proc(5): env_start and env_end, fields 50 and 51). */
 function environBlock(): { start: number; size: number } | null {
-  let stat: string;
-  try {
-    stat = readFileSync('/proc/self/stat', 'utf8');
-  } catch {
-    return null;
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3
+  const fields = statFields('self');
+  if (!fields) return null;
   const start = Number(fields[50 - 3]);
   const end = Number(fields[51 - 3]);
   return Number.isSafeInteger(start) && end > start ? { start, size: end - start } : null;

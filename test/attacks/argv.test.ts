@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parentPid } from '../../src/lib/proc.js';
 import { CLI_TOKEN_KEY, SANDBOX_TOKEN_KEY } from '../../src/resources/session-secret.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { startModelServer, type ModelServer } from '../fixtures/model-server.js';
@@ -47,13 +48,7 @@ function commandLineSampler(root: number, everyMs = 5) {
   let samples = 0;
   const parent = (pid: number): number => {
     let ppid = parentOf.get(pid);
-    if (ppid === undefined) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      } catch { ppid = 0; }
-      parentOf.set(pid, ppid);
-    }
+    if (ppid === undefined) parentOf.set(pid, (ppid = parentPid(pid)));
     return ppid;
   };
   const below = (pid: number): boolean => {

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { chown, lstat, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { childrenMap, processTree } from '../proc.js';
 import { jailCommand, type Volume } from './bwrap.js';
 import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
 
@@ -164,7 +165,7 @@ export class Jail {
   setNiceness(pid: number, niceness: number): void {
     const changed = new Set<number>();
     for (let pass = 0; pass < 3; pass++) {
-      const fresh = descendants(pid, childrenMap()).filter((p) => !changed.has(p));
+      const fresh = processTree(pid).filter((p) => !changed.has(p));
       if (fresh.length === 0) return;
       for (const p of fresh) {
         changed.add(p);
@@ -212,32 +213,7 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Children of every process, oldest first (from /proc/<pid>/stat: the parent, the start time). */
-function childrenMap(): Map<number, number[]> {
-  const found = new Map<number, { pid: number; started: number }[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // after the parenthesized command: state, ppid, ... starttime (the 22nd field)
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ppid = Number(fields[1]);
-      const list = found.get(ppid) ?? [];
-      list.push({ pid: Number(entry), started: Number(fields[19]) });
-      found.set(ppid, list);
-    } catch { /* gone */ }
-  }
-  return new Map([...found].map(([ppid, list]) => [ppid, list.sort((a, b) => a.started - b.started || a.pid - b.pid).map((c) => c.pid)]));
-}
-
 const LAUNCHERS = new Set(['nice', 'nsenter', 'bwrap', 'setpriv']);
-
-/** `root` and every process below it. */
-function descendants(root: number, children: Map<number, number[]>): number[] {
-  const found = [root];
-  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]!) ?? []));
-  return found;
-}
 
 /**
  * The sandbox's main program: from `root` down the jail's launchers, each one's oldest child (the
