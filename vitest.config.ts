@@ -8,7 +8,7 @@ export default defineConfig({
     pool: 'forks',
     // Two test files at once, also on two cores (vitest's default there is one): the integration
     // tests mostly wait on processes, git and timers, so the suite takes about 15 min instead of
-    // 23 (docs/testing.md).
+    // 23 (docs/development.md, "Tests").
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
