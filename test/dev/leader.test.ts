@@ -139,9 +139,9 @@ describe('two operators, one Lease', () => {
     // a git host that takes the connection and never answers: the leader's Project reconcile
     // sits in git fetch (its own timeout is 120 s)
     const sockets = new Set<Socket>();
-    let closedSockets = 0;
+    const closedSockets = new Set<Socket>();
     const stalled = http.createServer(() => { /* never answers */ });
-    stalled.on('connection', (socket) => { sockets.add(socket); socket.on('close', () => { closedSockets++; }); });
+    stalled.on('connection', (socket) => { sockets.add(socket); socket.on('close', () => closedSockets.add(socket)); });
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const repoUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}/stalled-host.git`;
     try {
@@ -155,6 +155,8 @@ describe('two operators, one Lease', () => {
       const gitOfLeader = await gitOnHost();
       expect(gitOfLeader).not.toEqual([]);
 
+      // the leader's connections: once the standby leads, its own fetch opens new ones that stay open
+      const socketsOfLeader = [...sockets];
       const stopped = Date.now();
       operators.get(leader)!.process.kill('SIGTERM');
       await waitFor('the old leader to exit', async () => operators.get(leader)!.process.exitCode !== null, 20_000);
@@ -164,7 +166,7 @@ describe('two operators, one Lease', () => {
       expect(said).toMatch(/still running 1000 ms after the stop, going on without: [^"]*project default\/stalled/);
       expect(said).toContain('ended 1 git process still running');
       // git is gone, not left fetching for the next 120 s
-      await waitFor('git to hang up on the stalled host', async () => closedSockets === sockets.size);
+      await waitFor('git to hang up on the stalled host', async () => socketsOfLeader.every((socket) => closedSockets.has(socket)));
       // a zombie is gone (its helper, orphaned when git died, waits for this VM's init to reap it)
       const running = (pid: string) => { try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; } };
       expect(gitOfLeader.filter(running)).toEqual([]);
