@@ -4,7 +4,7 @@
 // environment is out of reach here; a PID namespace (the sandbox pod, the jail) ends it with the
 // sandbox.
 import { readdirSync, readFileSync } from 'node:fs';
-import { parentPid } from '../src/lib/proc.js';
+import { isRunning, parentPid } from '../src/lib/proc.js';
 
 /** This process and its ancestors: never part of the sandbox's processes to end. */
 function selfAndAncestors(): Set<number> {
@@ -38,26 +38,16 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   try { process.kill(pid, sig); } catch { /* gone, or not ours */ }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // a zombie still answers the probe: it runs nothing any more
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /** SIGTERM to every process carrying the engine home, SIGKILL to what is left after `graceMs`; resolves when none is left (or after one more second). */
 export async function endProcessesWithHome(home: string, graceMs: number): Promise<number[]> {
   const first = processesWithHome(home);
   for (const pid of first) signal(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && processesWithHome(home).some(alive)) await sleep(50);
-  const left = processesWithHome(home).filter(alive);
+  while (Date.now() < deadline && processesWithHome(home).some(isRunning)) await sleep(50);
+  const left = processesWithHome(home).filter(isRunning);
   for (const pid of left) signal(pid, 'SIGKILL');
   const end = Date.now() + 1_000;
-  while (Date.now() < end && processesWithHome(home).some(alive)) await sleep(20);
+  while (Date.now() < end && processesWithHome(home).some(isRunning)) await sleep(20);
   return [...new Set([...first, ...left])];
 }
 

@@ -12,6 +12,20 @@ export function statFields(pid: number | 'self'): string[] | undefined {
   }
 }
 
+/**
+ * Whether `pid` runs: it exists and is no zombie waiting for its reaper. Without /proc (not
+ * Linux) the signal probe decides.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const state = statFields(pid)?.[0];
+  return state === undefined ? process.platform !== 'linux' : state !== 'Z';
+}
+
 /** The parent of `pid` (0 when it is gone). */
 export function parentPid(pid: number): number {
   return Number(statFields(pid)?.[4 - 3] ?? 0);

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { isRunning } from '../../src/lib/proc.js';
 import {
   DaemonPool, SESSION_ID, TOKEN, buildArtifacts, git, makeUpstream, readCalls, signed, tempDir, type DaemonDirs, type DaemonProcess,
 } from './harness.js';
@@ -70,10 +71,6 @@ const hostRef = (bare: string) => {
 };
 /** `git status --porcelain` as printed (the harness's git() trims the leading blank of ' D'). */
 const status = (cwd: string) => execFileSync('git', ['status', '--porcelain'], { cwd, encoding: 'utf8' }).trimEnd();
-/** Running (a zombie waiting for its reaper runs nothing). */
-const alive = (pid: number) => {
-  try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
-};
 
 describe('checkpoints across stop and a new sandbox', () => {
   it('modified, new and deleted files come back as uncommitted changes, ignored ones do not; HEAD, the branch and the index stay; the conversation continues', async () => {
@@ -220,8 +217,8 @@ describe('when checkpoints are written', () => {
     const last = hostRef(bare)!;
     expect(git(bare, 'log', '-1', '--format=%s', last)).toMatch(/\(stop\)$/);
     expect(git(bare, 'show', `${last}:draft.txt`)).toBe('two');
-    expect(alive(engine)).toBe(false);
-    expect(alive(stray)).toBe(false);
+    expect(isRunning(engine)).toBe(false);
+    expect(isRunning(stray)).toBe(false);
   }, 60_000);
 });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Informer, KubeClient, loadClusterConfig } from '../../src/kube/index.js';
@@ -12,6 +12,7 @@ import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../../src
 import { LEASE, type KubeObject } from '../../src/resources/index.js';
 import { REPO_ROOT } from '../helpers/dev.js';
 import { makeRepo, manifestWithTriggers, run, runOk, waitFor } from './util.js';
+import { isRunning } from '../../src/lib/proc.js';
 
 // long enough that a leader renewing on a loaded machine (a full test run on two cores) keeps it
 const LEASE_SECONDS = 6;
@@ -168,8 +169,7 @@ describe('two operators, one Lease', () => {
       // git is gone, not left fetching for the next 120 s
       await waitFor('git to hang up on the stalled host', async () => socketsOfLeader.every((socket) => closedSockets.has(socket)));
       // a zombie is gone (its helper, orphaned when git died, waits for this VM's init to reap it)
-      const running = (pid: string) => { try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; } };
-      expect(gitOfLeader.filter(running)).toEqual([]);
+      expect(gitOfLeader.filter((pid) => isRunning(Number(pid)))).toEqual([]);
       // the Lease was released, not left to expire: the standby leads, and its own fetch is the one stuck now
       await waitFor('op-d to lead', async () => operators.get('op-d')!.output.includes('svc operator op-d: leading'), 20_000);
       expect(await leaseHolder()).toBe('op-d');

@@ -14,6 +14,7 @@ import { signContextHeader } from '../../src/lib/context-header.js';
 import { Jail, packageToolchain } from '../../src/lib/jail/index.js';
 import { buildArtifacts, REPO_ROOT } from '../daemon/harness.js';
 import { makeRepo, waitFor } from '../dev/util.js';
+import { isRunning } from '../../src/lib/proc.js';
 
 const SESSION = '5e0b7f5c-3a51-4c2f-9d1b-7a3e9c0d1f22';
 const WARM_SESSION = '0c9d8e7f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
@@ -137,8 +138,7 @@ describe('process provider', () => {
     expect(res.status).toBe(204);
     const running = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return !/^\d+ \(.*\) Z/.test(stat) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+        return isRunning(Number(pid)) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
       } catch { return false; }
     });
     // sh -c, and the sleep it may fork (dash execs it or not)
@@ -146,7 +146,7 @@ describe('process provider', () => {
     // the engine as the host sees it (the pid it reports is its PID namespace's own)
     const engines = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
       try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+        return isRunning(Number(pid))
           && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(fixtureEnginePath)
           && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SVC_SESSION_ID=${SESSION}\0`);
       } catch { return false; }
@@ -229,7 +229,7 @@ function warmSlots(dataDir: string): number[] {
 function processesWith(marker: string): number[] {
   return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((pid) => {
     try {
-      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) return [];
+      if (!isRunning(Number(pid))) return [];
       return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [Number(pid)] : [];
     } catch { return []; }
   });

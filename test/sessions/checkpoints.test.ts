@@ -11,6 +11,7 @@ import path from 'node:path';
 import { buildArtifacts } from '../daemon/harness.js';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
+import { isRunning } from '../../src/lib/proc.js';
 
 let dev: DevInstance;
 let repo: string;
@@ -101,14 +102,10 @@ async function stopAndWake(project: string, id: string, prompt: string, whileSto
   expect((await api('POST', `${sessionsPath(project)}/${id}/stop`)).status).toBe(200);
   await waitStatus(project, id, 'stopped');
   await waitFor('the sandbox folder gone', async () => !existsSync(sandboxDir(id)) || undefined);
-  expect(running(pid)).toBe(false);
+  expect(isRunning(pid)).toBe(false);
   await whileStopped?.();
   expect((await api('POST', `${sessionsPath(project)}/${id}/prompt`, { text: prompt })).status).toBe(202);
   await waitStatus(project, id, 'running');
-}
-
-function running(pid: number): boolean {
-  try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
 }
 
 /** Processes whose environment carries `NAME=value`. */
@@ -200,7 +197,7 @@ describe('checkpoints through svc dev', () => {
     const id = await startSession('demo', directive({ write: { 'mid-turn.txt': 'unsaved\n' }, spawn: `sleep ${marker}`, toolRunning: true }));
     await waitStatus('demo', id, 'running');
     await healthWhen(id, 'the prompt sent (the file written)', (h) => h.engine.initial_prompt_sent_at !== null);
-    const background = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e) && running(Number(e))).filter((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker); } catch { return false; } });
+    const background = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e) && isRunning(Number(e))).filter((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker); } catch { return false; } });
     await waitFor('the background program', async () => background().length > 0 || undefined, 10_000);
     expect((await session('demo', id)).checkpoint).toBeNull();
     expect((await api('POST', `${sessionsPath('demo')}/${id}/stop`)).status).toBe(200);
@@ -221,7 +218,7 @@ describe('checkpoints through svc dev', () => {
     const pid = sandboxState(id).pid;
     expect((await api('POST', `${sessionsPath('demo')}/${id}/stop`)).status).toBe(200);
     await waitStatus('demo', id, 'stopped');
-    await waitFor('the sandbox gone', async () => !running(pid) || undefined);
+    await waitFor('the sandbox gone', async () => !isRunning(pid) || undefined);
     // a person pushes to the session branch meanwhile
     const tip = hostGit('rev-parse', `refs/heads/${id}`);
     const moved = hostGit('commit-tree', `${tip}^{tree}`, '-p', tip, '-m', 'moved meanwhile');
@@ -306,13 +303,13 @@ describe('checkpoints through svc dev', () => {
       ...readdirSync(path.join(dev.dataDir, 'sandboxes', 'default')).flatMap((s) => processesWith(`HOME=${path.join(dev.dataDir, 'sandboxes', 'default', s, 'home')}`)),
     ];
     for (const p of everything) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
-    await waitFor('everything gone', async () => everything.every((p) => !running(p)) || undefined);
+    await waitFor('everything gone', async () => everything.every((p) => !isRunning(p)) || undefined);
     // on the same API port: a sandbox started again keeps the API URL in its Sandbox's env
     // (svc dev with --api-port 0 otherwise gives it a dead one: docs/sessions.md)
     const apiPort = new URL(dev.apiUrl).port;
     dev = await startDev({ dataDir: dev.dataDir, extraEnv, args: [...devArgs, '--api-port', apiPort] });
     // the killed operator's Lease runs out first (15 s)
-    await waitFor('the sandbox started again', async () => (existsSync(path.join(sandboxDir(id), 'state.json')) && sandboxState(id).pid !== pid && running(sandboxState(id).pid)) || undefined, 90_000);
+    await waitFor('the sandbox started again', async () => (existsSync(path.join(sandboxDir(id), 'state.json')) && sandboxState(id).pid !== pid && isRunning(sandboxState(id).pid)) || undefined, 90_000);
     const h = await healthWhen(id, 'the sandbox ready', (x) => x.status === 'ok', 60_000);
     expect(h.checkpoint.restored?.sha).toBe(sha);
     expect(workspaceFile(id, 'crash.txt')).toBe('before the crash\n');

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { buildArtifacts, freePort } from '../daemon/harness.js';
 import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
+import { isRunning } from '../../src/lib/proc.js';
 
 const SLOT_DIR = '/run/svc-jail/slots';
 
@@ -72,10 +73,6 @@ function environ(pid: number): string {
   try { return readFileSync(`/proc/${pid}/environ`, 'latin1'); } catch { return ''; }
 }
 
-function isZombie(pid: number): boolean {
-  try { return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return true; }
-}
-
 /** svc-agent processes (node running bin/svc-agent.js, not the jail's launchers) per session id. */
 function agentsBySession(): Map<string, number[]> {
   const found = new Map<string, number[]>();
@@ -88,7 +85,7 @@ function agentsBySession(): Map<string, number[]> {
     } catch { continue; }
     // (the fixture engine's path holds "svc-agent" too: node_modules/.cache/svc-agent-test)
     const script = cmdline.split('\0')[1] ?? '';
-    if (exe !== 'node' || !/bin\/svc-agent\.js$|daemon\/main\.js$/.test(script) || isZombie(pid)) continue;
+    if (exe !== 'node' || !/bin\/svc-agent\.js$|daemon\/main\.js$/.test(script) || !isRunning(pid)) continue;
     const id = /(?:^|\0)SVC_SESSION_ID=([^\0]*)/.exec(environ(pid))?.[1];
     if (id) found.set(id, [...(found.get(id) ?? []), pid]);
   }
@@ -105,7 +102,7 @@ function expectOneSandboxEach(ids: string[]): void {
 function leftovers(slots: number[]): { processes: string[]; slots: number[]; namespaces: string[] } {
   const owner = path.join(dataDir, 'sandboxes');
   const marks = [dataDir, ...started.map((id) => `SVC_SESSION_ID=${id}\0`)];
-  const processes = pids().filter((pid) => !isZombie(pid) && marks.some((m) => environ(pid).includes(m)))
+  const processes = pids().filter((pid) => isRunning(pid) && marks.some((m) => environ(pid).includes(m)))
     .map((pid) => { try { return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200)}`; } catch { return `${pid}`; } });
   const records = ownSlots(owner);
   // a namespace of one of its slots still there, unless another svc dev (a parallel test) holds that slot now

@@ -4,7 +4,8 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { alive, Jail } from './index.js';
+import { Jail } from './index.js';
+import { isRunning } from '../proc.js';
 import { run } from './net.js';
 
 /** Programs the jail runs, and the Debian package of each. */
@@ -81,7 +82,7 @@ async function probe(): Promise<IsolationReport> {
     // (best effort: leftovers that will not go are no reason to say sandboxes cannot be isolated)
     await jail.sweep(CHECK_OWNER, (slot) => {
       const pid = Number(CHECK_KEY.exec(slot.key)?.[1]);
-      return !pid || alive(pid);
+      return !pid || isRunning(pid);
     }).catch(() => undefined);
     const slot = await jail.allocate(CHECK_OWNER, `check-${process.pid}`, []);
     try {

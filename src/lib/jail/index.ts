@@ -4,11 +4,11 @@
 // its own folders read-write and the toolchain read-only, and reaches only the API. Pure Node:
 // src/localcluster may import it. docs/sandboxes.md is the threat model.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { chown, lstat, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { childrenMap, processTree } from '../proc.js';
+import { childrenMap, isRunning, processTree } from '../proc.js';
 import { jailCommand, type Volume } from './bwrap.js';
 import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
 
@@ -196,22 +196,12 @@ export class Jail {
     const main = payloadPid(pid);
     if (main !== undefined) { try { process.kill(main, 'SIGTERM'); } catch { /* gone */ } }
     const deadline = Date.now() + graceMs;
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (isRunning(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const p of await netnsPids(slot.netns)) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
   }
 }
 
-/** Whether `pid` runs (a zombie waiting for its reaper does not). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const state = /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
-    return state !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 const LAUNCHERS = new Set(['nice', 'nsenter', 'bwrap', 'setpriv']);
 

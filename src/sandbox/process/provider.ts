@@ -22,6 +22,7 @@ import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
 import type { Jail, JailSlot, Volume } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import { fitsWarm, warmEnvironment } from '../../lib/warm-sandbox.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
@@ -91,22 +92,8 @@ interface WarmSandbox {
   given: boolean;
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // a zombie waiting for its reaper runs nothing
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
 function alive(pid: number): boolean {
-  if (!running(pid)) return false;
+  if (!isRunning(pid)) return false;
   // A recycled pid belongs to another program: only our daemon counts.
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -545,7 +532,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
   private async endStrays(home: string): Promise<void> {
     const deadline = Date.now() + 5_000;
     for (;;) {
-      const left = strays(home).filter(running);
+      const left = strays(home).filter(isRunning);
       if (left.length === 0) return;
       if (Date.now() > deadline) throw new Error(`processes of the sandbox still run after SIGKILL: ${left.join(', ')}`);
       for (const pid of left) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
