@@ -17,7 +17,7 @@ const scopedReader = principal({ access: 'read', projectUid: P1 });
 const S1 = '44444444-4444-4444-8444-444444444444';
 const S2 = '55555555-5555-4555-8555-555555555555';
 const sessionToken = principal({ access: 'write', projectUid: P1, capabilities: '*', sessionId: S1 });
-const onSession = (sessionId: string, capability?: string): Requirement => ({ access: 'write', projectUid: P1, capability, sessionId });
+const onSession = (sessionId: string | null, capability?: string): Requirement => ({ access: 'write', projectUid: P1, capability, sessionId });
 
 const read = (projectUid: string | null): Requirement => ({ access: 'read', projectUid });
 const write = (projectUid: string | null, capability?: string): Requirement => ({ access: 'write', projectUid, capability });
@@ -47,6 +47,8 @@ describe('authorize', () => {
     ["a session's token on its own session", sessionToken, onSession(S1, 'project.session.start'), true],
     ["a session's token on another session, whatever its capabilities", sessionToken, onSession(S2, 'project.session.start'), false, `session ${S1} and reaches no other`],
     ["a session's token on a project route", sessionToken, write(P1, 'project.gitops.push'), true],
+    ["a session's token on a change request no session opened", sessionToken, onSession(null, 'project.gitops.push'), false, 'nor a change request its session did not open'],
+    ["a person's token on a change request no session opened", writer, onSession(null, 'project.gitops.push'), true],
     ["a person's token on any session", admin, onSession(S2, 'project.session.start'), true],
   ];
   it.each(table)('%s', (_name, who, need, allowed, reason) => {

@@ -9,8 +9,11 @@ export interface Requirement {
   capability?: string;
   /** The route creates or acts across projects: a project-scoped token may not. */
   unscopedOnly?: boolean;
-  /** The session the request acts on (its engine, ports, run): a session's own token reaches no other. */
-  sessionId?: string;
+  /**
+   * The session the request acts on (its engine, ports, run, or a change request it opened; null:
+   * a change request no session opened): a session's own token reaches no other.
+   */
+  sessionId?: string | null;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason: string };
@@ -27,7 +30,8 @@ export function authorize(principal: Principal, need: Requirement): Decision {
     }
   }
   if (principal.sessionId !== undefined && need.sessionId !== undefined && need.sessionId !== principal.sessionId) {
-    return { allowed: false, reason: `this token belongs to session ${principal.sessionId} and reaches no other session` };
+    const reason = `this token belongs to session ${principal.sessionId} and reaches no other session`;
+    return { allowed: false, reason: need.sessionId === null ? `${reason}, nor a change request its session did not open` : reason };
   }
   if (need.capability && principal.capabilities !== '*' && !principal.capabilities.has(need.capability)) {
     return { allowed: false, reason: `this token lacks the capability ${need.capability}` };

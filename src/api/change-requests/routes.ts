@@ -30,6 +30,19 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
     return { project, crId: crId!, principal };
   }
 
+  /**
+   * projectFor for a change a request makes to one change request: a session's own token acts only
+   * on those its session opened (another session's would take its feedback, a person's is theirs).
+   */
+  async function changeFor(req: Request, res: Response, need: Omit<Requirement, 'projectUid'>) {
+    const found = await projectFor(req, res, need);
+    if (found.principal.sessionId !== undefined) {
+      const cr = await service.get(found.project, found.crId);
+      requireAccess(res, { ...need, projectUid: found.project.metadata.uid!, sessionId: cr.spec.originSessionId ?? null });
+    }
+    return found;
+  }
+
   async function send(res: Response, project: Project, cr: ChangeRequest | ChangeRequest[], status = 200) {
     const owner = { accountId: await service.accountId(config.namespace), projectId: project.metadata.uid! };
     if (Array.isArray(cr)) res.status(status).json({ change_requests: cr.map((c) => serializeChangeRequest(c, owner)) });
@@ -43,9 +56,13 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
   });
 
   router.post('/', async (req, res) => {
-    const { project, principal } = await projectFor(req, res, { access: 'write', capability: PUSH });
+    const need = { access: 'write', capability: PUSH } as const;
+    const { project, principal } = await projectFor(req, res, need);
     const request = parseCreate(req.body);
-    await send(res, project, await service.create(project, request, principal.userId), 201);
+    // a session's token opens change requests in its own session's name only (its feedback goes there)
+    const sessionId = request.sessionId ?? principal.sessionId;
+    requireAccess(res, { ...need, projectUid: project.metadata.uid!, sessionId });
+    await send(res, project, await service.create(project, { ...request, sessionId }, principal.userId), 201);
   });
 
   router.get('/:crId', async (req, res) => {
@@ -54,7 +71,7 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
   });
 
   router.patch('/:crId', async (req, res) => {
-    const { project, crId } = await projectFor(req, res, { access: 'write' });
+    const { project, crId } = await changeFor(req, res, { access: 'write' });
     const edit = parseEdit(req.body);
     await send(res, project, await service.edit(project, crId, edit));
   });
@@ -74,25 +91,25 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
   });
 
   router.post('/:crId/merge', async (req, res) => {
-    const { project, crId, principal } = await projectFor(req, res, { access: 'write', capability: MERGE });
+    const { project, crId, principal } = await changeFor(req, res, { access: 'write', capability: MERGE });
     const body = parseMerge(req.body);
     await send(res, project, await service.merge(project, crId, body, principal.userId));
   });
 
   router.post('/:crId/close', async (req, res) => {
-    const { project, crId, principal } = await projectFor(req, res, { access: 'write' });
+    const { project, crId, principal } = await changeFor(req, res, { access: 'write' });
     parseEmpty(req.body, 'close');
     await send(res, project, await service.close(project, crId, principal.userId));
   });
 
   router.post('/:crId/reopen', async (req, res) => {
-    const { project, crId } = await projectFor(req, res, { access: 'write' });
+    const { project, crId } = await changeFor(req, res, { access: 'write' });
     parseEmpty(req.body, 'reopen');
     await send(res, project, await service.reopen(project, crId));
   });
 
   router.post('/:crId/request-changes', async (req, res) => {
-    const { project, crId, principal } = await projectFor(req, res, { access: 'write', capability: PUSH });
+    const { project, crId, principal } = await changeFor(req, res, { access: 'write', capability: PUSH });
     const feedback = parseRequestChanges(req.body);
     await send(res, project, await service.requestChanges(project, crId, feedback, principal.userId));
   });
