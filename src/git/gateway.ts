@@ -69,14 +69,86 @@ function exited(child: ReturnType<typeof spawnGit>, secrets: readonly string[] =
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr: redact(stderr, secrets) })));
 }
 
-/** `git upload-pack --stateless-rpc`: the request body in, the response out. */
+/** A fetch's request (wants and haves, never a pack) is small; this bounds what is held of it. */
+const MAX_UPLOAD_REQUEST_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `git upload-pack --stateless-rpc`: the request body in, the response out. Only objects the
+ * caller can see are served: hiding a ref keeps it out of the advertisement, but protocol v2 lets
+ * a client want any object by its id ("wants can be anything"), e.g. another session's checkpoint
+ * whose sha the REST API shows. So every `want` must be reachable from a visible ref (a branch,
+ * the caller's own service refs), else the request is answered with an ERR packet.
+ */
 export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined, exposed: readonly string[] = []): Promise<void> {
-  const child = spawnGit([...hideRefs(exposed), 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
+  const request = await readRequest(input, MAX_UPLOAD_REQUEST_BYTES);
+  const wants = request && wantedObjects(request);
+  const refusal = !wants ? 'svc: not a git upload-pack request (pkt-lines, at most 64 MiB)' : await unreachableWant(mirror, wants, exposed);
+  if (refusal) {
+    output.end(errorPacket(refusal));
+    return;
+  }
+  const child = spawnGit([...hideRefs(exposed), '-c', 'uploadpack.allowRefInWant=false', 'upload-pack', '--stateless-rpc', mirror.dir], { env: gitProtocolEnv(gitProtocol), timeoutMs: SERVICE_TIMEOUT_MS });
   const done = exited(child);
-  input.pipe(child.stdin);
+  child.stdin.end(request);
   child.stdout.pipe(output);
   const { code, stderr } = await done;
   if (code !== 0) throw new Error(`upload-pack exited ${code}: ${stderr.trim().slice(0, 500)}`);
+}
+
+/** The whole body, or null beyond `maxBytes`. */
+async function readRequest(input: Readable, maxBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      input.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The object ids an upload-pack request wants (`want <oid>` lines of protocol v0 and v2); null
+ * when the body is not a sequence of pkt-lines or a want line is malformed.
+ */
+export function wantedObjects(body: Buffer): string[] | null {
+  const wants: string[] = [];
+  for (let at = 0; at < body.length;) {
+    const header = body.toString('latin1', at, at + 4);
+    if (!/^[0-9a-f]{4}$/i.test(header)) return null;
+    const size = Number.parseInt(header, 16);
+    if (size < 4) { // flush, delim, response-end
+      at += 4;
+      continue;
+    }
+    if (at + size > body.length) return null;
+    const line = body.toString('latin1', at + 4, at + size);
+    if (line.startsWith('want ')) {
+      const oid = /^want ([0-9a-f]{40}|[0-9a-f]{64})(?:[ \n\0]|$)/.exec(line)?.[1];
+      if (!oid) return null;
+      wants.push(oid);
+    }
+    at += size;
+  }
+  return wants;
+}
+
+/** Why a want is refused (not reachable from the refs the caller sees), or null when all are visible. */
+async function unreachableWant(mirror: Mirror, wants: readonly string[], exposed: readonly string[]): Promise<string | null> {
+  if (!wants.length) return null;
+  const { stdout } = await runGit(['for-each-ref', '--format=%(objectname)', 'refs/heads/', ...exposed], { gitDir: mirror.dir, timeoutMs: 60_000 });
+  const tips = new Set(stdout.toString('utf8').split('\n').filter(Boolean));
+  const others = [...new Set(wants)].filter((oid) => !tips.has(oid));
+  if (!others.length) return null;
+  // a commit below a visible tip (an older one, a tip that moved on since the client looked) is fine
+  const walk = await runGit(['rev-list', '--max-count=1', '--stdin'], {
+    gitDir: mirror.dir, timeoutMs: 60_000, okExitCodes: [0, 128], input: [...others, ...[...tips].map((tip) => `^${tip}`)].join('\n') + '\n',
+  });
+  if (walk.exitCode === 0 && walk.stdout.length === 0) return null;
+  return `svc: this session may fetch only the project's branches and its own checkpoint; ${others.length === 1 ? `${others[0]} is` : `${others.join(', ')} are`} not among them`;
 }
 
 // The hook reads the session's two refs and the host from its environment; nothing secret is
@@ -124,6 +196,30 @@ done
 if [ "$refused" = 1 ]; then
   echo "svc: work reaches other branches only through a change request: push your branch, then run svc cr open --title <text>." >&2
   exit 1
+fi
+# A commit the pusher cannot see (on no branch, nor its own checkpoint) must be one this push
+# brings, new to the mirror: naming one the mirror has, e.g. another session's checkpoint whose sha
+# the REST API shows, would make it readable through the pusher's own refs. (A pack may carry an
+# object the mirror has, or a delta on it, so "in the push" alone does not prove the pusher knew it.)
+news=
+for update in $updates; do
+  rest=\${update#*:}
+  new=\${rest%%:*}
+  [ "$new" = "$zero" ] || news="$news $new"
+done
+if [ -n "$news" ]; then
+  if ! unseen=$( { printf '%s\n' $news; git for-each-ref --format='^%(objectname)' refs/heads/ $SVC_GATEWAY_CHECKPOINT_REF; } | git rev-list --stdin); then
+    echo "svc: refusing the push: its commits cannot be read." >&2
+    exit 1
+  fi
+  if [ -n "$unseen" ]; then
+    store="$(git rev-parse --absolute-git-dir)/objects"
+    known=$(printf '%s\n' "$unseen" | GIT_OBJECT_DIRECTORY="$store" GIT_ALTERNATE_OBJECT_DIRECTORIES= git cat-file --batch-check='%(objectname)' | grep -v ' missing$' | head -n 1)
+    if [ -n "$known" ]; then
+      echo "svc: refusing the push: it names commit $known, which is on no branch nor this session's checkpoint; push your own commits." >&2
+      exit 1
+    fi
+  fi
 fi
 for update in $updates; do
   old=\${update%%:*}

@@ -3,7 +3,7 @@
 // deleting the session branch, writing service refs that are not the session's own checkpoint,
 // a stopped session's credentials, a push that stalls after its headers next to another client
 // of the same project, and a push over the size limit.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -162,6 +162,61 @@ describe('attacks on the git gateway', () => {
       expect(listed).not.toContain('refs/svc/keep');
       const fetched = await git(dir, ['fetch', 'origin', checkpoint(other)], cred);
       expect(fetched.code).not.toBe(0);
+    });
+
+    it("cannot fetch another session's checkpoint by its sha (REST shows it), nor point its own refs at it", async () => {
+      const theirs = await commit(otherDir, 'their-secret.txt', 'their unsaved secret\n');
+      await gitOk(otherDir, ['push', '-q', 'origin', `+${theirs}:${checkpoint(other)}`], otherCred);
+      await gitOk(otherDir, ['reset', '-q', '--hard', 'HEAD~1']);
+      // protocol v2 lets a client want any object by id; v0 wants only what was advertised
+      for (const version of ['2', '0']) {
+        const fetched = await git(dir, ['-c', `protocol.version=${version}`, 'fetch', 'origin', theirs], cred);
+        expect(fetched.code, `protocol v${version}: ${fetched.stderr}`).not.toBe(0);
+        if (version === '2') expect(fetched.stderr).toContain(`svc: this session may fetch only the project's branches and its own checkpoint; ${theirs} is not among them`);
+        expect((await git(dir, ['cat-file', '-e', theirs])).code).not.toBe(0);
+      }
+      // what it may see it still fetches by sha: a branch's older commit, its own checkpoint
+      const own = await commit(dir, 'own-wip.txt', 'own unsaved work\n');
+      await gitOk(dir, ['push', '-q', 'origin', `+${own}:${checkpoint(mine)}`], cred);
+      await gitOk(dir, ['reset', '-q', '--hard', 'HEAD~1']);
+      const older = await commit(dir, 'older.txt', 'older\n');
+      await commit(dir, 'newer.txt', 'newer\n');
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], cred);
+      const fresh = path.join(host.root, `by-sha-${randomUUID().slice(0, 8)}`);
+      await gitOk(host.root, ['init', '-q', fresh]);
+      await gitOk(fresh, ['fetch', '-q', repoUrl, own, older], cred);
+      expect(await gitOk(fresh, ['cat-file', '-t', own])).toBe('commit');
+      expect(await gitOk(fresh, ['cat-file', '-t', older])).toBe('commit');
+
+      // a push that names their sha without bringing it (git's own client cannot: it lacks the
+      // object; a hand-made request can, with an empty pack)
+      const empty = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 0])]);
+      const pack = Buffer.concat([empty, createHash('sha1').update(empty).digest()]);
+      const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+      const basic = Buffer.from(`${cred.username}:${cred.password}`).toString('base64');
+      /** receive-pack's answer (latin1, so that a character is a byte): the report (band 1) and the hook's words (band 2) */
+      const bands = (answer: string) => {
+        const text = ['', '', ''];
+        for (let at = 0; at + 4 <= answer.length;) {
+          const size = Number.parseInt(answer.slice(at, at + 4), 16);
+          if (size >= 5) text[answer.charCodeAt(at + 4)] += answer.slice(at + 5, at + size);
+          at += Math.max(size, 4);
+        }
+        return { report: text[1]!, words: text[2]! };
+      };
+      for (const [ref, old] of [[checkpoint(mine), own], [`refs/heads/${mine.id}`, host.tip(mine.id)]] as const) {
+        const res = await fetch(`${repoUrl}/git-receive-pack`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-git-receive-pack-request' },
+          body: Buffer.concat([Buffer.from(`${pkt(`${old} ${theirs} ${ref}\0report-status side-band-64k\n`)}0000`), pack]),
+        });
+        const { report, words } = bands(Buffer.from(await res.arrayBuffer()).toString('latin1'));
+        expect(report, ref).toContain(`ng ${ref} pre-receive hook declined`);
+        expect(words).toMatch(/svc: refusing/);
+        if (ref === checkpoint(mine)) expect(words).toContain(`svc: refusing the push: it names commit ${theirs}, which is on no branch nor this session's checkpoint`);
+        expect(hostRef(ref)).toBe(old);
+      }
+      expect((await git(dir, ['cat-file', '-e', theirs])).code).not.toBe(0);
     });
 
     it.each([
