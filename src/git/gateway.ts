@@ -69,8 +69,8 @@ function exited(child: ReturnType<typeof spawnGit>, secrets: readonly string[] =
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr: redact(stderr, secrets) })));
 }
 
-/** A fetch's request (wants and haves, never a pack) is small; this bounds what is held of it. */
-const MAX_UPLOAD_REQUEST_BYTES = 64 * 1024 * 1024;
+/** A fetch's request (wants and haves, never a pack) is small: git http-backend's own bound (GIT_HTTP_MAX_REQUEST_BUFFER). */
+const MAX_UPLOAD_REQUEST_BYTES = 10 * 1024 * 1024;
 
 /**
  * `git upload-pack --stateless-rpc`: the request body in, the response out. Only objects the
@@ -82,7 +82,7 @@ const MAX_UPLOAD_REQUEST_BYTES = 64 * 1024 * 1024;
 export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined, exposed: readonly string[] = []): Promise<void> {
   const request = await readRequest(input, MAX_UPLOAD_REQUEST_BYTES);
   const wants = request && wantedObjects(request);
-  const refusal = !wants ? 'svc: not a git upload-pack request (pkt-lines, at most 64 MiB)' : await unreachableWant(mirror, wants, exposed);
+  const refusal = !wants ? 'svc: not a git upload-pack request (pkt-lines, at most 10 MiB)' : await unreachableWant(mirror, wants, exposed);
   if (refusal) {
     output.end(errorPacket(refusal));
     return;

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushQuarantineDir } from '../../src/git/index.js';
@@ -175,6 +176,14 @@ describe('attacks on the git gateway', () => {
         if (version === '2') expect(fetched.stderr).toContain(`svc: this session may fetch only the project's branches and its own checkpoint; ${theirs} is not among them`);
         expect((await git(dir, ['cat-file', '-e', theirs])).code).not.toBe(0);
       }
+      const basic = Buffer.from(`${cred.username}:${cred.password}`).toString('base64');
+      // a request is held only up to git http-backend's bound (here 12 MiB once unzipped)
+      const bomb = await fetch(`${repoUrl}/git-upload-pack`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' },
+        body: gzipSync(Buffer.from('0000'.repeat(3 * 1024 * 1024))),
+      });
+      expect(await bomb.text()).toContain('ERR svc: not a git upload-pack request (pkt-lines, at most 10 MiB)');
       // what it may see it still fetches by sha: a branch's older commit, its own checkpoint
       const own = await commit(dir, 'own-wip.txt', 'own unsaved work\n');
       await gitOk(dir, ['push', '-q', 'origin', `+${own}:${checkpoint(mine)}`], cred);
@@ -193,7 +202,6 @@ describe('attacks on the git gateway', () => {
       const empty = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 0])]);
       const pack = Buffer.concat([empty, createHash('sha1').update(empty).digest()]);
       const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
-      const basic = Buffer.from(`${cred.username}:${cred.password}`).toString('base64');
       /** receive-pack's answer (latin1, so that a character is a byte): the report (band 1) and the hook's words (band 2) */
       const bands = (answer: string) => {
         const text = ['', '', ''];
