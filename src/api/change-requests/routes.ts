@@ -37,8 +37,8 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
   async function changeFor(req: Request, res: Response, need: Omit<Requirement, 'projectUid'>) {
     const found = await projectFor(req, res, need);
     if (found.principal.sessionId !== undefined) {
-      const cr = await service.get(found.project, found.crId);
-      requireAccess(res, { ...need, projectUid: found.project.metadata.uid!, sessionId: cr.spec.originSessionId ?? null });
+      const origin = await service.originOf(found.project, found.crId);
+      requireAccess(res, { ...need, projectUid: found.project.metadata.uid!, sessionId: origin });
     }
     return found;
   }

@@ -102,6 +102,11 @@ export class ChangeRequestService {
     }
   }
 
+  /** The session that opened a change request (null: none, or deleted), as stored: no fetch. */
+  async originOf(project: Project, crId: string): Promise<string | null> {
+    return (await this.load(project, crId)).spec.originSessionId ?? null;
+  }
+
   private async load(project: Project, crId: string): Promise<ChangeRequest> {
     const cr = await this.store.get(project, crId);
     if (!cr) throw new ApiError(404, `change request ${crId} not found in project ${project.metadata.name}`);

@@ -202,7 +202,6 @@ export class Jail {
   }
 }
 
-
 const LAUNCHERS = new Set(['nice', 'nsenter', 'bwrap', 'setpriv']);
 
 /**
