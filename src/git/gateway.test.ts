@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { wantedObjects } from './gateway.js';
+import { advertisementError, pktLine, wantedObjects } from './gateway.js';
 
-const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+const pkt = (line: string) => pktLine(line).toString('latin1');
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(64);
@@ -26,5 +26,24 @@ describe('wantedObjects', () => {
     ['a want with trailing junk glued to the id', pkt(`want ${A}x\n`)],
   ])('null (refused) for %s', (_name, body) => {
     expect(wantedObjects(Buffer.from(body, 'latin1'))).toBeNull();
+  });
+});
+
+describe('pktLine', () => {
+  it('counts bytes, not characters (a host error may name a path in any script)', () => {
+    expect(pktLine('§\n').toString('utf8')).toBe('0007§\n');
+  });
+
+  it('an info/refs error: the service line, a flush, the ERR packet, each with its own length', () => {
+    for (const service of ['git-upload-pack', 'git-receive-pack'] as const) {
+      const text = advertisementError(service, 'the host is gone: «café»').toString('latin1');
+      const lines: string[] = [];
+      for (let at = 0; at < text.length;) {
+        const size = Number.parseInt(text.slice(at, at + 4), 16);
+        lines.push(size < 4 ? '' : Buffer.from(text.slice(at + 4, at + size), 'latin1').toString('utf8'));
+        at += Math.max(size, 4);
+      }
+      expect(lines).toEqual([`# service=${service}\n`, '', 'ERR the host is gone: «café»\n']);
+    }
   });
 });

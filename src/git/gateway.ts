@@ -32,14 +32,26 @@ export function gitProtocolEnv(header: string | undefined): Record<string, strin
   return header && /^[A-Za-z0-9=:._-]{1,200}$/.test(header) ? { GIT_PROTOCOL: header } : {};
 }
 
-function pktLine(text: string): Buffer {
-  return Buffer.from((text.length + 4).toString(16).padStart(4, '0') + text, 'utf8');
+/** One pkt-line: its length in bytes (four hex digits, the header included), then the text. */
+export function pktLine(text: string): Buffer {
+  const body = Buffer.from(text, 'utf8');
+  return Buffer.concat([Buffer.from((body.length + 4).toString(16).padStart(4, '0')), body]);
 }
 const FLUSH = Buffer.from('0000');
 
 /** An `ERR` packet: git prints `fatal: remote error: <message>`. */
-export function errorPacket(message: string): Buffer {
+function errorPacket(message: string): Buffer {
   return pktLine(`ERR ${message.replace(/\s+/g, ' ').slice(0, 900)}\n`);
+}
+
+/** What `GET info/refs` of protocol v0 starts with: `# service=...`, a flush. */
+function servicePreamble(service: GitService): Buffer {
+  return Buffer.concat([pktLine(`# service=${service}\n`), FLUSH]);
+}
+
+/** A `GET info/refs` answer that is an error: git prints `fatal: remote error: <message>`. */
+export function advertisementError(service: GitService, message: string): Buffer {
+  return Buffer.concat([servicePreamble(service), errorPacket(message)]);
 }
 
 /**
@@ -51,7 +63,7 @@ export async function advertiseRefs(mirror: Mirror, service: GitService, gitProt
   const command = service.slice('git-'.length);
   const { stdout } = await runGit([...hideRefs(exposed), command, '--stateless-rpc', '--advertise-refs', mirror.dir], { env, timeoutMs: 60_000 });
   if (service === 'git-upload-pack' && env.GIT_PROTOCOL?.includes('version=2')) return stdout;
-  return Buffer.concat([pktLine(`# service=${service}\n`), FLUSH, stdout]);
+  return Buffer.concat([servicePreamble(service), stdout]);
 }
 
 /** Points the mirror's HEAD at the default branch, so a clone checks it out. */

@@ -15,7 +15,7 @@ export {
 } from './errors.js';
 export type { ClassifiedUnreachableKind, GitErrorCode, UnreachableKind } from './errors.js';
 export {
-  advertiseRefs, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, errorPacket, GIT_SERVICES,
+  advertiseRefs, advertisementError, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, GIT_SERVICES,
 } from './gateway.js';
 export type { GitService, ReceivePackOptions } from './gateway.js';
 export { receivePush, sweepPushQuarantine, pushQuarantineDir, PushTooLargeError, DEFAULT_MAX_PUSH_BYTES, type ReceivedPush } from './push-quarantine.js';

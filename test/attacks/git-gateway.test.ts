@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushQuarantineDir } from '../../src/git/index.js';
+import { pktLine } from '../../src/git/gateway.js';
 import { gitGatewayUrl } from '../../src/lib/git-credential.js';
 import { newSandboxToken } from '../../src/lib/sandbox-token.js';
 import { SECRET, SESSION, type KubeObject, type Project, type Session } from '../../src/resources/index.js';
@@ -201,7 +202,6 @@ describe('attacks on the git gateway', () => {
       // object; a hand-made request can, with an empty pack)
       const empty = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 0])]);
       const pack = Buffer.concat([empty, createHash('sha1').update(empty).digest()]);
-      const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
       /** receive-pack's answer (latin1, so that a character is a byte): the report (band 1) and the hook's words (band 2) */
       const bands = (answer: string) => {
         const text = ['', '', ''];
@@ -216,7 +216,7 @@ describe('attacks on the git gateway', () => {
         const res = await fetch(`${repoUrl}/git-receive-pack`, {
           method: 'POST',
           headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-git-receive-pack-request' },
-          body: Buffer.concat([Buffer.from(`${pkt(`${old} ${theirs} ${ref}\0report-status side-band-64k\n`)}0000`), pack]),
+          body: Buffer.concat([pktLine(`${old} ${theirs} ${ref}\0report-status side-band-64k\n`), Buffer.from('0000'), pack]),
         });
         const { report, words } = bands(Buffer.from(await res.arrayBuffer()).toString('latin1'));
         expect(report, ref).toContain(`ng ${ref} pre-receive hook declined`);

@@ -345,6 +345,11 @@ describe('git gateway', () => {
       expect(ran.code).not.toBe(0);
       expect(ran.stderr).toContain('remote error: svc: the project repository cannot be reached');
       expect(ran.stderr).not.toContain('wrong');
+      // a push asks receive-pack's info/refs: the same words (its service line is one byte longer)
+      const pushed = await git(path.join(host.root, 'private-agent'), ['push', 'origin', 'HEAD'], agentCredential);
+      expect(pushed.code).not.toBe(0);
+      expect(pushed.stderr).toContain('remote error: svc: the project repository cannot be reached');
+      expect(pushed.stderr).not.toContain('wrong');
     });
   });
 });

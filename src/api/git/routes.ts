@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import {
-  advertiseRefs, ensureGatewayHooks, errorPacket, GitEngineError, PushTooLargeError, receivePush, serveReceivePack, serveUploadPack,
+  advertiseRefs, advertisementError, ensureGatewayHooks, GitEngineError, PushTooLargeError, receivePush, serveReceivePack, serveUploadPack,
   setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type BasicCredentials, type GitService, type ReceivedPush,
 } from '../../git/index.js';
 import { checkpointRef, sessionBranchRef } from '../../lib/session-refs.js';
@@ -98,7 +98,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
     } catch (error) {
       const problem = hostProblem(error);
       if (!problem) throw error;
-      body = Buffer.concat([Buffer.from(`001e# service=${gitService}\n0000`), errorPacket(problem)]);
+      body = advertisementError(gitService, problem);
     }
     startGitResponse(res, `application/x-${gitService}-advertisement`);
     res.end(body);
