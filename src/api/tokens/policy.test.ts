@@ -20,6 +20,12 @@ describe('parseCreateToken', () => {
     expect(parseCreateToken({ name: 'ci', expires_at: '2026-02-01T00:00:00+01:00' }, NOW).expiresAt).toBe('2026-01-31T23:00:00.000Z');
   });
 
+  it('takes a null expires_in or expires_at as not given (no expiry of its own)', () => {
+    expect(parseCreateToken({ name: 'ci', expires_in: null }, NOW).expiresAt).toBeNull();
+    expect(parseCreateToken({ name: 'ci', expires_at: null }, NOW).expiresAt).toBeNull();
+    expect(parseCreateToken({ name: 'ci', expires_in: null, expires_at: '2026-02-01T00:00:00Z' }, NOW).expiresAt).toBe('2026-02-01T00:00:00.000Z');
+  });
+
   it.each([
     [{}, /name is required/],
     [{ name: 'Bad Name' }, /lower-case/],
@@ -31,6 +37,8 @@ describe('parseCreateToken', () => {
     [{ name: 'ci', expires_at: '2020-01-01T00:00:00Z' }, /in the past/],
     [{ name: 'ci', expires_in: '1d', expires_at: '2030-01-01T00:00:00Z' }, /not both/],
     [{ name: 'ci', user_id: 'bob' }, /user_id must be a UUID/],
+    [{ name: 'ci', expires_in: 30 }, /expires_in must be a string/],
+    [{ name: 'ci', expires_at: 0 }, /expires_at must be an RFC 3339 string/],
     [{ name: 'ci', value: 'svc_x' }, /unknown field\(s\): value/],
     [[], /JSON object/],
   ])('refuses %j', (body, message) => {

@@ -59,7 +59,10 @@ export function parseCreateToken(body: unknown, now: Date): TokenRequest {
   const problems: string[] = [];
   const unknown = Object.keys(input).filter((k) => !CREATE_FIELDS.includes(k));
   if (unknown.length) problems.push(`unknown field(s): ${unknown.join(', ')} (allowed: ${CREATE_FIELDS.join(', ')})`);
-  const { name, access = 'read', project_id: projectId, capabilities = [], expires_in: expiresIn, expires_at: expiresAt, user_id: userId } = input;
+  const { name, access = 'read', project_id: projectId, capabilities = [], user_id: userId } = input;
+  // null is "not given", as for project_id: no expiry of its own (the caller's still bounds it)
+  const expiresIn = input.expires_in ?? undefined;
+  const expiresAt = input.expires_at ?? undefined;
   if (typeof name !== 'string' || name === '') problems.push('name is required');
   else {
     const problem = tokenNameProblem(name);
