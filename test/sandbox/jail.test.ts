@@ -5,7 +5,7 @@
 // reachable from the host on its own ports only; and everything it made gone after release,
 // also after a crash (sweep).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_OWNER, checkIsolation } from '../../src/lib/jail/check.js';
 import { Jail, payloadPid, type JailSlot } from '../../src/lib/jail/index.js';
-import { netnsPids } from '../../src/lib/jail/net.js';
+import { netnsPids, RUN_DIR } from '../../src/lib/jail/net.js';
 
 // What the probe checks, from inside the sandbox; prints one JSON object.
 const PROBE = `
@@ -205,5 +205,33 @@ describe('the sandbox jail', () => {
     expect(existsSync(left.netnsPath)).toBe(false);
     expect(existsSync(kept.netnsPath)).toBe(true);
     expect((await jail.find(kept.index, owner))?.key).toBe('kept');
+  });
+
+  it('sweep removes what a process killed mid-write left: an empty record (it held its slot forever) and a replacement never renamed, once a minute old', async () => {
+    const slotDir = path.join(RUN_DIR, 'slots');
+    const free = () => {
+      for (;;) {
+        const index = 1 + Math.floor(Math.random() * 60_000);
+        if (!existsSync(path.join(slotDir, `${index}.json`)) && !existsSync(path.join(slotDir, `${index}.json.tmp`))) return index;
+      }
+    };
+    const aged = (file: string, content = '') => {
+      writeFileSync(file, content, { flag: 'wx', mode: 0o600 });
+      const past = new Date(Date.now() - 120_000);
+      utimesSync(file, past, past);
+      return file;
+    };
+    const empty = aged(path.join(slotDir, `${free()}.json`));
+    const garbled = aged(path.join(slotDir, `${free()}.json`), '{"index":');
+    const unrenamed = aged(path.join(slotDir, `${free()}.json.tmp`), JSON.stringify({ index: 1, owner, key: 'x', createdAt: new Date().toISOString() }));
+    const beingWritten = path.join(slotDir, `${free()}.json`);
+    writeFileSync(beingWritten, '', { flag: 'wx', mode: 0o600 }); // a maker that may still write it
+    try {
+      await jail.sweep(owner, () => true);
+      expect([empty, garbled, unrenamed].filter(existsSync)).toEqual([]);
+      expect(existsSync(beingWritten)).toBe(true);
+    } finally {
+      for (const file of [empty, garbled, unrenamed, beingWritten]) rmSync(file, { force: true });
+    }
   });
 });

@@ -296,12 +296,22 @@ export class SandboxNetworks {
     try { names = await readdir(this.slotDir); } catch { return 0; }
     let removed = 0;
     for (const name of names) {
-      const index = Number(/^(\d+)\.json$/.exec(name)?.[1]);
-      if (!Number.isInteger(index)) continue;
-      const record = await this.read(index);
-      if (!record) continue;
+      const [, digits, tmp] = /^(\d+)\.json(\.tmp)?$/.exec(name) ?? [];
+      if (digits === undefined) continue;
+      const index = Number(digits);
+      const record = tmp ? undefined : await this.read(index);
+      if (!record) {
+        // what a process killed mid-write left (an empty record, a replacement never renamed):
+        // nobody owns it once it is a minute old, and an empty record would hold its slot forever
+        if (await olderThanAMinute(path.join(this.slotDir, name))) {
+          if (tmp) await rm(path.join(this.slotDir, name), { force: true });
+          else await this.release({ index });
+          removed++;
+        }
+        continue;
+      }
       const mine = record.owner === owner;
-      const orphan = !mine && !existsSync(record.owner) && ageMs(record) > 60_000;
+      const orphan = !mine && !existsSync(record.owner) && ageMs(record) > LEFTOVER_AFTER_MS;
       if ((mine && !keep(slotOf(record, this.options.plan))) || orphan) {
         await this.release(record);
         removed++;
@@ -312,6 +322,17 @@ export class SandboxNetworks {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A slot nobody owns is left alone this long: its maker may still be writing it. */
+const LEFTOVER_AFTER_MS = 60_000;
+
+async function olderThanAMinute(file: string): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(file)).mtimeMs > LEFTOVER_AFTER_MS;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
 
 function ageMs(record: SlotRecord): number {
   const at = Date.parse(record.createdAt);
