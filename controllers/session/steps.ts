@@ -1,6 +1,6 @@
 // The Session controller's side effects, one function per step of decide.ts (SessionStep):
 // each does one thing and returns the facts it changed (and the Session when it wrote it).
-import { BranchExistsError, openMirror, PushRejectedError, redact, RefNotFoundError, unreachableReason, type GitCredentials, type Mirror } from '../../src/git/index.js';
+import { BranchExistsError, InvalidRefError, openMirror, PushRejectedError, redact, RefNotFoundError, unreachableReason, type GitCredentials, type Mirror } from '../../src/git/index.js';
 import { isAlreadyExists, isNotFound, readGitCredentials, readSecretData, retryOnConflict, type KubeClient } from '../../src/kube/index.js';
 import { newToken, tokenSecret, TOKEN_LABEL, type TokenGrant } from '../../src/lib/api-tokens.js';
 import { signContextHeader } from '../../src/lib/context-header.js';
@@ -53,6 +53,10 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
     }
   } catch (error) {
     if (error instanceof RefNotFoundError) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}` };
+    // REST refuses such a name (400); a Session applied with kubectl reaches git with it
+    if (error instanceof InvalidRefError && error.ref === baseRef) {
+      return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${JSON.stringify(baseRef)} is not a valid branch name or commit id (${error.reason}); start the session from another ref` };
+    }
     // the Project's classification (host key, credentials, ...); git's redacted words in the message
     const reason = error instanceof PushRejectedError ? 'PushRejected' : unreachableReason(error) ?? 'RepositoryUnreachable';
     const words = (error as Error).message;

@@ -34,7 +34,7 @@ export class RefNotFoundError extends GitEngineError {
 
 /** A name that is not a valid branch name or a full commit id. */
 export class InvalidRefError extends GitEngineError {
-  constructor(readonly ref: string, reason: string) {
+  constructor(readonly ref: string, readonly reason: string) {
     super('INVALID_REF', `invalid ref '${ref}': ${reason}`);
   }
 }

@@ -287,6 +287,16 @@ describe('sessions through svc dev', () => {
 
     const noBase = await startSession('demo', { base_ref: 'no-such-branch' });
     expect((await waitStatus('demo', noBase.id, 'failed')).reason).toBe('BaseRefNotFound');
+    // REST refuses a name git cannot take (400); a Session applied with kubectl says so once failed
+    expect((await api('POST', sessionsPath('demo'), { base_ref: '--upload-pack=touch' })).status).toBe(400);
+    const applied = '00000000-0000-4000-8000-0000000000ba';
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({
+      apiVersion: 'svc.dev/v1alpha1', kind: 'Session', metadata: { name: applied, namespace: 'default' },
+      spec: { projectRef: { name: 'demo' }, baseRef: '--upload-pack=touch', desiredState: 'running' },
+    }));
+    const invalid = await waitStatus('demo', applied, 'failed');
+    expect(invalid.reason).toBe('BaseRefNotFound');
+    expect(invalid.message).toContain('the base ref "--upload-pack=touch" is not a valid branch name or commit id (starts with "-")');
 
     const unknown = await api<{ error: string }>('POST', sessionsPath('demo'), { agent: 'ghost' });
     expect(unknown.status).toBe(400);
