@@ -1,6 +1,6 @@
 // Public API of the git engine (docs/git.md). No Kubernetes here: callers pass values.
 export { openMirror, pruneMirrors, Mirror, DEFAULT_MERGE_IDENTITY } from './mirror.js';
-export type { MirrorOptions, GitIdentity, DiffMode, DiffOptions, DiffResult, MergePreview, MergeRequest, MergeResult } from './mirror.js';
+export type { BlobTooLarge, MirrorOptions, GitIdentity, DiffMode, DiffOptions, DiffResult, MergePreview, MergeRequest, MergeResult } from './mirror.js';
 export { DEFAULT_PATCH_LIMITS, type PatchLimits } from './patch-limit.js';
 export type { DiffFile, FileStatus } from './diffparse.js';
 export type { BasicCredentials, GitCredentials, SshCredentials } from './remote.js';

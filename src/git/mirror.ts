@@ -47,6 +47,9 @@ export interface MirrorOptions {
 
 export type DiffMode = 'three-dot' | 'two-dot';
 
+/** A file left unread because it is larger than the reader's limit: its size only. */
+export interface BlobTooLarge { bytes: number }
+
 export type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 
 export interface DiffOptions {
@@ -267,24 +270,35 @@ export class Mirror {
     return out;
   }
 
-  /** File content (UTF-8) at `rev`:`filePath`, or null when there is no such file. */
-  async readFile(rev: string, filePath: string): Promise<string | null> {
+  /**
+   * File content (UTF-8) at `rev`:`filePath`, or null when there is no such file. With `maxBytes`
+   * (content that may be hostile: an agent's branch), its size is read first (one more git
+   * process) and a larger file is left unread: `{ bytes }`.
+   */
+  async readFile(rev: string, filePath: string): Promise<string | null>;
+  async readFile(rev: string, filePath: string, maxBytes: number): Promise<string | BlobTooLarge | null>;
+  async readFile(rev: string, filePath: string, maxBytes?: number): Promise<string | BlobTooLarge | null> {
     const problem = treePathProblem(filePath);
     if (problem) throw new InvalidInputError(`path '${filePath}'`, problem);
     const [sha] = await this.resolveRevisions([rev]);
-    const { stdout } = await this.git(['cat-file', '--batch'], { input: `${sha}:${filePath}\n` });
-    const newline = stdout.indexOf(10);
-    const header = /^[0-9a-f]+ (\w+) (\d+)$/.exec(stdout.subarray(0, newline).toString('utf8'));
-    if (!header || header[1] !== 'blob') return null;
-    return stdout.subarray(newline + 1, newline + 1 + Number(header[2])).toString('utf8');
+    let spec = `${sha}:${filePath}`;
+    if (maxBytes !== undefined) {
+      const { stdout } = await this.git(['cat-file', '--batch-check'], { input: `${spec}\n` });
+      const header = /^([0-9a-f]+) (\w+) (\d+)$/.exec(stdout.toString('utf8').trim());
+      if (header?.[2] !== 'blob') return null;
+      if (Number(header[3]) > maxBytes) return { bytes: Number(header[3]) };
+      spec = header[1]!;
+    }
+    const [blob] = parseCatFileBatch((await this.git(['cat-file', '--batch'], { input: `${spec}\n` })).stdout, 1);
+    return blob?.type === 'blob' ? blob.content.toString('utf8') : null;
   }
 
   /**
    * The tip of branch `name` and `files` (UTF-8) at that tip, read by one git process under the
    * mirror's lock, so no fetch moves the branch between the reads. `sha` null: no such branch;
-   * a file null: not in that commit.
+   * a file null: not in that commit; `{ bytes }`: larger than `maxBytes`, read but not decoded.
    */
-  async readBranchFiles(name: string, files: readonly string[]): Promise<{ sha: string | null; files: (string | null)[] }> {
+  async readBranchFiles(name: string, files: readonly string[], maxBytes = Infinity): Promise<{ sha: string | null; files: (string | BlobTooLarge | null)[] }> {
     assertBranchName(name);
     for (const file of files) {
       const problem = treePathProblem(file);
@@ -296,7 +310,13 @@ export class Mirror {
     const { stdout } = await this.locked(() => this.git(['cat-file', '--batch'], { input }));
     const [commit, ...blobs] = parseCatFileBatch(stdout, files.length + 1);
     if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
-    return { sha: commit.sha, files: blobs.map((b) => (b?.type === 'blob' ? b.content.toString('utf8') : null)) };
+    return {
+      sha: commit.sha,
+      files: blobs.map((b) => {
+        if (b?.type !== 'blob') return null;
+        return b.content.length > maxBytes ? { bytes: b.content.length } : b.content.toString('utf8');
+      }),
+    };
   }
 
   /** True when `ancestor` is reachable from `descendant` (also when equal). */

@@ -17,7 +17,22 @@ export interface ManifestCheck {
   document: unknown;
 }
 
+/**
+ * The largest manifest read and parsed (1 MiB). A manifest is a page of configuration; a larger
+ * file is refused unread, as parsing tens of MB of YAML takes a process's CPU for tens of seconds
+ * and GBs of memory (an agent's branch is untrusted, and the merge gate reads its manifest).
+ */
+export const MANIFEST_MAX_BYTES = 1024 * 1024;
+
+/** The check of a manifest file larger than MANIFEST_MAX_BYTES: invalid, not parsed. */
+export function manifestTooLarge(file: ManifestFileName, bytes: number): ManifestCheck {
+  const message = `${file} is ${bytes} bytes; a manifest may be at most ${MANIFEST_MAX_BYTES} bytes (1 MiB)`;
+  return { file, version: null, valid: false, issues: [{ path: '', message }], warnings: [], document: undefined };
+}
+
 export function checkManifest(file: ManifestFileName, text: string): ManifestCheck {
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MANIFEST_MAX_BYTES) return manifestTooLarge(file, bytes);
   const parsed = parseManifestText(encodingOf(file) ?? 'yaml', text);
   if (!parsed.ok) return { file, version: null, valid: false, issues: [parsed.issue], warnings: [], document: undefined };
   const { document } = parsed;

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import TOML from '@iarna/toml';
-import { checkManifest } from './index.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { checkManifest, checkManifestFile, MANIFEST_MAX_BYTES, readManifestAt } from './index.js';
 
 type Doc = Record<string, unknown>;
 const v2 = (extra: Doc = {}): Doc => ({ svc_version: 2, default_agent: 'build', agents: { build: {} }, ...extra });
@@ -166,5 +169,36 @@ describe('syntax errors', () => {
     expect(checkManifest('svc.toml', text)).toMatchObject({ valid: true, version: 1 });
     const local = text.replace('+01:00', '');
     expect(checkManifest('svc.toml', local).issues).toEqual([{ path: '/triggers/0/run_at', message: expect.stringContaining('with a time zone') }]);
+  });
+});
+
+describe('a manifest larger than 1 MiB', () => {
+  const message = (file: string, bytes: number) => `${file} is ${bytes} bytes; a manifest may be at most ${MANIFEST_MAX_BYTES} bytes (1 MiB)`;
+  const padded = (bytes: number) => {
+    const head = toYaml(v2());
+    return head + '#'.repeat(bytes - Buffer.byteLength(head));
+  };
+
+  it('is invalid, not parsed; 1 MiB exactly is read (bytes counted, not characters)', () => {
+    expect(checkManifest('svc.yaml', padded(MANIFEST_MAX_BYTES)).valid).toBe(true);
+    const over = padded(MANIFEST_MAX_BYTES - 1) + 'é';
+    expect(checkManifest('svc.yaml', over)).toEqual({
+      file: 'svc.yaml', version: null, valid: false, issues: [{ path: '', message: message('svc.yaml', MANIFEST_MAX_BYTES + 1) }], warnings: [], document: undefined,
+    });
+  });
+
+  it('read from a commit: a file its reader left unread for its size is invalid with that size', async () => {
+    const read = async (_sha: string, file: string) => (file === 'svc.yaml' ? { bytes: 5_000_000 } : null);
+    expect((await readManifestAt(read, 'abc'))?.check.issues).toEqual([{ path: '', message: message('svc.yaml', 5_000_000) }]);
+  });
+
+  it('read from a file: refused before it is read', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-manifest-size-'));
+    try {
+      writeFileSync(path.join(dir, 'svc.toml'), Buffer.alloc(MANIFEST_MAX_BYTES + 10, 0x23));
+      expect(checkManifestFile(path.join(dir, 'svc.toml')).issues).toEqual([{ path: '', message: message('svc.toml', MANIFEST_MAX_BYTES + 10) }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

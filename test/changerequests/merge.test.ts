@@ -203,6 +203,19 @@ describe('the manifest gate', () => {
     const good = await openCr('good-yaml');
     expect((await merge(good.cr_id)).status).toBe(200);
   });
+
+  it('422 MANIFEST_INVALID for a head whose svc.yaml is larger than 1 MiB, refused unread (parsing 20 MB of YAML held the API for half a minute)', async () => {
+    work.pull('main');
+    const huge = `svc_version: 2\ndefault_agent: main\nagents:\n  main: {}\nenv:\n  optional:\n${'    - V\n'.repeat(200_000)}`;
+    work.branch('huge-yaml', { 'svc.yaml': huge }, { from: 'main' });
+    const cr = await openCr('huge-yaml');
+    const mainBefore = host.tip('main');
+    const res = await merge(cr.cr_id);
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('MANIFEST_INVALID');
+    expect(res.body.issues).toEqual([{ path: '', message: `svc.yaml is ${Buffer.byteLength(huge)} bytes; a manifest may be at most 1048576 bytes (1 MiB)` }]);
+    expect(host.tip('main')).toBe(mainBefore);
+  });
 });
 
 describe('races and a refusing host', () => {
