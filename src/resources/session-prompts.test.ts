@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendPromptPatch, pendingPrompts, removePromptsPatch, PENDING_PROMPTS_ANNOTATION } from './session-prompts.js';
+import { appendPromptPatch, pendingPrompts, promptQueueOverflow, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
 
 describe('pending prompts', () => {
   const p1 = { id: 'a', text: 'first', source: 'api' as const, at: '2026-11-23T12:00:00Z' };
@@ -18,6 +18,19 @@ describe('pending prompts', () => {
     const s = { metadata: { annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify([p1, p2]) } } };
     expect(JSON.parse(removePromptsPatch(s, ['a']).metadata.annotations[PENDING_PROMPTS_ANNOTATION]!)).toEqual([p2]);
     expect(removePromptsPatch(s, ['a', 'b']).metadata.annotations[PENDING_PROMPTS_ANNOTATION]).toBeNull();
+  });
+
+  it('says when an append would take the waiting prompts past PENDING_PROMPTS_MAX_BYTES (bytes, not characters)', () => {
+    const big = (id: string, text: string) => ({ ...p1, id, text });
+    let session: { metadata: { annotations?: Record<string, string> } } = { metadata: {} };
+    for (const id of ['1', '2']) {
+      expect(promptQueueOverflow(session, big(id, 'x'.repeat(64 * 1024)))).toBeNull();
+      session = { metadata: { annotations: appendPromptPatch(session, big(id, 'x'.repeat(64 * 1024))).metadata.annotations } };
+    }
+    expect(promptQueueOverflow(session, big('3', 'x'.repeat(60 * 1024)))).toBeNull();
+    const over = promptQueueOverflow(session, big('3', 'é'.repeat(32 * 1024))); // 64 KiB in UTF-8
+    expect(over).toBeGreaterThan(PENDING_PROMPTS_MAX_BYTES);
+    expect(over).toBe(Buffer.byteLength(JSON.stringify([...pendingPrompts(session), big('3', 'é'.repeat(32 * 1024))])));
   });
 
   it('reads a broken annotation as no prompts', () => {

@@ -21,6 +21,19 @@ export interface PendingPrompt {
   at: string;
 }
 
+/**
+ * The most the waiting prompts of one session may hold (the annotation's bytes): Kubernetes
+ * refuses a resource whose annotations exceed 256 KiB in all, and a session that cannot run
+ * (stopped at the cap, a provider down) would otherwise gather prompts without end.
+ */
+export const PENDING_PROMPTS_MAX_BYTES = 192 * 1024;
+
+/** The annotation's size once `prompt` is appended, when that is over PENDING_PROMPTS_MAX_BYTES; else null. */
+export function promptQueueOverflow(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): number | null {
+  const bytes = Buffer.byteLength(JSON.stringify([...pendingPrompts(session), prompt]));
+  return bytes > PENDING_PROMPTS_MAX_BYTES ? bytes : null;
+}
+
 /** The prompts waiting on a session, oldest first; an unreadable annotation reads as none. */
 export function pendingPrompts(session: Pick<Session, 'metadata'>): PendingPrompt[] {
   const raw = session.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION];

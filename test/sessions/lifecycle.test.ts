@@ -91,6 +91,25 @@ beforeAll(async () => {
 afterAll(() => stopDevAndSandboxes(dev));
 
 describe('a session around stop, failure and deletion', () => {
+  it('the prompts waiting on a session are bounded: past 192 KiB in all a prompt is 429, saying why, and nothing is queued', async () => {
+    // an engine that takes 20 s to listen: the session stays provisioning and takes no prompt
+    await createProject('slow');
+    await kubectl('create', 'secret', 'generic', 'slow-secrets', '--from-literal=FIXTURE_ENGINE_LISTEN_DELAY_MS=20000');
+    const id = await startSession('slow');
+    const prompt = (n: number) => api<{ session: { status: string; pending_prompts: number }; error?: string }>('POST', `${sessionsPath('slow')}/${id}/prompt`, { text: `${n}`.repeat(60_000) });
+    for (const n of [1, 2, 3]) {
+      const queued = await prompt(n);
+      expect(queued.status, queued.text).toBe(202);
+      expect(queued.body.session).toMatchObject({ status: 'provisioning', pending_prompts: n });
+    }
+    const refused = await prompt(4);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe(`session ${id} already has 3 prompt(s) waiting, 196608 bytes at most in all: it takes them once it runs; send this one after`);
+    const { body } = await api<{ session: { pending_prompts: number } }>('GET', `${sessionsPath('slow')}/${id}`);
+    expect(body.session.pending_prompts).toBe(3);
+    expect((await api('POST', `${sessionsPath('slow')}/${id}/stop`)).status).toBe(200);
+  }, 60_000);
+
   it("a stopped session's Sandbox and folder are gone within a minute; the Session stays with the same answer; a wake makes a new Sandbox", async () => {
     const id = await startSession('demo');
     await waitStatus('demo', id, 'running');

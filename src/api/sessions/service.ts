@@ -8,7 +8,7 @@ import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { readManifestAt } from '../../manifest/index.js';
 import {
-  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
+  STOP_REASON_ANNOTATION, PENDING_PROMPTS_MAX_BYTES, appendPromptPatch, pendingPrompts, promptQueueOverflow, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
 import { admit, newSession } from '../../sessions/index.js';
@@ -116,6 +116,10 @@ export class SessionService {
     return this.patch(project, id, (session) => {
       if (session.status?.status === 'failed') {
         throw new ApiError(409, `session ${id} failed (${session.status.reason ?? 'see its conditions'}); start a new session`);
+      }
+      if (promptQueueOverflow(session, prompt) !== null) {
+        const waiting = pendingPrompts(session).length;
+        throw new ApiError(429, `session ${id} already has ${waiting} prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all: it takes them once it runs; send this one after`);
       }
       const append = appendPromptPatch(session, prompt);
       return {
