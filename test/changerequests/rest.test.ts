@@ -284,6 +284,18 @@ describe('the state table of SPEC §3.1', () => {
     expect(events.map((e) => e.message).sort()).toEqual([expect.stringContaining('and add a test'), expect.stringContaining('rename the file')].sort());
   });
 
+  it('the requested-changes log holds 256 KiB of notes at most: past it request-changes is 409 saying why, and the log is unchanged', async () => {
+    const { body } = await open({ title: 'long review', head_ref: 'feature-a' });
+    const id = body.change_request.cr_id;
+    const ask = (text: string) => h.call(admin(), 'POST', `${base}/${id}/request-changes`, { feedback: text });
+    for (const n of [1, 2, 3, 4]) expect((await ask(`${n}`.repeat(65_536))).status).toBe(200); // 4 × 64 KiB: exactly the bound
+    const refused = await ask('one more');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe(`change request #${body.change_request.number} already holds 262144 bytes of requested changes (4 note(s)), 262144 at most: write a shorter note, or close it and open a new one`);
+    const after = await h.call(admin(), 'GET', `${base}/${id}`);
+    expect(after.body.change_request.metadata.requested_changes).toHaveLength(4);
+  });
+
   it('PATCH edits title and description only', async () => {
     const { body } = await open({ title: 'old title', head_ref: 'feature-a' });
     const url = `${base}/${body.change_request.cr_id}`;

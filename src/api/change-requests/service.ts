@@ -21,7 +21,7 @@ import { isOwnClaim, newClaim, settle, type ClaimHolder } from '../../changerequ
 import { ConflictError, retryOnConflict } from '../../kube/index.js';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { transition, type ChangeRequestAction } from './state.js';
+import { requestedChangesFull, transition, type ChangeRequestAction } from './state.js';
 import { NumberTakenError, type ChangeRequestStore } from './store.js';
 import type { CreateRequest, EditRequest, MergeBody, StatusFilter } from './validate.js';
 import { newestFirst } from './serialize.js';
@@ -312,6 +312,8 @@ export class ChangeRequestService {
   async requestChanges(project: Project, crId: string, feedback: string, userId: string): Promise<ChangeRequest> {
     const updated = await this.mutate(crId, () => this.update(project, crId, (cr) => {
       this.check(cr, 'request-changes');
+      const full = requestedChangesFull(cr.status?.requestedChanges ?? [], feedback, cr.spec.number);
+      if (full) throw new ApiError(409, full);
       const at = this.timestamp();
       return { ...cr.status!, requestedChanges: [...(cr.status?.requestedChanges ?? []), { text: feedback, by: userId, at }], updatedAt: at };
     }));

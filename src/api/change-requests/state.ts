@@ -33,3 +33,17 @@ export function transition(from: ChangeRequestStatusValue, action: ChangeRequest
       return go(from, from);
   }
 }
+
+/**
+ * The most the requested-changes log of one change request may hold (the notes' text, 256 KiB):
+ * it lives in the ChangeRequest's status, and Kubernetes refuses an object past 1.5 MiB.
+ */
+export const REQUESTED_CHANGES_MAX_BYTES = 256 * 1024;
+
+/** The 409 message when `note` would take the log of change request #`number` past its bound; else null. */
+export function requestedChangesFull(log: readonly { text: string }[], note: string, number: number): string | null {
+  const held = log.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0);
+  if (held + Buffer.byteLength(note) <= REQUESTED_CHANGES_MAX_BYTES) return null;
+  return `change request #${number} already holds ${held} bytes of requested changes (${log.length} note(s)), `
+    + `${REQUESTED_CHANGES_MAX_BYTES} at most: write a shorter note, or close it and open a new one`;
+}
