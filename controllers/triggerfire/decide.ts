@@ -9,7 +9,7 @@ import {
   FIRE_ANSWER_ANNOTATION, kubeTime, parseFireAnswer, setCondition,
   type ConditionInput, type PendingPrompt, type Project, type Session, type Trigger, type TriggerFire, type TriggerFireStatus,
 } from '../../src/resources/index.js';
-import { admit, newSession } from '../../src/sessions/index.js';
+import { admit, boundPrompt, newSession } from '../../src/sessions/index.js';
 import { renderTemplate } from '../../src/triggers/index.js';
 
 /** What one reconcile of a fire saw (and what its steps did). */
@@ -59,9 +59,9 @@ export function promisedSessionMode(fire: TriggerFire, trigger: Trigger): Trigge
   return answer?.status === 'fired' && answer.session_id === fire.spec.sessionName ? 'fresh' : trigger.spec.sessionMode;
 }
 
-/** The prompt of a fire: the trigger's template rendered with the fire's variables. */
+/** The prompt of a fire: the trigger's template rendered with the fire's variables, cut to the largest prompt. */
 export function renderFirePrompt(trigger: Trigger, fire: TriggerFire): string {
-  return fire.spec.renderedPrompt ?? renderTemplate(trigger.spec.prompt, fire.spec.variables ?? {});
+  return boundPrompt(fire.spec.renderedPrompt ?? renderTemplate(trigger.spec.prompt, fire.spec.variables ?? {}));
 }
 
 /** The Session a fresh fire creates (named by the fire's pre-assigned id). */

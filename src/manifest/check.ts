@@ -19,7 +19,7 @@ export interface ManifestCheck {
 
 /**
  * The largest manifest read and parsed (1 MiB). A manifest is a page of configuration; a larger
- * file is refused unread, as parsing tens of MB of YAML takes a process's CPU for tens of seconds
+ * file is refused, never parsed: parsing tens of MB of YAML takes a process's CPU for tens of seconds
  * and GBs of memory (an agent's branch is untrusted, and the merge gate reads its manifest).
  */
 export const MANIFEST_MAX_BYTES = 1024 * 1024;

@@ -4,4 +4,5 @@
  */
 export * from './admission.js';
 export * from './new-session.js';
+export * from './prompt-size.js';
 export * from './refs-cleanup.js';

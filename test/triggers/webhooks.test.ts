@@ -106,6 +106,22 @@ describe('webhook receiver', () => {
     await stopSession(s.metadata.name);
   });
 
+  it('a payload that renders a prompt past 64 KiB: the prompt is cut, saying so, and the session runs (a first prompt past 128 KiB kept the sandbox from starting: E2BIG)', async () => {
+    const body = JSON.stringify({ ref: 'r'.repeat(200_000), code: 'big' });
+    const res = await webhook('hook', body, signed(body));
+    expect(res.status).toBe(202);
+    const id = res.body.session_id as string;
+    const prompt = (await session(id)).spec.initialPrompt as string;
+    expect(Buffer.byteLength(prompt)).toBeLessThanOrEqual(64 * 1024);
+    expect(prompt).toMatch(/^push to r{60000,}\n\n\[svc: this prompt was cut to 65536 bytes; it had 200\d{3}\]$/);
+    await waitFor(`session ${id} running`, async () => {
+      const status = (await getJson<Obj>('session', id)).status;
+      if (status?.status === 'failed') throw new Error(`session failed: ${JSON.stringify(status)}`);
+      return status?.status === 'running';
+    }, 60_000);
+    await stopSession(id);
+  }, 90_000);
+
   it('refuses with the SPEC statuses and writes nothing', async () => {
     const before = (await firesOf('hooks-hook')).length;
     const bad = signWebhookBody('other', SECRET);

@@ -2,11 +2,10 @@
 // problem, found before anything is read or written.
 import { branchNameProblem } from '../../git/index.js';
 import { SESSION_STATUSES, type SessionStatusValue } from '../../resources/index.js';
+import { MAX_PROMPT_BYTES } from '../../sessions/index.js';
 import { badRequest } from '../errors.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Largest prompt (it becomes an environment variable of the sandbox: Linux caps one at 128 KiB). */
-export const MAX_PROMPT = 64 * 1024;
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 const MODEL = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._:/@-]+$/;
 
@@ -30,7 +29,7 @@ function optionalString(input: Record<string, unknown>, field: string): string |
 
 function promptText(value: string, field: string): string {
   if (value.includes('\0')) throw badRequest(`${field} must not contain a NUL character`);
-  if (Buffer.byteLength(value, 'utf8') > MAX_PROMPT) throw badRequest(`${field} is larger than ${MAX_PROMPT} bytes`);
+  if (Buffer.byteLength(value, 'utf8') > MAX_PROMPT_BYTES) throw badRequest(`${field} is larger than ${MAX_PROMPT_BYTES} bytes`);
   return value;
 }
 
