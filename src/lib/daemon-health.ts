@@ -111,13 +111,19 @@ export function engineBusy(health: DaemonHealth): boolean {
 }
 
 /**
+ * The largest health answer read (svc-agent's is a few KB): the sandbox is untrusted, and its
+ * agent, of the same uid as svc-agent, can make it answer anything.
+ */
+export const DAEMON_HEALTH_MAX_BYTES = 256 * 1024;
+
+/**
  * Reads the daemon's health at `address` (host:port); null when it does not answer in time or
  * answers something else than this schema (a probe sent just as the port opens can hang, so it
  * always has a timeout).
  */
 export async function readDaemonHealth(address: string, timeoutMs = 3000): Promise<DaemonHealth | null> {
   try {
-    const res = await httpCall(`http://${address}/svc/health`, { timeoutMs });
+    const res = await httpCall(`http://${address}/svc/health`, { timeoutMs, maxBytes: DAEMON_HEALTH_MAX_BYTES });
     if (res.status < 200 || res.status >= 300) return null;
     const parsed = DaemonHealthSchema.safeParse(JSON.parse(res.body));
     return parsed.success ? parsed.data : null;

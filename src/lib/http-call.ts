@@ -12,6 +12,8 @@ export interface HttpCallOptions {
   body?: string;
   /** The whole call, from connecting to the last byte of the answer. */
   timeoutMs: number;
+  /** A longer answer is cut off and the call rejects (an answer from a sandbox is untrusted). */
+  maxBytes?: number;
 }
 
 export interface HttpAnswer {
@@ -36,7 +38,12 @@ export function httpCall(url: string, options: HttpCallOptions): Promise<HttpAns
     const headers = { ...options.headers, ...(options.body !== undefined ? { 'content-length': String(Buffer.byteLength(options.body)) } : {}) };
     const req = client.request(to, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (options.maxBytes !== undefined && size > options.maxBytes) req.destroy(new Error(`the answer is larger than ${options.maxBytes} bytes`));
+        else chunks.push(chunk);
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { getCondition, isFalse, isTrue, kubeTime, removeCondition, setCondition } from './conditions.js';
+import { getCondition, isFalse, isTrue, kubeTime, MAX_CONDITION_MESSAGE, removeCondition, setCondition } from './conditions.js';
 
 const t0 = new Date('2026-01-01T00:00:00.123Z');
 const t1 = new Date('2026-01-01T00:05:00Z');
@@ -10,6 +10,14 @@ describe('conditions', () => {
     expect(list).toEqual([
       { type: 'Ready', status: 'False', reason: 'Pending', message: 'waiting', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' },
     ]);
+  });
+
+  it('clips a message past metav1.Condition\'s 32 KiB (a sandbox\'s own words may be quoted)', () => {
+    const exact = 'x'.repeat(MAX_CONDITION_MESSAGE);
+    expect(setCondition([], { type: 'Ready', status: 'False', reason: 'R', message: exact }, t0)[0]!.message).toBe(exact);
+    const clipped = setCondition([], { type: 'Ready', status: 'False', reason: 'R', message: `${exact}more` }, t0)[0]!.message;
+    expect(clipped).toHaveLength(MAX_CONDITION_MESSAGE);
+    expect(clipped.endsWith('x…')).toBe(true);
   });
 
   it('keeps lastTransitionTime when only reason or message change', () => {

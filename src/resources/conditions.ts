@@ -38,6 +38,13 @@ export function kubeTime(date: Date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** The longest condition message (metav1.Condition's maxLength): a message may quote a sandbox's own words. */
+export const MAX_CONDITION_MESSAGE = 32 * 1024;
+
+function clipMessage(message: string): string {
+  return message.length > MAX_CONDITION_MESSAGE ? `${message.slice(0, MAX_CONDITION_MESSAGE - 1)}…` : message;
+}
+
 /**
  * Returns a new condition list with `input` set. lastTransitionTime is kept when the status
  * did not change (a reason or message update is not a transition), and set to `now` when it did.
@@ -47,7 +54,7 @@ export function setCondition(conditions: readonly Condition[] | undefined, input
   const existing = list.find((c) => c.type === input.type);
   const lastTransitionTime =
     existing && existing.status === input.status ? existing.lastTransitionTime : kubeTime(now);
-  const next: Condition = { ...input, lastTransitionTime };
+  const next: Condition = { ...input, message: clipMessage(input.message), lastTransitionTime };
   if (input.observedGeneration === undefined) delete next.observedGeneration;
   return existing ? list.map((c) => (c.type === input.type ? next : c)) : [...list, next];
 }
