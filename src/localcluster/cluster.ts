@@ -40,6 +40,8 @@ const PROTECTED_NAMESPACES = ['default', 'kube-system', 'kube-public'];
 const SERVER_OWNED_STATUS = new Set(['/namespaces', `${CRD_GROUP}/customresourcedefinitions`]);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Kubernetes' TotalAnnotationSizeLimitB: an object's annotations, keys and values, in bytes. */
+const MAX_ANNOTATION_BYTES = 256 * 1024;
 
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const objKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
@@ -307,9 +309,13 @@ export class Cluster {
       if (!labelKeyValid(k)) causes.push({ reason: 'FieldValueInvalid', field: 'metadata.labels', message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.'` });
       if (typeof v !== 'string' || !labelValueValid(v)) causes.push({ reason: 'FieldValueInvalid', field: `metadata.labels`, message: `Invalid value: "${String(v)}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character` });
     }
+    let annotationBytes = 0;
     for (const [k, v] of Object.entries(meta.annotations ?? {})) {
       if (typeof v !== 'string') causes.push({ reason: 'FieldValueInvalid', field: `metadata.annotations.${k}`, message: 'Invalid value: annotation values must be strings' });
+      else annotationBytes += Buffer.byteLength(k) + Buffer.byteLength(v);
     }
+    // apimachinery's ValidateAnnotationsSize
+    if (annotationBytes > MAX_ANNOTATION_BYTES) causes.push({ reason: 'FieldValueTooLong', field: 'metadata.annotations', message: `Too long: must have at most ${MAX_ANNOTATION_BYTES} bytes` });
     if (t.schema) {
       const pruned = prune(o, t.schema);
       if (opts.fieldValidation === 'Strict' && pruned.length) {

@@ -97,6 +97,19 @@ describe('status codes', () => {
     expect((await tc.api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role('a%2Fb'))).status).toBe(422);
   });
 
+  it('422 for annotations past 256 KiB in all, as Kubernetes (a create and a patch that would grow them), and nothing stored', async () => {
+    const cm = (name: string, annotations: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations } });
+    const half = 'x'.repeat(128 * 1024);
+    const r = await tc.api('POST', CMS, cm('annotated', { a: half, b: half }));
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ reason: 'Invalid', details: { causes: [{ field: 'metadata.annotations', reason: 'FieldValueTooLong', message: 'Too long: must have at most 262144 bytes' }] } });
+    expect((await tc.api('GET', `${CMS}/annotated`)).status).toBe(404);
+    expect((await tc.api('POST', CMS, cm('annotated', { a: 'x'.repeat(256 * 1024 - 1) }))).status).toBe(201); // 256 KiB with its key: the limit itself
+    const grown = await tc.api('PATCH', `${CMS}/annotated`, { metadata: { annotations: { b: 'é' } } }, 'application/merge-patch+json');
+    expect(grown.status).toBe(422);
+    expect(Object.keys((await tc.api('GET', `${CMS}/annotated`)).body.metadata!.annotations!)).toEqual(['a']);
+  });
+
   it('custom resources: PUT without resourceVersion is 422; a type error names the field', async () => {
     const created = await tc.api('POST', WIDGETS, widget('w', { size: 2 }));
     expect(created.status).toBe(201);
