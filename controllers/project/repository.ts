@@ -2,7 +2,7 @@
 // svc.yaml (else svc.toml) there in one git process, check it and list its triggers. Returns an
 // Observation for the pure code in desired.ts.
 import { LocalRepoNotAllowedError, openMirror, redact, unreachableReason, type GitCredentials } from '../../src/git/index.js';
-import { MANIFEST_FILES, MANIFEST_MAX_BYTES, listTriggers, readManifestAt, type ManifestFileRead } from '../../src/manifest/index.js';
+import { MANIFEST_FILES, listTriggers, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest } from '../../src/triggers/index.js';
 import type { Observation } from './desired.js';
@@ -19,12 +19,12 @@ export type ReadRepository = (project: Project, credentials: GitCredentials | nu
 export function repositoryReader(options: RepositoryReaderOptions): ReadRepository {
   return async (project, credentials) => {
     const branch = project.spec.defaultBranch ?? 'main';
-    let read: { sha: string | null; files: ManifestFileRead[] };
+    let read: { sha: string | null; files: (string | null)[] };
     try {
       const mirror = openMirror({ cacheDir: options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials, remoteTimeoutMs: options.fetchTimeoutMs });
       await mirror.fetch({ force: true });
       // the tip and both manifest candidates in one git process
-      read = await mirror.readBranchFiles(branch, MANIFEST_FILES, MANIFEST_MAX_BYTES);
+      read = await mirror.readBranchFiles(branch, MANIFEST_FILES);
     } catch (error) {
       // Messages of src/git errors carry the redacted URL only, never credentials.
       if (error instanceof LocalRepoNotAllowedError) return { kind: 'unreachable', reason: 'LocalRepoNotAllowed', message: error.message };

@@ -284,10 +284,10 @@ export class Mirror {
     let spec = `${sha}:${filePath}`;
     if (maxBytes !== undefined) {
       const { stdout } = await this.git(['cat-file', '--batch-check'], { input: `${spec}\n` });
-      const header = /^([0-9a-f]+) (\w+) (\d+)$/.exec(stdout.toString('utf8').trim());
-      if (header?.[2] !== 'blob') return null;
-      if (Number(header[3]) > maxBytes) return { bytes: Number(header[3]) };
-      spec = header[1]!;
+      const header = objectHeader(stdout.toString('utf8').trim());
+      if (header?.type !== 'blob') return null;
+      if (header.size > maxBytes) return { bytes: header.size };
+      spec = header.sha;
     }
     const [blob] = parseCatFileBatch((await this.git(['cat-file', '--batch'], { input: `${spec}\n` })).stdout, 1);
     return blob?.type === 'blob' ? blob.content.toString('utf8') : null;
@@ -296,9 +296,9 @@ export class Mirror {
   /**
    * The tip of branch `name` and `files` (UTF-8) at that tip, read by one git process under the
    * mirror's lock, so no fetch moves the branch between the reads. `sha` null: no such branch;
-   * a file null: not in that commit; `{ bytes }`: larger than `maxBytes`, read but not decoded.
+   * a file null: not in that commit.
    */
-  async readBranchFiles(name: string, files: readonly string[], maxBytes = Infinity): Promise<{ sha: string | null; files: (string | BlobTooLarge | null)[] }> {
+  async readBranchFiles(name: string, files: readonly string[]): Promise<{ sha: string | null; files: (string | null)[] }> {
     assertBranchName(name);
     for (const file of files) {
       const problem = treePathProblem(file);
@@ -310,13 +310,7 @@ export class Mirror {
     const { stdout } = await this.locked(() => this.git(['cat-file', '--batch'], { input }));
     const [commit, ...blobs] = parseCatFileBatch(stdout, files.length + 1);
     if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
-    return {
-      sha: commit.sha,
-      files: blobs.map((b) => {
-        if (b?.type !== 'blob') return null;
-        return b.content.length > maxBytes ? { bytes: b.content.length } : b.content.toString('utf8');
-      }),
-    };
+    return { sha: commit.sha, files: blobs.map((b) => (b?.type === 'blob' ? b.content.toString('utf8') : null)) };
   }
 
   /** True when `ancestor` is reachable from `descendant` (also when equal). */
@@ -811,17 +805,22 @@ function hostMessage(stderr: string): string {
 }
 
 /** The records of `git cat-file --batch` output: one per input line, null for a missing object. */
+/** A `cat-file --batch(-check)` header line, `<sha> <type> <size>`; null for `<name> missing`. */
+function objectHeader(line: string): { sha: string; type: string; size: number } | null {
+  const header = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(line);
+  return header ? { sha: header[1]!, type: header[2]!, size: Number(header[3]) } : null;
+}
+
 function parseCatFileBatch(out: Buffer, count: number): ({ sha: string; type: string; content: Buffer } | null)[] {
   const records: ({ sha: string; type: string; content: Buffer } | null)[] = [];
   let at = 0;
   while (records.length < count && at < out.length) {
     const newline = out.indexOf(10, at);
     if (newline < 0) break;
-    const header = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(out.subarray(at, newline).toString('utf8'));
+    const header = objectHeader(out.subarray(at, newline).toString('utf8'));
     if (!header) { records.push(null); at = newline + 1; continue; } // "<name> missing" (or ambiguous)
-    const size = Number(header[3]);
-    records.push({ sha: header[1]!, type: header[2]!, content: out.subarray(newline + 1, newline + 1 + size) });
-    at = newline + 1 + size + 1;
+    records.push({ sha: header.sha, type: header.type, content: out.subarray(newline + 1, newline + 1 + header.size) });
+    at = newline + 1 + header.size + 1;
   }
   while (records.length < count) records.push(null);
   return records;

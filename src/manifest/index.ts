@@ -2,7 +2,7 @@
 export type { ManifestIssue } from './issues.js';
 export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
 export { checkManifest, MANIFEST_MAX_BYTES, type ManifestCheck } from './check.js';
-export { readManifestAt, type ManifestAtCommit, type ManifestFileRead } from './at-commit.js';
+export { readManifestAt, type ManifestAtCommit } from './at-commit.js';
 export { listTriggers, type TriggerListing, type TriggerListingError } from './listing.js';
 export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';
