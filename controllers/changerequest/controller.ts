@@ -8,7 +8,7 @@ import { isNotFound, readGitCredentials, readSecretData, retryOnConflict } from 
 import { objectController, type ControllerDefinition, type ObjectKey, type ReconcileContext } from '../../src/runtime/index.js';
 import type { Observed, ReplicaLease } from '../../src/changerequests/merge-claim.js';
 import {
-  CHANGE_REQUEST, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPromptPatch, pendingPrompts,
+  CHANGE_REQUEST, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPromptPatch, pendingPrompts, promptQueueFull,
   type ChangeRequest, type KubeObject, type Project, type Session,
 } from '../../src/resources/index.js';
 import { decideChangeRequest, type ChangeRequestFacts, type ChangeRequestSettings, type ChangeRequestStep } from './decide.js';
@@ -105,11 +105,19 @@ export function changeRequestController(options: ChangeRequestControllerOptions)
             return;
           }
           let session = current;
+          const full: typeof queued = {};
           for (const note of step.notes) {
             if (pendingPrompts(session).some((p) => p.id === note.promptId)) continue;
-            const appended = appendPromptPatch(session, { id: note.promptId, text: note.text, source: 'feedback', at: new Date().toISOString() });
+            const prompt = { id: note.promptId, text: note.text, source: 'feedback' as const, at: new Date().toISOString() };
+            // a session that cannot run has its waiting prompts full: this note is not queued, and the reviewer is told
+            const refused = promptQueueFull(session, prompt);
+            if (refused) { full[note.index] = { state: 'undelivered', message: `${refused}: this note was not queued; request changes again once it took them` }; continue; }
+            const appended = appendPromptPatch(session, prompt);
             session = { ...session, metadata: { ...session.metadata, annotations: { ...session.metadata.annotations, ...appended.metadata.annotations } } };
           }
+          const written = step.notes.filter((note) => !full[note.index]);
+          Object.assign(queued, full);
+          if (!written.length) return;
           // queued prompts wake a stopped session (the prompt route does the same); the read version is the precondition
           await ctx.resource<Session>(SESSION).mergePatch(namespace, step.session, {
             metadata: {
@@ -118,7 +126,7 @@ export function changeRequestController(options: ChangeRequestControllerOptions)
             },
             spec: { desiredState: 'running' },
           });
-          for (const note of step.notes) queued[note.index] = { state: 'queued', message: `queued on session ${step.session}` };
+          for (const note of written) queued[note.index] = { state: 'queued', message: `queued on session ${step.session}` };
         }, { attempts: 5 });
         return { observed: { queued } };
       }

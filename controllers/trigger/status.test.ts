@@ -76,6 +76,8 @@ describe('nextTriggerStatus', () => {
       ['a stopped session is a success', [fired('a', at(1)), fired('b', at(2))], [sess('a-s', 'failed'), sess('b-s', 'stopped', at(2))], 0, false],
       ['a fire refused for capacity (QueueFull) neither counts nor resets',
         [failed('a', at(1)), fire('q', at(2), { phase: 'failed', reason: 'QueueFull: the queue of project web is full' }), failed('b', at(3)), failed('c', at(4))], [], 3, true],
+      ['a reuse fire whose session had its waiting prompts full (PromptQueueFull) neither counts nor resets',
+        [failed('a', at(1)), failed('b', at(2)), fire('p', at(3), { phase: 'failed', reason: 'PromptQueueFull: session s already has 3 prompt(s) waiting' })], [], 2, false],
       ['fires in the same second as the trigger\'s creation count (instants, not strings, are compared)',
         [failed('a', '2030-01-01T00:00:00.100Z'), failed('b', '2030-01-01T00:00:00.200Z'), failed('c', '2030-01-01T00:00:00.300Z')], [], 3, true],
       ['only capacity refusals: never paused',

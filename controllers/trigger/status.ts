@@ -41,8 +41,8 @@ export interface TriggerOutcome {
 
 const byFiredAt = (a: TriggerFire, b: TriggerFire) => a.spec.firedAt.localeCompare(b.spec.firedAt) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
-/** Reasons of fires refused for capacity: the account was busy, nothing is wrong with the trigger. */
-const CAPACITY_REASONS = ['QueueFull'];
+/** Reasons of fires refused for capacity: the account, or the reused session's waiting prompts, were full; nothing is wrong with the trigger. */
+const CAPACITY_REASONS = ['QueueFull', 'PromptQueueFull'];
 
 /**
  * The outcome of one fire for the pause rule (docs/triggers.md), undefined while undecided:
@@ -50,7 +50,7 @@ const CAPACITY_REASONS = ['QueueFull'];
  * - succeeded: its session ran (reached running, or ended stopped or completed), or is gone;
  * - undecided: waiting in the queue, or its session is still starting (provisioning). A later
  *   fire whose session is still starting therefore never hides an earlier fire's failure.
- * A fire refused for capacity (QueueFull) counts neither way.
+ * A fire refused for capacity (QueueFull, PromptQueueFull) counts neither way.
  */
 export function fireOutcome(fire: TriggerFire, sessions: ReadonlyMap<string, Session>): 'failed' | 'succeeded' | undefined {
   if (fire.status?.phase === 'failed') {

@@ -11,7 +11,7 @@ import { isAlreadyExists, isInvalid, RecentWrites, retryOnConflict } from '../..
 import { generationChanged, objectController, type ControllerDefinition, type ObjectKey, type Predicate, type ReconcileContext } from '../../src/runtime/index.js';
 import {
   LABEL_TRIGGER, NAMESPACE, PENDING_FIRES_INDEX, PROJECT, SESSION, SLOT_HOLDERS_INDEX, TRIGGER, TRIGGER_FIRE, appendPromptPatch, compareFires, defaultSessionCap,
-  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, sessionCap,
+  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, promptQueueFull, sessionCap,
   type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
 import { decideFire, type FireFacts, type FireStep } from './decide.js';
@@ -100,17 +100,21 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
       }
       case 'reprompt': {
         // Appended once (the prompt id names the fire), with the resourceVersion as precondition; a stopped session is woken.
-        const woke = await retryOnConflict(async () => {
+        // A session whose waiting prompts are full (it cannot run) does not take this one: the fire fails saying so.
+        const outcome = await retryOnConflict(async (): Promise<{ woke: boolean } | { full: string }> => {
           const current = await sessions.client.get(namespace, step.session);
           const already = pendingPrompts(current).some((p) => p.id === step.prompt.id);
+          const full = already ? null : promptQueueFull(current, step.prompt);
+          if (full) return { full };
           const wake = step.wake || current.spec.desiredState === 'stopped';
-          if (already && !wake) return false;
+          if (already && !wake) return { woke: false };
           const patch = already ? { metadata: { resourceVersion: current.metadata.resourceVersion } } : appendPromptPatch(current, step.prompt);
           const stored = await sessions.mergePatch(namespace, step.session, wake ? { ...patch, spec: { desiredState: 'running' } } : patch);
           if (wake) written.record(stored, sessions.get(namespace, step.session)?.metadata.resourceVersion);
-          return wake;
+          return { woke: wake };
         }, { attempts: 5 });
-        return { observed: { started: { session: step.session, reprompted: true, woke } } };
+        if ('full' in outcome) return { observed: { rejected: { reason: 'PromptQueueFull', message: `${outcome.full}: this fire's prompt was not queued` } } };
+        return { observed: { started: { session: step.session, reprompted: true, woke: outcome.woke } } };
       }
       case 'tell-trigger': {
         const trigger = ctx.resource<Trigger>(TRIGGER).get(namespace, fire.spec.triggerRef.name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendPromptPatch, pendingPrompts, promptQueueOverflow, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
+import { appendPromptPatch, pendingPrompts, promptQueueFull, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
 
 describe('pending prompts', () => {
   const p1 = { id: 'a', text: 'first', source: 'api' as const, at: '2026-11-23T12:00:00Z' };
@@ -22,15 +22,16 @@ describe('pending prompts', () => {
 
   it('says when an append would take the waiting prompts past PENDING_PROMPTS_MAX_BYTES (bytes, not characters)', () => {
     const big = (id: string, text: string) => ({ ...p1, id, text });
-    let session: { metadata: { annotations?: Record<string, string> } } = { metadata: {} };
+    let session: { metadata: { name: string; annotations?: Record<string, string> } } = { metadata: { name: 's1' } };
     for (const id of ['1', '2']) {
-      expect(promptQueueOverflow(session, big(id, 'x'.repeat(64 * 1024)))).toBeNull();
-      session = { metadata: { annotations: appendPromptPatch(session, big(id, 'x'.repeat(64 * 1024))).metadata.annotations } };
+      expect(promptQueueFull(session, big(id, 'x'.repeat(64 * 1024)))).toBeNull();
+      session = { metadata: { name: 's1', annotations: appendPromptPatch(session, big(id, 'x'.repeat(64 * 1024))).metadata.annotations } };
     }
-    expect(promptQueueOverflow(session, big('3', 'x'.repeat(60 * 1024)))).toBeNull();
-    const over = promptQueueOverflow(session, big('3', 'é'.repeat(32 * 1024))); // 64 KiB in UTF-8
-    expect(over).toBeGreaterThan(PENDING_PROMPTS_MAX_BYTES);
-    expect(over).toBe(Buffer.byteLength(JSON.stringify([...pendingPrompts(session), big('3', 'é'.repeat(32 * 1024))])));
+    const fits = big('3', 'x'.repeat(60 * 1024));
+    expect(promptQueueFull(session, fits)).toBeNull();
+    const tooBig = big('3', 'é'.repeat(32 * 1024)); // 64 KiB in UTF-8, 32 Ki characters
+    expect(Buffer.byteLength(JSON.stringify([...pendingPrompts(session), tooBig]))).toBeGreaterThan(PENDING_PROMPTS_MAX_BYTES);
+    expect(promptQueueFull(session, tooBig)).toBe(`session s1 already has 2 prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`);
   });
 
   it('reads a broken annotation as no prompts', () => {

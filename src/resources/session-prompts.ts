@@ -28,10 +28,14 @@ export interface PendingPrompt {
  */
 export const PENDING_PROMPTS_MAX_BYTES = 192 * 1024;
 
-/** The annotation's size once `prompt` is appended, when that is over PENDING_PROMPTS_MAX_BYTES; else null. */
-export function promptQueueOverflow(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): number | null {
-  const bytes = Buffer.byteLength(JSON.stringify([...pendingPrompts(session), prompt]));
-  return bytes > PENDING_PROMPTS_MAX_BYTES ? bytes : null;
+/**
+ * Why `prompt` cannot be appended (it would take the waiting prompts past PENDING_PROMPTS_MAX_BYTES),
+ * or null when it can. Every writer asks: the prompt route (429), a `reuse` fire (fails), feedback (undelivered).
+ */
+export function promptQueueFull(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): string | null {
+  const waiting = pendingPrompts(session);
+  if (Buffer.byteLength(JSON.stringify([...waiting, prompt])) <= PENDING_PROMPTS_MAX_BYTES) return null;
+  return `session ${session.metadata.name} already has ${waiting.length} prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`;
 }
 
 /** The prompts waiting on a session, oldest first; an unreadable annotation reads as none. */

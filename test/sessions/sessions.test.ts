@@ -12,6 +12,8 @@ import { payloadPid } from '../../src/lib/jail/index.js';
 import { buildArtifacts } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { commitFiles, GIT_ENV, makeRepo, run, runOk, waitFor } from '../dev/util.js';
+import { fillPendingPrompts } from '../helpers/pending-prompts.js';
+import { PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from '../../src/resources/index.js';
 
 let dev: DevInstance;
 let repo: string;
@@ -101,6 +103,8 @@ afterAll(async () => {
 
 describe('sessions through svc dev', () => {
   let first: SessionView;
+  /** The change request `first` opened. */
+  let crId: string;
 
   it('a session gets its branch, a sandbox, and the SPEC §2.6 environment as the engine sees it', async () => {
     first = await startSession('demo', { prompt: 'write the README', model: 'mock/m1' });
@@ -215,7 +219,7 @@ describe('sessions through svc dev', () => {
     const opened = await api<{ change_request: { cr_id: string; origin_session_id: string } }>('POST', `/projects/${projects.demo}/change-requests`, { title: 'From the session', head_ref: first.id, session_id: first.id });
     expect(opened.status).toBe(201);
     expect(opened.body.change_request.origin_session_id).toBe(first.id);
-    const crId = opened.body.change_request.cr_id;
+    crId = opened.body.change_request.cr_id;
     expect((await api('POST', `/projects/${projects.demo}/change-requests/${crId}/request-changes`, { feedback: 'please add a test for it' })).status).toBe(200);
 
     await waitFor('the note delivered to the root engine session', async () =>
@@ -228,6 +232,32 @@ describe('sessions through svc dev', () => {
     const events = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${cr.metadata.name}`, '-o', 'jsonpath={.items[*].reason}');
     expect(events).toContain('ChangesRequested');
     expect(events).toContain('FeedbackDelivered');
+  }, 60_000);
+
+  it('request-changes while the session\'s waiting prompts are full: the note is undelivered saying why, the session is left as it was (the cluster refused the append, retried without end)', async () => {
+    expect((await api('POST', `${sessionsPath('demo')}/${first.id}/stop`)).status).toBe(200);
+    await waitStatus('demo', first.id, 'stopped');
+    // as much as the prompt route lets wait (192 KiB), and a note of 64 KiB: past the cluster's 256 KiB of annotations
+    const waiting = await fillPendingPrompts(dev.env, first.id, PENDING_PROMPTS_MAX_BYTES - 8);
+    expect((await api('POST', `/projects/${projects.demo}/change-requests/${crId}/request-changes`, { feedback: 'n'.repeat(65_536) })).status).toBe(200);
+    const cr = await waitFor('the second note recorded', async () => {
+      const all = JSON.parse(await kubectl('get', 'changerequests', '-o', 'json')) as { items: { metadata: { uid: string; name: string }; status?: { feedback?: { index: number; state: string; message: string }[] } }[] };
+      const found = all.items.find((c) => c.metadata.uid === crId);
+      return found?.status?.feedback?.some((r) => r.index === 1) ? found : undefined;
+    }, 20_000);
+    expect(cr.status?.feedback?.find((r) => r.index === 1)).toMatchObject({
+      state: 'undelivered',
+      message: `session ${first.id} already has 3 prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all: this note was not queued; request changes again once it took them`,
+    });
+    const warnings = await kubectl('get', 'events', '--field-selector', `involvedObject.name=${cr.metadata.name},type=Warning`, '-o', 'jsonpath={.items[*].reason}');
+    expect(warnings).toContain('FeedbackNotDelivered');
+    const session = JSON.parse(await kubectl('get', 'session', first.id, '-o', 'json')) as { spec: { desiredState: string }; metadata: { annotations?: Record<string, string> } };
+    expect(session.spec.desiredState).toBe('stopped');
+    expect(session.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION]).toBe(JSON.stringify(waiting));
+    // the later tests want it running
+    await kubectl('annotate', 'session', first.id, `${PENDING_PROMPTS_ANNOTATION}-`);
+    expect((await api('POST', `${sessionsPath('demo')}/${first.id}/prompt`, { text: 'carry on' })).status).toBe(202);
+    await waitStatus('demo', first.id, 'running');
   }, 60_000);
 
   it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends', async () => {

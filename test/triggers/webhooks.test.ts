@@ -12,6 +12,8 @@ import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { commitFiles, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { webhookManifest } from '../helpers/manifests.js';
+import { fillPendingPrompts } from '../helpers/pending-prompts.js';
+import { PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from '../../src/resources/index.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
 const SECRET = 'whsec-0123456789';
@@ -240,6 +242,31 @@ describe('reuse mode', () => {
     expect(await sessionsOf('hooks-reuse-hook')).toHaveLength(1);
     await stopSession(id);
   });
+
+  it('a session whose waiting prompts are full: the fire fails PromptQueueFull, the trigger says why, the session is left as it was (the append was refused by the cluster and retried without end)', async () => {
+    const first = await webhook('reuse-hook', '{"n":"full-1"}', signed('{"n":"full-1"}'));
+    expect(first.status).toBe(202);
+    const id = first.body.session_id as string;
+    await session(id);
+    await stopSession(id);
+    await waitFor('the session to stop', async () => (await getJson<Obj>('session', id)).status?.status === 'stopped');
+    // as much as the prompt route lets wait (192 KiB), and a fire whose prompt is cut at 64 KiB: past the cluster's 256 KiB of annotations
+    const waiting = await fillPendingPrompts(dev.env, id, PENDING_PROMPTS_MAX_BYTES - 8);
+    const body = JSON.stringify({ n: 'y'.repeat(70_000) });
+    const big = await webhook('reuse-hook', body, signed(body, { 'x-svc-delivery': 'reuse-full' }));
+    expect(big).toEqual({ status: 202, body: { status: 'fired', session_id: id } });
+    const fire = await waitFor('the fire to fail', async () => {
+      const found = (await firesOf('hooks-reuse-hook')).find((f) => f.spec.deliveryId === 'reuse-full');
+      return found?.status?.phase === 'failed' ? found : undefined;
+    }, 20_000);
+    expect(fire.status?.reason).toBe(`PromptQueueFull: session ${id} already has 3 prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all: this fire's prompt was not queued`);
+    const warnings = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=hooks-reuse-hook,type=Warning', '-o', 'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}');
+    expect(warnings).toContain(`PromptQueueFull: fire ${fire.metadata.name}: session ${id} already has 3 prompt(s) waiting`);
+    const after = await getJson<Obj>('session', id);
+    expect(after.spec.desiredState).toBe('stopped');
+    expect(after.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION]).toBe(JSON.stringify(waiting));
+    await kubectl('annotate', 'session', id, `${PENDING_PROMPTS_ANNOTATION}-`);
+  }, 60_000);
 });
 
 describe('the queue at the concurrent-session cap', () => {

@@ -8,7 +8,7 @@ import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { readManifestAt } from '../../manifest/index.js';
 import {
-  STOP_REASON_ANNOTATION, PENDING_PROMPTS_MAX_BYTES, appendPromptPatch, pendingPrompts, promptQueueOverflow, sessionCap,
+  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, promptQueueFull, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
 import { admit, newSession } from '../../sessions/index.js';
@@ -117,10 +117,8 @@ export class SessionService {
       if (session.status?.status === 'failed') {
         throw new ApiError(409, `session ${id} failed (${session.status.reason ?? 'see its conditions'}); start a new session`);
       }
-      if (promptQueueOverflow(session, prompt) !== null) {
-        const waiting = pendingPrompts(session).length;
-        throw new ApiError(429, `session ${id} already has ${waiting} prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all: it takes them once it runs; send this one after`);
-      }
+      const full = promptQueueFull(session, prompt);
+      if (full) throw new ApiError(429, `${full}: it takes them once it runs; send this one after`);
       const append = appendPromptPatch(session, prompt);
       return {
         metadata: { ...append.metadata, annotations: { ...append.metadata.annotations, [STOP_REASON_ANNOTATION]: null } },
