@@ -329,6 +329,7 @@ export class LlmRelay {
           if (out.length > 0 && !res.write(out)) await once(res, 'drain', { signal: abort.signal }); // a client that left ends the wait
         }
         res.end(tap ? tap.end() : undefined);
+        if (tap?.unread) this.log(`model gateway: ${provider.name} sent an answer past 16 MiB or a stream event past 16 Mi characters: it passed unread, its usage not counted`);
       } catch {
         // the upstream failed after the answer started, the client left, or its headers could not
         // be relayed: cut both connections

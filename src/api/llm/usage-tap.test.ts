@@ -51,11 +51,26 @@ describe('SseTap', () => {
     expect(meter.counts()).toEqual({ input_tokens: 21, output_tokens: 8 });
   });
 
-  it('keeps event names and ids, CRLF line ends and a last chunk that has choices', () => {
-    const text = 'event: message\r\nid: 1\r\ndata: {"choices":[{"index":0,"delta":{}}],"usage":{"prompt_tokens":2,"completion_tokens":1}}\r\n\r\n';
+  it.each([1, 2, 3, 4, 5, 6, 7])('keeps event names and ids, CRLF line ends and a last chunk that has choices (chunks of %i bytes: the end split every way)', (size) => {
+    const event = 'event: message\r\nid: 1\r\ndata: {"choices":[{"index":0,"delta":{}}],"usage":{"prompt_tokens":2,"completion_tokens":1}}\r\n\r\n';
     const meter = new UsageMeter();
-    expect(run(new SseTap(meter, true), text, 4)).toBe('event: message\r\nid: 1\r\ndata: {"choices":[{"index":0,"delta":{}}]}\r\n\r\n');
+    const tap = new SseTap(meter, true);
+    expect(run(tap, event + event.replace('id: 1', 'id: 2'), size))
+      .toBe('event: message\r\nid: 1\r\ndata: {"choices":[{"index":0,"delta":{}}]}\r\n\r\nevent: message\r\nid: 2\r\ndata: {"choices":[{"index":0,"delta":{}}]}\r\n\r\n');
     expect(meter.counts()).toEqual({ input_tokens: 2, output_tokens: 1 });
+    expect(tap.unread).toBe(false);
+  });
+
+  it.each([false, true])('passes an event past 16 Mi characters unread, as it came, and reads the events after it (strip %s)', (strip) => {
+    const big = sse({ choices: [{ index: 0, delta: { content: 'é'.repeat(17 * 1024 * 1024) } }], usage: { prompt_tokens: 999, completion_tokens: 999 } });
+    const after = sse({ id: 'c', choices: [], usage: { prompt_tokens: 21, completion_tokens: 8 } });
+    const meter = new UsageMeter();
+    const tap = new SseTap(meter, strip);
+    const out = run(tap, big + after + 'data: [DONE]\n\n', 64 * 1024 + 1);
+    // compared as a boolean: a diff of 18 MB strings would not fit the worker's memory
+    expect(out === big + (strip ? '' : after) + 'data: [DONE]\n\n').toBe(true);
+    expect(meter.counts()).toEqual({ input_tokens: 21, output_tokens: 8 });
+    expect(tap.unread).toBe(true);
   });
 
   it('counts an Anthropic stream (running totals)', () => {
@@ -96,5 +111,16 @@ describe('JsonTap', () => {
     tap.push(body.subarray(5));
     tap.end();
     expect(meter.counts()).toEqual({ input_tokens: 3, output_tokens: 4 });
+    expect(tap.unread).toBe(false);
+  });
+
+  it('passes an answer past 16 MiB unread', () => {
+    const meter = new UsageMeter();
+    const tap = new JsonTap(meter);
+    const body = Buffer.from(JSON.stringify({ text: 'x'.repeat(16 * 1024 * 1024), usage: { prompt_tokens: 3, completion_tokens: 4 } }));
+    expect(Buffer.concat([tap.push(body.subarray(0, 1024)), tap.push(body.subarray(1024))]).equals(body)).toBe(true);
+    tap.end();
+    expect(meter.seen).toBe(false);
+    expect(tap.unread).toBe(true);
   });
 });
