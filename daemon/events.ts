@@ -3,6 +3,7 @@
 // reconnected while the engine stays ready.
 import type { EngineSupervisor } from './engine.js';
 import { httpStream } from '../src/lib/http-call.js';
+import { SseSplitter, eventData } from '../src/lib/sse.js';
 
 export interface EngineEvent {
   type: string;
@@ -11,19 +12,13 @@ export interface EngineEvent {
 
 export type EngineEventListener = (event: EngineEvent) => void;
 
-/** Splits an SSE byte stream into the JSON payloads of its `data:` lines, one per event. */
+/** The engine events of an SSE stream: the JSON payloads of its events' data (SseSplitter: linear, bounded). */
 export class SseParser {
-  private buffer = '';
+  private readonly splitter = new SseSplitter();
 
-  push(chunk: string): EngineEvent[] {
-    this.buffer += chunk.replace(/\r\n?/g, '\n');
+  push(chunk: Uint8Array | string): EngineEvent[] {
     const events: EngineEvent[] = [];
-    let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, '')).join('\n');
-      if (!data) continue;
+    for (const data of eventData(this.splitter.push(chunk))) {
       try {
         const parsed = JSON.parse(data) as { type?: unknown; properties?: unknown };
         if (typeof parsed?.type === 'string') {
@@ -31,8 +26,6 @@ export class SseParser {
         }
       } catch { /* not JSON: not an engine event */ }
     }
-    // an event larger than 16 MiB without an end is no event stream
-    if (this.buffer.length > 16 * 1024 * 1024) this.buffer = '';
     return events;
   }
 }
@@ -70,10 +63,9 @@ export class EngineEvents {
     while (!controller.signal.aborted && this.engine.state === 'ready') {
       try {
         const parser = new SseParser();
-        const decoder = new TextDecoder();
         await httpStream(`${this.engine.baseUrl}/event`, { authorization: this.engine.authorization }, controller.signal, (chunk) => {
           for (const listener of this.chunkListeners) listener();
-          for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
+          for (const event of parser.push(chunk)) {
             for (const listener of this.listeners) {
               try { listener(event); } catch (err) { process.stderr.write(`svc-agent: event listener: ${(err as Error).message}\n`); }
             }

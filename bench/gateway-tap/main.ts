@@ -1,4 +1,4 @@
-// The model gateway's usage tap (src/api/llm/usage-tap.ts) on a streamed answer, in the API's own
+// The model gateway's usage tap (src/api/llm/usage-tap.ts, splitting on src/lib/sse.ts) on a streamed answer, in the API's own
 // process: a stream of small events (a chat completion, 2,000 content chunks) and one large event
 // (a Responses API `response.completed` carrying the whole output, 1 and 8 MiB) arriving in chunks
 // of 1, 16 and 64 KiB, counted and with the usage taken out (`strip`). The baseline in the same run

@@ -4,6 +4,8 @@
 // (stream_options.include_usage), `strip` takes out what that added (the usage-only chunk and the
 // `usage: null` of the other chunks), so the client sees what it would have seen without it.
 
+import { SseSplitter, sseData, type SsePiece } from '../../lib/sse.js';
+
 export interface TokenCounts { input_tokens: number; output_tokens: number }
 
 const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
@@ -47,9 +49,8 @@ export class UsageMeter {
   }
 }
 
-/** Largest answer (bytes), or stream event (characters), read for its usage; all of it still reaches the client. */
+/** Largest answer read for its usage (all of it still reaches the client). */
 const MAX_TAP_BYTES = 16 * 1024 * 1024;
-const MAX_TAP_CHARS = 16 * 1024 * 1024;
 
 /** A non-streaming answer: a copy kept (up to a bound) and read at the end. */
 export class JsonTap {
@@ -81,16 +82,6 @@ export class JsonTap {
   }
 }
 
-const EVENT_ENDS = /\r\n\r\n|\n\n|\r\r/g;
-
-function eventData(event: string): string | null {
-  const data: string[] = [];
-  for (const line of event.split(/\r\n|\n|\r/)) {
-    if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-  }
-  return data.length > 0 ? data.join('\n') : null;
-}
-
 /** `json` (the text of `obj`) without its top-level `usage` member, changing nothing else where it can. */
 export function withoutUsage(json: string, obj: Record<string, unknown>): string {
   // the common case (OpenAI puts it last): the text ends with the top-level member, nothing else can
@@ -115,85 +106,38 @@ export function withoutUsage(json: string, obj: Record<string, unknown>): string
 /**
  * A server-sent event stream. Without `strip` every chunk passes at once, unchanged, and a copy
  * is parsed; with it, each complete event passes as soon as it is complete, the usage the
- * gateway asked for taken out.
- *
- * Only the new text of each chunk is searched for an event's end (plus the 3 characters before
- * it), and an incomplete event is kept in pieces, joined once when complete: the work is linear in
- * the stream (the whole incomplete event searched again on every chunk took a second of the API's
- * event loop for a 1 MiB event in 1 KiB chunks). An event past MAX_TAP_CHARS passes unread; the
+ * gateway asked for taken out. An event past 16 Mi characters passes unread (SseSplitter); the
  * events after it are read again.
  */
 export class SseTap {
-  private readonly decoder = new TextDecoder();
-  /** The incomplete event so far (unless skipping it). */
-  private pending: string[] = [];
-  private pendingLength = 0;
-  /** The last characters of the incomplete event: its end may begin there. */
-  private tail = '';
-  /** Inside an event past MAX_TAP_CHARS: passed as it comes, unread, up to its end. */
-  private skipping = false;
-  /** Events passed unread. */
-  skipped = 0;
+  private readonly splitter = new SseSplitter();
 
   constructor(readonly meter: UsageMeter, private readonly strip: boolean) {}
 
   /** True once an event passed unread: its usage is not counted. */
   get unread(): boolean {
-    return this.skipped > 0;
+    return this.splitter.skipped > 0;
   }
 
   push(chunk: Buffer): Buffer {
-    const text = this.tail + this.decoder.decode(chunk, { stream: true });
-    let out = '';
-    let eventStart = 0; // where the incomplete event begins in `text` (its tail, when it has one)
-    let from = this.tail.length; // the first character not handled yet
-    for (;;) {
-      EVENT_ENDS.lastIndex = eventStart;
-      const m = EVENT_ENDS.exec(text);
-      if (!m) break;
-      // no end lies wholly in the tail (it was searched with the text before it)
-      const end = m.index + m[0].length;
-      out += this.take(text.slice(from, end), true);
-      eventStart = from = end;
-    }
-    this.tail = text.slice(Math.max(eventStart, text.length - 3));
-    if (from < text.length) out += this.take(text.slice(from), false);
+    const out = this.send(this.splitter.push(chunk));
     return this.strip ? Buffer.from(out, 'utf8') : chunk;
   }
 
   end(): Buffer {
-    const rest = this.take(this.decoder.decode(), true);
-    this.tail = '';
-    return this.strip ? Buffer.from(rest, 'utf8') : Buffer.alloc(0);
+    const out = this.send(this.splitter.end());
+    return this.strip ? Buffer.from(out, 'utf8') : Buffer.alloc(0);
   }
 
-  /** Takes a piece of the current event (its last when `complete`); answers what to send now. */
-  private take(piece: string, complete: boolean): string {
-    if (this.skipping) {
-      if (complete) this.skipping = false;
-      return piece;
-    }
-    this.pending.push(piece);
-    this.pendingLength += piece.length;
-    if (complete) {
-      const event = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
-      this.pending = [];
-      this.pendingLength = 0;
-      return event ? this.event(event) : '';
-    }
-    if (this.pendingLength <= MAX_TAP_CHARS) return '';
-    // too large to read: what was kept goes now, the rest of it as it comes
-    const kept = this.pending.join('');
-    this.pending = [];
-    this.pendingLength = 0;
-    this.skipping = true;
-    this.skipped += 1;
-    return kept;
+  private send(pieces: SsePiece[]): string {
+    let out = '';
+    for (const piece of pieces) out += 'event' in piece ? this.event(piece.event) : piece.unread;
+    return out;
   }
 
   /** Counts the event; answers what to send for it (when stripping). */
   private event(event: string): string {
-    const data = eventData(event);
+    const data = sseData(event);
     if (data === null || data === '[DONE]') return event;
     let obj: unknown;
     try {

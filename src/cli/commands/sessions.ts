@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs, type BootPhaseView } from '../../lib/boot-phases.js';
 import { modelError } from '../../lib/model-error.js';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
+import { SseSplitter, eventData } from '../../lib/sse.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
@@ -108,16 +109,9 @@ async function followEvents(url: string, token: string, json: boolean | undefine
     try { message = (JSON.parse(text) as { error?: string }).error ?? message; } catch { /* not JSON */ }
     throw new CliError(message);
   }
-  const decoder = new TextDecoder();
-  let buffer = '';
+  const splitter = new SseSplitter();
   for await (const chunk of res.body) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-      if (!data) continue;
+    for (const data of eventData(splitter.push(chunk as Uint8Array))) {
       let event: { type?: string; properties?: Record<string, unknown> };
       try { event = JSON.parse(data) as typeof event; } catch { continue; }
       if (json) { process.stdout.write(`${data}\n`); continue; }
