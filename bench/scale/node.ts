@@ -6,7 +6,7 @@
 // SCALE_HOLLOW_OCTET. Prints "node ready" once watching; SIGTERM closes it.
 import { readFileSync } from 'node:fs';
 import { startNodeSimulator } from '../../src/localcluster/node/index.js';
-import { LABEL_SANDBOX } from '../../src/sandbox/kubernetes/index.js';
+import { LABEL_SANDBOX } from '../../src/resources/index.js';
 
 const env = (name: string) => {
   const value = process.env[name];

@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { Jail } from '../lib/jail/index.js';
 import type { ClusterAccess } from '../localcluster/client.js';
 import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../localcluster/node/index.js';
-import { ENTRYPOINT, LABEL_SANDBOX } from '../sandbox/kubernetes/index.js';
+import { ENTRYPOINT } from '../sandbox/kubernetes/index.js';
+import { LABEL_SANDBOX } from '../resources/index.js';
 import { SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 
 export interface SandboxNodeOptions {

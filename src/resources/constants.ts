@@ -61,6 +61,8 @@ export const FINALIZER = 'svc.dev/cleanup';
 export const LABEL_PROJECT = 'svc.dev/project';
 export const LABEL_TRIGGER = 'svc.dev/trigger';
 export const LABEL_SESSION = 'svc.dev/session';
+/** On a kubernetes-provider sandbox's Pod and Secret: the Sandbox's name. */
+export const LABEL_SANDBOX = 'svc.dev/sandbox';
 export const CUSTOM_RESOURCE_DEFINITION: ResourceType = {
   ...builtin('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions'),
   namespaced: false,

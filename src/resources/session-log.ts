@@ -5,7 +5,7 @@
 // A Secret rather than a ConfigMap: the redaction masks what svc knows to be secret, but a log
 // can still carry what the agent printed, so it gets a Secret's access rules.
 import type { Session } from './session.js';
-import { sessionOwnedSecret, type SessionSecret } from './session-secret.js';
+import { LABEL_SESSION_LOG, sessionOwnedSecret, type SessionSecret } from './session-secret.js';
 
 /** At most this much of the end of a failed sandbox's log is kept. */
 export const DAEMON_LOG_TAIL_BYTES = 256 * 1024;
@@ -29,7 +29,7 @@ export function logTail(text: string, maxBytes = DAEMON_LOG_TAIL_BYTES): string 
 
 /** The Secret that keeps `text` (already bounded and redacted) for `session`. */
 export function sessionLogSecret(session: Session, text: string): SessionLogSecret {
-  return sessionOwnedSecret(session, sessionLogSecretName(session.metadata.name!), { [DAEMON_LOG_KEY]: text });
+  return sessionOwnedSecret(session, sessionLogSecretName(session.metadata.name!), { [DAEMON_LOG_KEY]: text }, { [LABEL_SESSION_LOG]: 'true' });
 }
 
 /** The kept log of a stored Secret, or null when it holds none. */

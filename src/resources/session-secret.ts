@@ -3,7 +3,8 @@
 // SPEC §5.2) and `cliToken` (the session's project-scoped CLI token). Written once by the Session
 // controller before the Sandbox; read by the Sandbox controller (to start the sandbox), by the
 // API's git gateway (to check a sandbox token) and by the session routes (to sign the context header).
-import { LABEL_SESSION } from './constants.js';
+import { TOKEN_LABEL } from '../lib/api-tokens.js';
+import { LABEL_SANDBOX, LABEL_SESSION } from './constants.js';
 import { controllerReference, type KubeObject } from './meta.js';
 import type { Session } from './session.js';
 
@@ -19,15 +20,28 @@ export function sessionSecretName(sessionId: string): string {
   return `svc-session-${sessionId}`;
 }
 
+/**
+ * Marks a session's Secret that holds its kept log, not its tokens: the API caches the session
+ * Secrets it checks tokens against, and a failed session's log (up to 256 KiB, kept as long as the
+ * Session) has no place there.
+ */
+export const LABEL_SESSION_LOG = 'svc.dev/session-log';
+
+/**
+ * The selector of the Secrets that hold sessions' tokens: a Secret of a session that is not its
+ * log, not its kubernetes sandbox's environment (project secrets) and not its CLI token's record.
+ */
+export const SESSION_TOKEN_SECRETS = `${LABEL_SESSION},!${LABEL_SESSION_LOG},!${LABEL_SANDBOX},!${TOKEN_LABEL}`;
+
 /** An Opaque Secret of `session`, owned by it (gone with it), with `data` base64 as Kubernetes stores it. */
-export function sessionOwnedSecret(session: Session, name: string, data: Record<string, string>): SessionSecret {
+export function sessionOwnedSecret(session: Session, name: string, data: Record<string, string>, labels: Record<string, string> = {}): SessionSecret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
       name,
       namespace: session.metadata.namespace,
-      labels: { [LABEL_SESSION]: session.metadata.name! },
+      labels: { [LABEL_SESSION]: session.metadata.name!, ...labels },
       ownerReferences: [controllerReference(session)],
     },
     type: 'Opaque',

@@ -3,7 +3,7 @@
 // (Projects, Sessions, Triggers); writes and fresh reads through the client.
 import { Informer, isAlreadyExists, isConflict, isNotFound, type KubeCache, type KubeClient } from '../../kube/index.js';
 import {
-  CONFIG_MAP, LABEL_LLM_PROVIDERS, LABEL_LLM_USAGE, LABEL_SESSION, PROJECT, SECRET, SESSION, TRIGGER,
+  CONFIG_MAP, LABEL_LLM_PROVIDERS, LABEL_LLM_USAGE, PROJECT, SECRET, SESSION, SESSION_TOKEN_SECRETS, TRIGGER,
   llmLedgerName, llmProvidersSecretName, sessionSecretName, sessionTokens,
   type ConfigMapObject, type LlmProvidersSecret, type Project, type Session, type SessionSecret, type Trigger,
 } from '../../resources/index.js';
@@ -20,7 +20,8 @@ export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace
   const sessions = cache.resource<Session>(SESSION);
   const triggers = cache.resource<Trigger>(TRIGGER);
   // own informers: a label selector each, so the API holds these Secrets and nothing else of the namespace
-  const sessionSecrets = new Informer<SessionSecret>(client, SECRET, { namespace, labelSelector: LABEL_SESSION });
+  // (of a session's Secrets, those with its tokens: not the log a failed one keeps)
+  const sessionSecrets = new Informer<SessionSecret>(client, SECRET, { namespace, labelSelector: SESSION_TOKEN_SECRETS });
   const providerSecrets = new Informer<LlmProvidersSecret>(client, SECRET, { namespace, labelSelector: `${LABEL_LLM_PROVIDERS}=true` });
   const ledgers = new Informer<ConfigMapObject>(client, CONFIG_MAP, { namespace, labelSelector: `${LABEL_LLM_USAGE}=ledger` });
   const own = [sessionSecrets, providerSecrets, ledgers];
