@@ -47,7 +47,8 @@ interface Run {
 class ContainerRunner {
   view: ContainerView;
   run?: Run;
-  private probeTimers: NodeJS.Timeout[] = [];
+  /** The probes' next ticks (one per probe; a tick that ran is taken out). */
+  private readonly probeTimers = new Set<NodeJS.Timeout>();
   private restartTimer?: NodeJS.Timeout;
   private backoffMs: number;
 
@@ -235,14 +236,22 @@ class ContainerRunner {
       if (result.ok && successes >= (probe.successThreshold ?? 1)) ok = true;
       if (!result.ok && failures >= (probe.failureThreshold ?? 3)) ok = false;
       onResult(ok, failures, result.message);
-      this.probeTimers.push(setTimeout(() => void tick(), period));
+      this.probeAfter(period, tick);
     };
-    this.probeTimers.push(setTimeout(() => void tick(), (probe.initialDelaySeconds ?? 0) * 1000));
+    this.probeAfter((probe.initialDelaySeconds ?? 0) * 1000, tick);
+  }
+
+  private probeAfter(ms: number, tick: () => Promise<void>): void {
+    const timer = setTimeout(() => {
+      this.probeTimers.delete(timer);
+      void tick();
+    }, ms);
+    this.probeTimers.add(timer);
   }
 
   private stopProbes(): void {
     for (const t of this.probeTimers) clearTimeout(t);
-    this.probeTimers = [];
+    this.probeTimers.clear();
   }
 
   /** SIGTERM to the process (its group; jailed: its main program), SIGKILL after the grace period. */
