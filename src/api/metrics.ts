@@ -8,9 +8,12 @@ export const ROUTE_GROUP_LOCAL = 'routeGroup';
 /** A git gateway that refuses a push inside a 200 answer (per-ref "ng") sets this to 'refused'. */
 export const GIT_PUSH_OUTCOME_LOCAL = 'gitPushOutcome';
 
-/** `<group path><route path>`; `<group path>/*` when the group answered before a route matched (401, 413). */
-export function routeTemplate(groupPath: string | undefined, routePath: string | undefined, fallback: string): string {
-  if (routePath === undefined) return groupPath ? `${groupPath}/*` : fallback;
+/**
+ * `<group path><route path>`; `<group path>/*` when the group answered before a route matched (401,
+ * 413); `unmatched` for any other path (its own series would let any client grow the registry).
+ */
+export function routeTemplate(groupPath: string | undefined, routePath: string | undefined): string {
+  if (routePath === undefined) return groupPath ? `${groupPath}/*` : 'unmatched';
   const joined = `${groupPath ?? ''}${routePath === '/' && groupPath ? '' : routePath}`;
   return joined || '/';
 }
@@ -20,7 +23,7 @@ export function httpMetrics(): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
-      const route = routeTemplate(res.locals[ROUTE_GROUP_LOCAL] as string | undefined, (req.route as { path?: string } | undefined)?.path, req.path.startsWith('/v1') ? 'unmatched' : req.path);
+      const route = routeTemplate(res.locals[ROUTE_GROUP_LOCAL] as string | undefined, (req.route as { path?: string } | undefined)?.path);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = String(res.statusCode);
       m.requests.inc({ method: req.method, route, status });
