@@ -17,24 +17,36 @@ type SecretObject = KubeObject & { data?: Record<string, string> };
 /**
  * Live reads kept briefly: the first read of a key waits; later ones get the last value at once
  * and, when it is older than `ttlMs`, refresh it in the background (a burst of deliveries costs
- * no extra round trip; a rotated secret or a changed cap is seen within about a second).
+ * no extra round trip; a rotated secret or a changed cap is seen within about a second). A key
+ * not asked for in `idleMs` is forgotten (a deleted project's secrets are not kept), so the next
+ * read of it waits again.
  */
-function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, ttlMs = 1000) {
-  const memo = new Map<string, { at: number; value: Promise<T>; refreshing?: boolean }>();
+export function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, options: { ttlMs?: number; idleMs?: number; clock?: () => number } = {}) {
+  const { ttlMs = 1000, idleMs = 10 * 60_000, clock = Date.now } = options;
+  const memo = new Map<string, { at: number; used: number; value: Promise<T>; refreshing?: boolean }>();
+  let swept = clock();
+  const forgetIdle = (now: number) => {
+    if (now - swept < idleMs) return;
+    swept = now;
+    for (const [key, entry] of memo) if (now - entry.used >= idleMs) memo.delete(key);
+  };
   const load = (key: string, namespace: string, name: string) => {
     const value = read(namespace, name);
-    value.then(() => memo.set(key, { at: Date.now(), value }), () => memo.delete(key));
+    value.then(() => memo.set(key, { at: clock(), used: memo.get(key)?.used ?? clock(), value }), () => memo.delete(key));
     return value;
   };
   return (namespace: string, name: string): Promise<T> => {
+    const now = clock();
+    forgetIdle(now);
     const key = `${namespace}/${name}`;
     const hit = memo.get(key);
     if (!hit) {
       const value = load(key, namespace, name);
-      memo.set(key, { at: Date.now(), value, refreshing: true });
+      memo.set(key, { at: now, used: now, value, refreshing: true });
       return value;
     }
-    if (Date.now() - hit.at >= ttlMs && !hit.refreshing) {
+    hit.used = now;
+    if (now - hit.at >= ttlMs && !hit.refreshing) {
       hit.refreshing = true;
       void load(key, namespace, name).catch(() => {});
     }
