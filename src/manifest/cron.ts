@@ -1,6 +1,7 @@
 // Cron expressions (exactly 6 fields, parsed by cron-parser) and IANA zone names, shared by the
 // manifest rules and by src/triggers (next fire time).
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { Lru } from '../lib/lru.js';
 
 export const CRON_FIELDS = ['second', 'minute', 'hour', 'day of month', 'month', 'day of week'] as const;
 
@@ -27,14 +28,15 @@ export function cronProblem(expression: string): string | undefined {
   }
 }
 
-const zoneValidity = new Map<string, boolean>();
+/** Names already checked (constructing a DateTimeFormat is slow); bounded: a manifest an agent pushed may name any string. */
+const zoneValidity = new Lru<boolean>(1024);
 
 /** IANA zone names such as `UTC` or `Europe/Paris`; offsets like `+02:00` are not zones. */
 export function isIanaZone(name: string): boolean {
   let valid = zoneValidity.get(name);
   if (valid === undefined) {
     valid = /^[A-Za-z]/.test(name) && acceptedByIntl(name);
-    zoneValidity.set(name, valid); // constructing a DateTimeFormat is slow: once per distinct name
+    zoneValidity.set(name, valid);
   }
   return valid;
 }

@@ -3,11 +3,13 @@
 // fires once; a skipped one fires once, at the first instant after the gap), and the decision
 // the scheduler takes when it wakes: fire the latest due instant within the catch-up window,
 // record older ones as missed, never fire early, never replay in bulk.
+import { Lru } from '../lib/lru.js';
 import { parseCron } from '../manifest/cron.js';
 
 export const DEFAULT_CATCH_UP_MS = 5 * 60_000;
 
-const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+/** One formatter per zone spelling (zones are accepted in any letter case), about 28 KB each: bounded. */
+const offsetFormats = new Lru<Intl.DateTimeFormat>(1024);
 
 /** Offset of `zone` from UTC at `at`, in minutes (east positive). */
 export function zoneOffsetMinutes(zone: string, at: Date): number {
