@@ -313,6 +313,8 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
     }
     req.on('close', finish);
     res.on('close', finish);
+    // a client that left while the watch was being set up: its close came before these listeners
+    if (req.destroyed || res.destroyed) finish();
   };
 
   return (req, res) => {
