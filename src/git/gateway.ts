@@ -77,7 +77,7 @@ export async function setMirrorHead(mirror: Mirror, defaultBranch: string): Prom
 function exited(child: ReturnType<typeof spawnGit>, secrets: readonly string[] = []): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => { if (stderr.length < 8192) stderr += chunk; });
+  child.stderr.on('data', (chunk: string) => { if (stderr.length < 8192) stderr += chunk.slice(0, 8192 - stderr.length); });
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr: redact(stderr, secrets) })));
 }
 
