@@ -25,6 +25,11 @@ describe('renderTemplate', () => {
     ['inherited properties are not variables', '[{{ body.constructor }}][{{ __proto__ }}]', '[][]'],
     ['multi-line template', 'Line 1 {{ trigger.type }}\nLine 2 {{ fired_at }}', 'Line 1 cron\nLine 2 2030-01-01T00:00:00.000Z'],
     ['a value that looks like a tag is not re-rendered', '{{ body.tag }}', '{{ trigger.slug }}'],
+    ['spaces and a newline around the path', '{{\n trigger.slug \t}}', 'nightly'],
+    ['a brace too many on the right', '{{ trigger.slug }}}', 'nightly'],
+    // linear in the template: `{{` and a run of spaces without an end was cubic (4,000 spaces: over 20 s)
+    ['an unclosed tag and 100,000 spaces stay as they are', `{{${' '.repeat(100_000)}x`, `{{${' '.repeat(100_000)}x`],
+    ['many unclosed tags', '{{ a '.repeat(20_000), '{{ a '.repeat(20_000)],
   ])('%s', (_name, template, expected) => {
     expect(renderTemplate(template, { ...vars, body: { ...vars.body, tag: '{{ trigger.slug }}' } })).toBe(expected);
   });

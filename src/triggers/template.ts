@@ -3,7 +3,9 @@
 // and arrays render as JSON. Sections, partials and the like are not supported: such a tag names
 // no variable and renders empty.
 
-const TAG = /\{\{\{?\s*([^{}]*?)\s*\}?\}\}/g;
+// The path is trimmed after the match: spaces matched by `\s*` on both sides of a lazy capture
+// made the expression cubic in a run of spaces (`{{` and 4,000 spaces took over 20 s).
+const TAG = /\{\{\{?([^{}]*)\}?\}\}/g;
 
 /** The value at `path` (dot separated) in `variables`, or undefined. Own properties only. */
 export function lookup(variables: unknown, path: string): unknown {
@@ -23,5 +25,8 @@ function text(value: unknown): string {
 
 /** Renders `template` with `variables`; never throws, never leaves a placeholder. */
 export function renderTemplate(template: string, variables: Record<string, unknown>): string {
-  return template.replace(TAG, (_tag, path: string) => (path ? text(lookup(variables, path)) : ''));
+  return template.replace(TAG, (_tag, inside: string) => {
+    const path = inside.trim();
+    return path ? text(lookup(variables, path)) : '';
+  });
 }
