@@ -133,14 +133,15 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
       if (error instanceof PushTooLargeError) throw tooLarge();
       throw new ApiError(400, `the push was not received: ${(error as Error).message}`);
     }
+    let served = false;
     try {
       startGitResponse(res, 'application/x-git-receive-pack-result');
-      const served = await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).then(() => true, () => { res.destroy(); return false; });
-      // after the answer: the Session learns of a new checkpoint (a stop's, too), never at the push's cost
-      if (served) await service.noteCheckpoint(gatewayCaller, mirror).catch(() => undefined);
+      served = await serveReceivePack(mirror, push, res, { allowedRef: sessionBranchRef(sessionId), checkpointRef: checkpointRef(sessionId), hooksDir }).then(() => true, () => { res.destroy(); return false; });
     } finally {
-      await push.discard();
+      await push.discard(); // at once: the received body is not kept while the checkpoint is noted
     }
+    // after the answer: the Session learns of a new checkpoint (a stop's, too), never at the push's cost
+    if (served) await service.noteCheckpoint(gatewayCaller, mirror).catch(() => undefined);
   });
 
   return router;
