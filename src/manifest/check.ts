@@ -42,5 +42,13 @@ export function checkManifest(file: ManifestFileName, text: string): ManifestChe
   }
   const result = manifestSchema.safeParse(document, { error: plainMessages });
   const { issues, warnings } = withKeyHints(result.success ? [] : toManifestIssues(result.error.issues), document);
-  return { file, version, valid: issues.length === 0, issues, warnings, document };
+  return { file, version, valid: issues.length === 0, issues: firstIssues(issues), warnings: firstIssues(warnings), document };
+}
+
+/** The most issues (and warnings) a check lists: they go into answers, errors and the Project's status. */
+export const MAX_LISTED_ISSUES = 100;
+
+function firstIssues(issues: ManifestIssue[]): ManifestIssue[] {
+  if (issues.length <= MAX_LISTED_ISSUES) return issues;
+  return [...issues.slice(0, MAX_LISTED_ISSUES), { path: '', message: `and ${issues.length - MAX_LISTED_ISSUES} more like these (the first ${MAX_LISTED_ISSUES} are listed)` }];
 }

@@ -5,7 +5,7 @@ import { plainMessages, relativeMessage, toManifestIssues } from './issues.js';
 import { isRecord } from './rules.js';
 import { type NormalizedTrigger, triggerContext, triggerContextIssues, triggerEntrySchema, normalizeTrigger } from './trigger.js';
 import { jsonPointer } from './issues.js';
-import { withKeyHints } from './suggest.js';
+import { KeyHints } from './suggest.js';
 
 export interface TriggerListingError { index: number; slug?: string; messages: string[] }
 export interface TriggerListing { triggers: NormalizedTrigger[]; errors: TriggerListingError[] }
@@ -14,16 +14,19 @@ export function listTriggers(check: Pick<ManifestCheck, 'document'>): TriggerLis
   const doc = check.document;
   const entries: unknown[] = isRecord(doc) && Array.isArray(doc.triggers) ? doc.triggers : [];
   const context = triggerContext(doc);
-  const contextIssues = triggerContextIssues(doc);
+  // each entry's context issues and the document's key hints, found once (per entry they made the listing quadratic)
+  const contextIssues = new Map<number, ReturnType<typeof triggerContextIssues>>();
+  for (const issue of triggerContextIssues(doc)) contextIssues.set(issue.index, [...(contextIssues.get(issue.index) ?? []), issue]);
+  const hints = new KeyHints(doc);
   const listing: TriggerListing = { triggers: [], errors: [] };
   entries.forEach((entry, index) => {
     const result = triggerEntrySchema.safeParse(entry, { error: plainMessages });
     // with the entry's own path, so a misspelled key of this entry can be named ("did you mean cron?")
     const prefix = jsonPointer(['triggers', index]);
-    const entryIssues = result.success ? [] : withKeyHints(toManifestIssues(result.error.issues, ['triggers', index]), doc).issues;
+    const entryIssues = result.success ? [] : hints.apply(toManifestIssues(result.error.issues, ['triggers', index]));
     const messages = [
       ...entryIssues.map((i) => relativeMessage({ ...i, path: i.path.slice(prefix.length) })),
-      ...contextIssues.filter((i) => i.index === index).map((i) => relativeMessage({ path: jsonPointer(i.path), message: i.message })),
+      ...(contextIssues.get(index) ?? []).map((i) => relativeMessage({ path: jsonPointer(i.path), message: i.message })),
     ];
     if (messages.length === 0 && isRecord(entry)) {
       listing.triggers.push(normalizeTrigger(entry, context));
