@@ -8,7 +8,7 @@ import { isNotFound, readGitCredentials, readSecretData, retryOnConflict } from 
 import { objectController, type ControllerDefinition, type ObjectKey, type ReconcileContext } from '../../src/runtime/index.js';
 import type { Observed, ReplicaLease } from '../../src/changerequests/merge-claim.js';
 import {
-  CHANGE_REQUEST, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPromptPatch, pendingPrompts, promptQueueFull,
+  CHANGE_REQUEST, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPrompts,
   type ChangeRequest, type KubeObject, type Project, type Session,
 } from '../../src/resources/index.js';
 import { decideChangeRequest, type ChangeRequestFacts, type ChangeRequestSettings, type ChangeRequestStep } from './decide.js';
@@ -104,25 +104,20 @@ export function changeRequestController(options: ChangeRequestControllerOptions)
             for (const note of step.notes) queued[note.index] = { state: 'undelivered', message: `session ${step.session} failed (${current.status.reason ?? 'unknown'}); start a new session` };
             return;
           }
-          let session = current;
-          const full: typeof queued = {};
+          // a session that cannot run has its waiting prompts full: such a note is not queued, and the reviewer is told
+          const at = new Date().toISOString();
+          const { prompts, refused } = appendPrompts(current, step.notes.map((note) => ({ id: note.promptId, text: note.text, source: 'feedback' as const, at })));
+          const written = step.notes.filter((note) => !refused.has(note.promptId));
           for (const note of step.notes) {
-            if (pendingPrompts(session).some((p) => p.id === note.promptId)) continue;
-            const prompt = { id: note.promptId, text: note.text, source: 'feedback' as const, at: new Date().toISOString() };
-            // a session that cannot run has its waiting prompts full: this note is not queued, and the reviewer is told
-            const refused = promptQueueFull(session, prompt);
-            if (refused) { full[note.index] = { state: 'undelivered', message: `${refused}: this note was not queued; request changes again once it took them` }; continue; }
-            const appended = appendPromptPatch(session, prompt);
-            session = { ...session, metadata: { ...session.metadata, annotations: { ...session.metadata.annotations, ...appended.metadata.annotations } } };
+            const why = refused.get(note.promptId);
+            if (why) queued[note.index] = { state: 'undelivered', message: `${why}: this note was not queued; request changes again once it took them` };
           }
-          const written = step.notes.filter((note) => !full[note.index]);
-          Object.assign(queued, full);
           if (!written.length) return;
           // queued prompts wake a stopped session (the prompt route does the same); the read version is the precondition
           await ctx.resource<Session>(SESSION).mergePatch(namespace, step.session, {
             metadata: {
               resourceVersion: current.metadata.resourceVersion,
-              annotations: { [PENDING_PROMPTS_ANNOTATION]: session.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION] ?? null, [STOP_REASON_ANNOTATION]: null },
+              annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify(prompts), [STOP_REASON_ANNOTATION]: null },
             },
             spec: { desiredState: 'running' },
           });

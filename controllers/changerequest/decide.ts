@@ -63,6 +63,8 @@ function feedback(cr: ChangeRequest, facts: ChangeRequestFacts, settings: Change
   const sessionId = cr.spec.originSessionId;
   const who = sessionId ? `session ${sessionId}` : 'the originating session';
   const origin = facts.origin;
+  // read once: the annotation may hold 192 KiB, and there may be many notes
+  const waiting = new Set(origin ? pendingPrompts(origin).map((p) => p.id) : []);
   const undelivered = (index: number, message: string, quiet = false) => {
     records.push({ index, state: 'undelivered', message, at });
     if (!quiet) events.push({ type: 'Warning', reason: 'FeedbackNotDelivered', message });
@@ -83,7 +85,7 @@ function feedback(cr: ChangeRequest, facts: ChangeRequestFacts, settings: Change
     const queued: FeedbackDelivery = record ?? { index, state: 'queued', message: queuedNow!.message, at };
     if (!origin || origin.metadata.deletionTimestamp) return undelivered(index, `${who} was deleted`);
     if (origin.status?.status === 'failed') return undelivered(index, `${who} failed (${origin.status.reason ?? 'unknown'})`);
-    if (!queuedNow && !pendingPrompts(origin).some((p) => p.id === feedbackPromptId(cr, index))) {
+    if (!queuedNow && !waiting.has(feedbackPromptId(cr, index))) {
       records.push({ index, state: 'delivered', message: `delivered to session ${sessionId}'s root engine session`, at });
       events.push({ type: 'Normal', reason: 'FeedbackDelivered', message: `delivered to session ${sessionId}'s root engine session` });
       return;

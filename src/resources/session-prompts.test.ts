@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendPromptPatch, pendingPrompts, promptQueueFull, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
+import { appendPromptPatch, pendingPrompts, appendPrompts, promptQueueFull, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
 
 describe('pending prompts', () => {
   const p1 = { id: 'a', text: 'first', source: 'api' as const, at: '2026-11-23T12:00:00Z' };
@@ -32,6 +32,21 @@ describe('pending prompts', () => {
     const tooBig = big('3', 'é'.repeat(32 * 1024)); // 64 KiB in UTF-8, 32 Ki characters
     expect(Buffer.byteLength(JSON.stringify([...pendingPrompts(session), tooBig]))).toBeGreaterThan(PENDING_PROMPTS_MAX_BYTES);
     expect(promptQueueFull(session, tooBig)).toBe(`session s1 already has 2 prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`);
+  });
+
+  it('appends a batch in order, skipping the prompts already waiting and refusing those past the bound, bytes counted as JSON.stringify counts them', () => {
+    const text = (n: number) => 'x'.repeat(n);
+    const session = { metadata: { name: 's1', annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify([{ ...p1, text: text(100_000) }]) } } };
+    const batch = [p1, { ...p2, id: 'c', text: text(60_000) }, { ...p2, id: 'd', text: text(60_000) }, { ...p2, id: 'e', text: 'small' }];
+    const { prompts, refused } = appendPrompts(session, batch);
+    expect(prompts.map((p) => p.id)).toEqual(['a', 'c', 'e']);
+    expect([...refused]).toEqual([['d', `session s1 already has 2 prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`]]);
+    expect(Buffer.byteLength(JSON.stringify(prompts))).toBeLessThanOrEqual(PENDING_PROMPTS_MAX_BYTES);
+    // exactly at the bound fits; a byte more does not
+    const empty = { metadata: { name: 's2' } };
+    const overhead = Buffer.byteLength(JSON.stringify([{ ...p1, text: '' }]));
+    expect(appendPrompts(empty, [{ ...p1, text: text(PENDING_PROMPTS_MAX_BYTES - overhead) }]).refused.size).toBe(0);
+    expect(appendPrompts(empty, [{ ...p1, text: text(PENDING_PROMPTS_MAX_BYTES - overhead + 1) }]).refused.size).toBe(1);
   });
 
   it('reads a broken annotation as no prompts', () => {

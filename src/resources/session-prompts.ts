@@ -29,13 +29,33 @@ export interface PendingPrompt {
 export const PENDING_PROMPTS_MAX_BYTES = 192 * 1024;
 
 /**
- * Why `prompt` cannot be appended (it would take the waiting prompts past PENDING_PROMPTS_MAX_BYTES),
- * or null when it can. Every writer asks: the prompt route (429), a `reuse` fire (fails), feedback (undelivered).
+ * `prompts` appended, in order, to what waits on `session`: each one not waiting yet, while the
+ * annotation stays within PENDING_PROMPTS_MAX_BYTES. The waiting ones are read once. Answers the
+ * new list and, by prompt id, why one was left out. Every writer asks (`promptQueueFull` for one):
+ * the prompt route (429), a `reuse` fire (fails), request-changes feedback (undelivered).
  */
+export function appendPrompts(session: Pick<Session, 'metadata'>, prompts: readonly PendingPrompt[]): { prompts: PendingPrompt[]; refused: Map<string, string> } {
+  const list = pendingPrompts(session);
+  const ids = new Set(list.map((p) => p.id));
+  const refused = new Map<string, string>();
+  let bytes = Buffer.byteLength(JSON.stringify(list));
+  for (const prompt of prompts) {
+    if (ids.has(prompt.id)) continue;
+    const next = bytes + Buffer.byteLength(JSON.stringify(prompt)) + (list.length > 0 ? 1 : 0); // and a comma
+    if (next > PENDING_PROMPTS_MAX_BYTES) {
+      refused.set(prompt.id, `session ${session.metadata.name} already has ${list.length} prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`);
+      continue;
+    }
+    list.push(prompt);
+    ids.add(prompt.id);
+    bytes = next;
+  }
+  return { prompts: list, refused };
+}
+
+/** Why `prompt` cannot be appended (appendPrompts), or null when it can. */
 export function promptQueueFull(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): string | null {
-  const waiting = pendingPrompts(session);
-  if (Buffer.byteLength(JSON.stringify([...waiting, prompt])) <= PENDING_PROMPTS_MAX_BYTES) return null;
-  return `session ${session.metadata.name} already has ${waiting.length} prompt(s) waiting, ${PENDING_PROMPTS_MAX_BYTES} bytes at most in all`;
+  return appendPrompts(session, [prompt]).refused.get(prompt.id) ?? null;
 }
 
 /** The prompts waiting on a session, oldest first; an unreadable annotation reads as none. */
