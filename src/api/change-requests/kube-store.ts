@@ -8,6 +8,7 @@ import {
   type ChangeRequest, type Project,
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
+import { Lru } from '../../lib/lru.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
 import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
@@ -26,9 +27,14 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
   const ownedBy = (project: Project) => (cr: ChangeRequest) =>
     cr.metadata.ownerReferences?.some((ref) => ref.uid === project.metadata.uid) ?? cr.spec.projectRef.name === project.metadata.name;
 
+  // The name of each change request seen, by uid (cr_id): one is read by name, live, rather than
+  // by listing every change request of its project, as each REST call on one did.
+  const names = new Lru<string>(10_000);
+  const remember = (cr: ChangeRequest) => { if (cr.metadata.uid) names.set(cr.metadata.uid, cr.metadata.name!); return cr; };
+
   const list = async (project: Project) => {
     const { items } = await crs.list(project.metadata.namespace, { labelSelector: `${LABEL_PROJECT}=${project.metadata.name}` });
-    return items.filter(ownedBy(project));
+    return items.filter(ownedBy(project)).map(remember);
   };
 
   return {
@@ -60,6 +66,10 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
     list,
 
     async get(project, crId) {
+      const name = names.get(crId);
+      const named = name === undefined ? undefined : await crs.find(project.metadata.namespace!, name);
+      if (named?.metadata.uid === crId) return ownedBy(project)(named) ? named : undefined;
+      // not seen yet, or its name now holds another (deleted and made again): the list finds it
       return (await list(project)).find((cr) => cr.metadata.uid === crId);
     },
 
@@ -86,7 +96,7 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
         throw error;
       }
       try {
-        return await crs.replaceStatus({ ...created, status });
+        return remember(await crs.replaceStatus({ ...created, status }));
       } catch (error) {
         // Nothing half-written: a CR without its status is removed again.
         await crs.delete(created.metadata.namespace!, created.metadata.name!, { uid: created.metadata.uid }).catch(() => undefined);

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../kube/index.js';
+import { CHANGE_REQUEST, type ChangeRequest, type Project } from '../../resources/index.js';
+import { kubeChangeRequestStore } from './kube-store.js';
+
+describe('kubeChangeRequestStore.get', () => {
+  const project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'default', uid: randomUUID() }, spec: { repoUrl: 'r' } } as Project;
+  const cr = (n: number): ChangeRequest => ({
+    apiVersion: 'svc.dev/v1alpha1', kind: 'ChangeRequest',
+    metadata: { name: `web-${n}`, namespace: 'default', uid: randomUUID(), labels: { 'svc.dev/project': 'web' }, ownerReferences: [{ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', name: 'web', uid: project.metadata.uid! }] },
+    spec: { projectRef: { name: 'web' }, number: n, title: 't', headRef: `h${n}`, baseRef: 'main' },
+  } as ChangeRequest);
+
+  function doubles(stored: ChangeRequest[]) {
+    const calls = { list: 0, find: 0 };
+    const crs = {
+      list: async () => { calls.list++; return { items: stored }; },
+      find: async (_ns: string, name: string) => { calls.find++; return stored.find((c) => c.metadata.name === name); },
+    };
+    const client = { resource: (type: unknown) => (type === CHANGE_REQUEST ? crs : {}) } as unknown as KubeClient;
+    return { calls, store: kubeChangeRequestStore(client, { findProject: async () => project }) };
+  }
+
+  it('reads a change request it has seen by name, not by listing its project\'s every change request', async () => {
+    const all = Array.from({ length: 50 }, (_, i) => cr(i + 1));
+    const { calls, store } = doubles(all);
+    expect(await store.get(project, all[7]!.metadata.uid!)).toBe(all[7]); // not seen yet: one list
+    expect(calls).toEqual({ list: 1, find: 0 });
+    for (const c of all) expect(await store.get(project, c.metadata.uid!)).toBe(c);
+    expect(calls).toEqual({ list: 1, find: 50 });
+  });
+
+  it('a name that now holds another change request (deleted and made again) is read again by listing', async () => {
+    const first = cr(1);
+    const stored = [first];
+    const { calls, store } = doubles(stored);
+    await store.list(project);
+    stored[0] = cr(1); // the same name, a new uid
+    expect(await store.get(project, first.metadata.uid!)).toBeUndefined();
+    expect(calls).toEqual({ list: 2, find: 1 });
+  });
+});
