@@ -8,7 +8,7 @@ import { isNotFound, readGitCredentials, readSecretData, retryOnConflict } from 
 import { objectController, type ControllerDefinition, type ObjectKey, type ReconcileContext } from '../../src/runtime/index.js';
 import type { Observed, ReplicaLease } from '../../src/changerequests/merge-claim.js';
 import {
-  CHANGE_REQUEST, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPrompts,
+  CHANGE_REQUEST, CHANGE_REQUESTS_BY_ORIGIN_INDEX, LEASE, PENDING_PROMPTS_ANNOTATION, PROJECT, SESSION, STOP_REASON_ANNOTATION, apiReplicaLeaseName, appendPrompts,
   type ChangeRequest, type KubeObject, type Project, type Session,
 } from '../../src/resources/index.js';
 import { decideChangeRequest, type ChangeRequestFacts, type ChangeRequestSettings, type ChangeRequestStep } from './decide.js';
@@ -27,11 +27,10 @@ export interface ChangeRequestControllerOptions {
 
 type LeaseObject = KubeObject & { spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number } };
 
-/** The CRs that name `session` as their origin, of its namespace. */
+/** The CRs that name `session` as their origin, of its namespace (indexed: every Session event asks). */
 function originOf(session: KubeObject, ctx: ReconcileContext): ObjectKey[] {
   const namespace = session.metadata.namespace ?? '';
-  return ctx.resource<ChangeRequest>(CHANGE_REQUEST).list(namespace)
-    .filter((cr) => cr.spec.originSessionId === session.metadata.name)
+  return ctx.resource<ChangeRequest>(CHANGE_REQUEST).indexed(CHANGE_REQUESTS_BY_ORIGIN_INDEX, `${namespace}/${session.metadata.name}`)
     .map((cr) => ({ namespace, name: cr.metadata.name! }));
 }
 

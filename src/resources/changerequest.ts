@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { localRef, statusBase, timestamp } from './common.js';
-import type { Resource } from './meta.js';
+import type { ObjectIndex, Resource } from './meta.js';
 
 /** SPEC §3.1 change-request states. */
 export const CHANGE_REQUEST_STATUSES = ['open', 'merged', 'closed'] as const;
@@ -82,3 +82,9 @@ export type ChangeRequestStatus = z.infer<typeof ChangeRequestStatusSchema>;
 export type ChangeRequestStatusInput = z.input<typeof ChangeRequestStatusSchema>;
 
 export type ChangeRequest = Resource<ChangeRequestSpec, ChangeRequestStatus>;
+
+/** Change requests by the session that opened them (`<namespace>/<session>`): a Session's event finds its own in one read. */
+export const CHANGE_REQUESTS_BY_ORIGIN_INDEX: ObjectIndex<ChangeRequest> = {
+  name: 'change-requests-by-origin',
+  keys: (cr) => [cr.spec.originSessionId ? `${cr.metadata.namespace ?? ''}/${cr.spec.originSessionId}` : undefined],
+};

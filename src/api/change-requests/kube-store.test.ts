@@ -10,7 +10,7 @@ describe('kubeChangeRequestStore.get', () => {
     apiVersion: 'svc.dev/v1alpha1', kind: 'ChangeRequest',
     metadata: { name: `web-${n}`, namespace: 'default', uid: randomUUID(), labels: { 'svc.dev/project': 'web' }, ownerReferences: [{ apiVersion: 'svc.dev/v1alpha1', kind: 'Project', name: 'web', uid: project.metadata.uid! }] },
     spec: { projectRef: { name: 'web' }, number: n, title: 't', headRef: `h${n}`, baseRef: 'main' },
-  } as ChangeRequest);
+  } as unknown as ChangeRequest);
 
   function doubles(stored: ChangeRequest[]) {
     const calls = { list: 0, find: 0 };
