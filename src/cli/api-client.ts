@@ -2,6 +2,7 @@
 // SVC_EXECUTOR_TOKEN). Every command group uses it; a failed call throws ApiCallError with the
 // server's message, status and code; `withApiErrors` turns it into the CLI's error line.
 import { CliError, EXIT } from './output.js';
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 export class ApiCallError extends Error {
   constructor(
@@ -32,7 +33,7 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ApiClien
   if (missing.length) {
     throw new ApiCallError(`${missing.join(' and ')} not set: run \`source .svc-dev/env\` after \`svc dev\`, or export them`, 0);
   }
-  return { baseUrl: baseUrl!.replace(/\/+$/, ''), token: token!, tokenFrom: env.SVC_CLI_TOKEN ? 'SVC_CLI_TOKEN' : 'SVC_EXECUTOR_TOKEN' };
+  return { baseUrl: withoutTrailingSlashes(baseUrl!), token: token!, tokenFrom: env.SVC_CLI_TOKEN ? 'SVC_CLI_TOKEN' : 'SVC_EXECUTOR_TOKEN' };
 }
 
 export interface ApiClient {

@@ -1,4 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 /** Where to find the cluster: a kubeconfig file or text, the pod's service account, or the default chain. */
 export type KubeConfigSource =
@@ -25,5 +26,5 @@ export function loadClusterConfig(source: KubeConfigSource): ClusterConfig {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-  return { server: cluster.server.replace(/\/+$/, ''), namespace, kc };
+  return { server: withoutTrailingSlashes(cluster.server), namespace, kc };
 }

@@ -2,6 +2,8 @@
 //   200 application/json  { "username": string, "password": string, "expires_at": RFC 3339 timestamp }
 // The API serves it to a sandbox (bearer SVC_SANDBOX_TOKEN); the daemon hands it to git through a
 // credential helper and fetches a new one when it has expired. See docs/daemon.md.
+import { withoutTrailingSlashes } from './trailing-slashes.js';
+
 
 export interface CloneCredential {
   username: string;
@@ -44,5 +46,5 @@ export function cloneCredentialExpired(credential: CloneCredential, nowMs = Date
  * credential as HTTP Basic). `apiUrl` is the base ending in `/v1`.
  */
 export function gitGatewayUrl(apiUrl: string, projectId: string): string {
-  return `${apiUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/git`;
+  return `${withoutTrailingSlashes(apiUrl)}/projects/${encodeURIComponent(projectId)}/git`;
 }

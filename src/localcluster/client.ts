@@ -2,6 +2,7 @@
 // certificate, with a bearer token (every request is authenticated). For code that does not use
 // a kubeconfig: svc dev's setup calls, the node simulator, tests.
 import { Agent, fetch, type RequestInit, type Response } from 'undici';
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 /** Where the cluster is and how to get in. */
 export interface ClusterAccess {
@@ -17,7 +18,7 @@ export type ClusterFetch = (urlPath: string, init?: RequestInit) => Promise<Resp
 /** fetch() bound to the cluster: `urlPath` is appended to its URL, the token sent unless the caller sets `authorization`. */
 export function clusterFetch(access: ClusterAccess): ClusterFetch {
   const dispatcher = new Agent({ connect: { ca: access.ca } });
-  const base = access.url.replace(/\/+$/, '');
+  const base = withoutTrailingSlashes(access.url);
   return (urlPath, init = {}) => {
     const headers = new Headers(init.headers as ConstructorParameters<typeof Headers>[0]);
     if (!headers.has('authorization')) headers.set('authorization', `Bearer ${access.token}`);

@@ -12,6 +12,7 @@ import { assertBodyMediaType, assertNestingDepth, assertParsedDepth, guardReques
 import type { KObject } from './status.js';
 import { toTable } from './table.js';
 import type { IncludeObject } from './table.js';
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 export const SERVER_VERSION = {
   major: '1',
@@ -135,7 +136,7 @@ export function createHandler(cluster: Cluster, opts: ServerOptions): (req: Inco
     const segs = url.pathname.split('/').filter(Boolean);
     const method = req.method ?? 'GET';
     const q = url.searchParams;
-    const p = url.pathname.replace(/\/+$/, '');
+    const p = withoutTrailingSlashes(url.pathname);
 
     if (['/healthz', '/readyz', '/livez'].includes(p) || /^\/(healthz|readyz|livez)\//.test(p)) {
       res.writeHead(200, { 'Content-Type': 'text/plain' });

@@ -9,6 +9,7 @@ import { LABEL_PROJECT } from './constants.js';
 import { SLUG_PATTERN } from './common.js';
 import { controllerReference, type KubeObject } from './meta.js';
 import type { Project } from './project.js';
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 export const LLM_PROTOCOLS = ['openai', 'anthropic'] as const;
 export type LlmProtocol = (typeof LLM_PROTOCOLS)[number];
@@ -66,7 +67,7 @@ export function normalizeBaseUrl(value: string): { url: string } | { problem: st
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'base_url must be an http:// or https:// URL' };
   if (url.username || url.password) return { problem: 'base_url may not carry credentials: the key goes in api_key' };
   if (url.search || url.hash || value.includes('?') || value.includes('#')) return { problem: 'base_url may not have a query or a fragment' };
-  return { url: url.toString().replace(/\/+$/, '') };
+  return { url: withoutTrailingSlashes(url.toString()) };
 }
 
 /** Why `key` cannot be a provider key (it goes into an HTTP header), or null. */

@@ -4,6 +4,7 @@
 // a sandbox, adds what must never sit in a resource: the tokens and the project's secrets (with
 // their names and revision, read at the same moment so that they agree).
 // Not injected: SVC_WORKSPACE, any git host token (SPEC §2.6).
+import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
 
 /** The daemon's external port as the agent sees it (SPEC §2.6, §8), whatever port the host gives it. */
 export const SERVICE_PORT = '8000';
@@ -36,7 +37,7 @@ export interface SessionEnvInput {
 
 /** The API base ending in `/v1` (SPEC §2.6). */
 export function apiBaseUrl(apiUrl: string): string {
-  const trimmed = apiUrl.replace(/\/+$/, '');
+  const trimmed = withoutTrailingSlashes(apiUrl);
   return trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
 }
 

@@ -4,6 +4,7 @@
 // needs instead of a container: image paths mapped to local commands, and emptyDir mount paths
 // rewritten to local directories. No I/O beyond the injected lookups.
 import type { KObject } from '../status.js';
+import { withoutTrailingSlashes } from '../../lib/trailing-slashes.js';
 
 /** What a real node would read from the image's config. */
 export interface ImageConfig {
@@ -113,7 +114,7 @@ export function rewriteMountPath(value: string, mounts: Record<string, string>):
   // the longest mount path wins, as with nested mounts
   const paths = Object.keys(mounts).sort((a, b) => b.length - a.length);
   for (const mountPath of paths) {
-    const root = mountPath.replace(/\/+$/, '');
+    const root = withoutTrailingSlashes(mountPath);
     if (value === root || value === mountPath) return mounts[mountPath]!;
     if (value.startsWith(`${root}/`)) return mounts[mountPath]! + value.slice(root.length);
   }
