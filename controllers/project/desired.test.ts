@@ -75,6 +75,24 @@ describe('nextStatus', () => {
     expect(byType.ManifestValid!.message).toContain('#2 (broken)');
   });
 
+  it('hundreds of issues, all in skipped trigger entries, leave the manifest usable; the status lists the first 100 of them', () => {
+    const bad = Array.from({ length: 300 }, (_, i) => i + 1);
+    const observation: Observation = {
+      kind: 'read', sha: SHA1, triggers: [nightly],
+      manifest: { file: 'svc.yaml', version: 2, valid: false, parsed: true, issues: bad.map((i) => ({ path: `/triggers/${i}/cron`, message: 'is required' })) },
+      triggerErrors: bad.map((index) => ({ index, messages: ['cron: is required'] })),
+    };
+    const status = nextStatus(project(), observation, T0);
+    const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c]));
+    expect(byType.ManifestValid).toMatchObject({ status: 'False', reason: 'InvalidTriggerEntries' });
+    expect(byType.Ready).toMatchObject({ status: 'True' });
+    expect(status.manifest!.issues).toHaveLength(101);
+    expect(status.manifest!.issues[100]).toEqual({ path: '', message: 'and 200 more like these (the first 100 are listed)' });
+    // one issue outside the trigger entries, after all of them, still makes it unusable
+    const blocked = nextStatus(project(), { ...observation, manifest: { ...observation.manifest!, issues: [...observation.manifest!.issues, { path: '/default_agent', message: 'required' }] } }, T0);
+    expect(Object.fromEntries(blocked.conditions!.map((c) => [c.type, c])).ManifestValid).toMatchObject({ reason: 'ManifestInvalid', message: expect.stringContaining('has 301 issues: /default_agent: required;') });
+  });
+
   it('is idempotent: the same observation later changes nothing', () => {
     const first = nextStatus(project(), read([nightly]), T0);
     const second = nextStatus(project(first), read([nightly]), T1);

@@ -5,6 +5,7 @@ import {
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
+import { listedIssues } from '../../src/manifest/index.js';
 import { redact, type UnreachableKind } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
@@ -64,9 +65,9 @@ function condition(type: string, status: Condition['status'], reason: string, me
 }
 
 /** Issues that belong to trigger entries the listing already skipped (SPEC §2.5 rule 5: they do not invalidate the manifest). */
-function isSkippedEntryIssue(issue: ManifestIssue, errors: readonly TriggerError[]): boolean {
+function isSkippedEntryIssue(issue: ManifestIssue, skipped: ReadonlySet<number>): boolean {
   const m = /^\/?triggers[/.[](\d+)/.exec(issue.path);
-  return m !== null && errors.some((e) => e.index === Number(m[1]));
+  return m !== null && skipped.has(Number(m[1]));
 }
 
 /** ManifestValid, and whether the manifest is usable (Ready may be True). */
@@ -76,11 +77,13 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   if (!m) {
     return { usable: false, condition: condition('ManifestValid', 'False', 'ManifestMissing', `branch ${branch} has neither svc.yaml nor svc.toml at ${at}; add one to declare agents and triggers`, generation) };
   }
-  const blocking = m.issues.filter((i) => !isSkippedEntryIssue(i, observation.triggerErrors));
+  const skipped = new Set(observation.triggerErrors.map((e) => e.index));
+  const blocking = m.issues.filter((i) => !isSkippedEntryIssue(i, skipped));
   if (blocking.length) {
-    // The count is of every issue, as status.manifest.issues lists them (the ones that make the
-    // manifest unusable first), and it matches what the message lists.
-    const ordered = [...blocking, ...m.issues.filter((i) => !blocking.includes(i))];
+    // The count is of every issue (status.manifest.issues lists the first of them), the ones that
+    // make the manifest unusable first, and it matches what the message lists.
+    const blockingSet = new Set(blocking);
+    const ordered = [...blocking, ...m.issues.filter((i) => !blockingSet.has(i))];
     const shown = ordered.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`);
     if (ordered.length > shown.length) shown.push(`and ${ordered.length - shown.length} more (status.manifest.issues)`);
     const count = `${ordered.length} issue${ordered.length === 1 ? '' : 's'}`;
@@ -126,7 +129,7 @@ export function nextStatus(project: Project, observation: Observation, now: Date
     next.defaultBranchSha = observation.sha;
     const m = observation.manifest;
     next.manifest = m
-      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: m.issues, summary: manifestSummary(m) } as ManifestStatus
+      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: listedIssues(m.issues), summary: manifestSummary(m) } as ManifestStatus
       : { valid: false, issues: [], summary: 'missing' };
     if (triggersAreKnown(observation)) {
       next.triggers = observation.triggers.map((t) => t.slug).sort();

@@ -42,13 +42,18 @@ export function checkManifest(file: ManifestFileName, text: string): ManifestChe
   }
   const result = manifestSchema.safeParse(document, { error: plainMessages });
   const { issues, warnings } = withKeyHints(result.success ? [] : toManifestIssues(result.error.issues), document);
-  return { file, version, valid: issues.length === 0, issues: firstIssues(issues), warnings: firstIssues(warnings), document };
+  return { file, version, valid: issues.length === 0, issues, warnings, document };
 }
 
-/** The most issues (and warnings) a check lists: they go into answers, errors and the Project's status. */
+/**
+ * The most issues a check shows where they are kept or sent: the merge gate's 422 and the merge
+ * preview, the Project's status. The check itself keeps them all: which of them block is decided
+ * on all of them (an issue of a skipped trigger entry does not).
+ */
 export const MAX_LISTED_ISSUES = 100;
 
-function firstIssues(issues: ManifestIssue[]): ManifestIssue[] {
-  if (issues.length <= MAX_LISTED_ISSUES) return issues;
+/** The first MAX_LISTED_ISSUES of `issues`, then one saying how many more there are. */
+export function listedIssues(issues: readonly ManifestIssue[]): ManifestIssue[] {
+  if (issues.length <= MAX_LISTED_ISSUES) return [...issues];
   return [...issues.slice(0, MAX_LISTED_ISSUES), { path: '', message: `and ${issues.length - MAX_LISTED_ISSUES} more like these (the first ${MAX_LISTED_ISSUES} are listed)` }];
 }

@@ -1,7 +1,7 @@
 // Public API of the manifest library (SPEC §2.1, §2.5). See docs/manifest.md.
 export type { ManifestIssue } from './issues.js';
 export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
-export { checkManifest, MANIFEST_MAX_BYTES, type ManifestCheck } from './check.js';
+export { checkManifest, listedIssues, MANIFEST_MAX_BYTES, MAX_LISTED_ISSUES, type ManifestCheck } from './check.js';
 export { readManifestAt, type ManifestAtCommit } from './at-commit.js';
 export { listTriggers, type TriggerListing, type TriggerListingError } from './listing.js';
 export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';

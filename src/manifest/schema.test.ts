@@ -4,7 +4,7 @@ import TOML from '@iarna/toml';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkManifest, checkManifestFile, listTriggers, MANIFEST_MAX_BYTES, readManifestAt } from './index.js';
+import { checkManifest, checkManifestFile, listedIssues, listTriggers, MANIFEST_MAX_BYTES, readManifestAt } from './index.js';
 
 type Doc = Record<string, unknown>;
 const v2 = (extra: Doc = {}): Doc => ({ svc_version: 2, default_agent: 'build', agents: { build: {} }, ...extra });
@@ -209,12 +209,14 @@ describe('a manifest with thousands of misspelled trigger entries', () => {
   const entries = Array.from({ length: 3_000 }, (_, i) => `  - {slug: t${i}, type: cron, crn: "* * * * *", prompt: go}\n`).join('');
   const text = `svc_version: 1\nproject:\n  name: x\ntriggers:\n${entries}`;
 
-  it('is checked and listed, each entry hinted, the issues listed up to 100', () => {
+  it('is checked and listed, each entry hinted; where they are shown, the issues are listed up to 100', () => {
     const check = checkManifest('svc.yaml', text);
     expect(check.valid).toBe(false);
-    expect(check.issues).toHaveLength(101);
+    expect(check.issues).toHaveLength(3_000);
     expect(check.issues[0]).toEqual({ path: '/triggers/0/cron', message: expect.stringContaining('unknown key crn: did you mean cron?') });
-    expect(check.issues[100]).toEqual({ path: '', message: expect.stringMatching(/^and \d+ more like these \(the first 100 are listed\)$/) });
+    const listed = listedIssues(check.issues);
+    expect(listed).toHaveLength(101);
+    expect(listed[100]).toEqual({ path: '', message: 'and 2900 more like these (the first 100 are listed)' });
     const listing = listTriggers(check);
     expect(listing.errors).toHaveLength(3_000);
     expect(listing.errors[2_999]!.messages.join('; ')).toContain('did you mean cron?');

@@ -9,7 +9,7 @@ import {
   type PatchLimits,
 } from '../../git/index.js';
 import type { ChangeRequestPreview } from '../../lib/rest-shapes.js';
-import { MANIFEST_MAX_BYTES, readManifestAt, type ManifestIssue } from '../../manifest/index.js';
+import { listedIssues, MANIFEST_MAX_BYTES, readManifestAt, type ManifestIssue } from '../../manifest/index.js';
 import {
   API_VERSION, CHANGE_REQUEST, LABEL_PROJECT, changeRequestName, controllerReference,
   type ChangeRequest, type ChangeRequestStatus, type Project,
@@ -447,7 +447,7 @@ function mergeInProgress(cr: ChangeRequest): ApiError {
 /** Issues of the manifest at `sha` (svc.yaml, else svc.toml); null when valid or absent. */
 async function manifestIssues(mirror: Mirror, sha: string): Promise<ManifestIssue[] | null> {
   const manifest = await readManifestAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha);
-  return manifest && !manifest.check.valid ? manifest.check.issues : null;
+  return manifest && !manifest.check.valid ? listedIssues(manifest.check.issues) : null;
 }
 
 function oneLine(text: string, max = 200): string {
