@@ -82,8 +82,7 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   if (blocking.length) {
     // The count is of every issue (status.manifest.issues lists the first of them), the ones that
     // make the manifest unusable first, and it matches what the message lists.
-    const blockingSet = new Set(blocking);
-    const ordered = [...blocking, ...m.issues.filter((i) => !blockingSet.has(i))];
+    const ordered = [...blocking, ...m.issues.filter((i) => isSkippedEntryIssue(i, skipped))];
     const shown = ordered.slice(0, 3).map((i) => `${i.path || '(top level)'}: ${i.message}`);
     if (ordered.length > shown.length) shown.push(`and ${ordered.length - shown.length} more (status.manifest.issues)`);
     const count = `${ordered.length} issue${ordered.length === 1 ? '' : 's'}`;

@@ -11,7 +11,7 @@ import { isAlreadyExists, isInvalid, RecentWrites, retryOnConflict } from '../..
 import { generationChanged, objectController, type ControllerDefinition, type ObjectKey, type Predicate, type ReconcileContext } from '../../src/runtime/index.js';
 import {
   LABEL_TRIGGER, NAMESPACE, PENDING_FIRES_INDEX, PROJECT, SESSION, SLOT_HOLDERS_INDEX, TRIGGER, TRIGGER_FIRE, appendPromptPatch, compareFires, defaultSessionCap,
-  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, promptQueueFull, sessionCap,
+  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, sessionCap,
   type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
 import { decideFire, type FireFacts, type FireStep } from './decide.js';
@@ -104,11 +104,10 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
         const outcome = await retryOnConflict(async (): Promise<{ woke: boolean } | { full: string }> => {
           const current = await sessions.client.get(namespace, step.session);
           const already = pendingPrompts(current).some((p) => p.id === step.prompt.id);
-          const full = already ? null : promptQueueFull(current, step.prompt);
-          if (full) return { full };
+          const patch = already ? { metadata: { resourceVersion: current.metadata.resourceVersion } } : appendPromptPatch(current, step.prompt);
+          if ('refused' in patch) return { full: patch.refused };
           const wake = step.wake || current.spec.desiredState === 'stopped';
           if (already && !wake) return { woke: false };
-          const patch = already ? { metadata: { resourceVersion: current.metadata.resourceVersion } } : appendPromptPatch(current, step.prompt);
           const stored = await sessions.mergePatch(namespace, step.session, wake ? { ...patch, spec: { desiredState: 'running' } } : patch);
           if (wake) written.record(stored, sessions.get(namespace, step.session)?.metadata.resourceVersion);
           return { woke: wake };

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { appendPromptPatch, pendingPrompts, appendPrompts, promptQueueFull, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
+import { appendPromptPatch, pendingPrompts, appendPrompts, removePromptsPatch, PENDING_PROMPTS_ANNOTATION, PENDING_PROMPTS_MAX_BYTES } from './session-prompts.js';
+
+/** The patch appending `prompt`, which must fit. */
+function patchOf(result: ReturnType<typeof appendPromptPatch>) {
+  if ('refused' in result) throw new Error(result.refused);
+  return result;
+}
+/** Why appending `prompt` is refused, or null. */
+const promptQueueFull = (...args: Parameters<typeof appendPromptPatch>) => { const result = appendPromptPatch(...args); return 'refused' in result ? result.refused : null; };
 
 describe('pending prompts', () => {
   const p1 = { id: 'a', text: 'first', source: 'api' as const, at: '2026-11-23T12:00:00Z' };
@@ -7,10 +15,10 @@ describe('pending prompts', () => {
 
   it('appends in order under the read resourceVersion', () => {
     const s0 = { metadata: { resourceVersion: '7' } };
-    const patch1 = appendPromptPatch(s0, p1);
+    const patch1 = patchOf(appendPromptPatch(s0, p1));
     expect(patch1.metadata.resourceVersion).toBe('7');
     const s1 = { metadata: { resourceVersion: '8', annotations: patch1.metadata.annotations } };
-    const s2 = { metadata: { resourceVersion: '9', annotations: appendPromptPatch(s1, p2).metadata.annotations } };
+    const s2 = { metadata: { resourceVersion: '9', annotations: patchOf(appendPromptPatch(s1, p2)).metadata.annotations } };
     expect(pendingPrompts(s2).map((p) => p.text)).toEqual(['first', 'second']);
   });
 
@@ -25,7 +33,7 @@ describe('pending prompts', () => {
     let session: { metadata: { name: string; annotations?: Record<string, string> } } = { metadata: { name: 's1' } };
     for (const id of ['1', '2']) {
       expect(promptQueueFull(session, big(id, 'x'.repeat(64 * 1024)))).toBeNull();
-      session = { metadata: { name: 's1', annotations: appendPromptPatch(session, big(id, 'x'.repeat(64 * 1024))).metadata.annotations } };
+      session = { metadata: { name: 's1', annotations: patchOf(appendPromptPatch(session, big(id, 'x'.repeat(64 * 1024)))).metadata.annotations } };
     }
     const fits = big('3', 'x'.repeat(60 * 1024));
     expect(promptQueueFull(session, fits)).toBeNull();

@@ -31,8 +31,8 @@ export const PENDING_PROMPTS_MAX_BYTES = 192 * 1024;
 /**
  * `prompts` appended, in order, to what waits on `session`: each one not waiting yet, while the
  * annotation stays within PENDING_PROMPTS_MAX_BYTES. The waiting ones are read once. Answers the
- * new list and, by prompt id, why one was left out. Every writer asks (`promptQueueFull` for one):
- * the prompt route (429), a `reuse` fire (fails), request-changes feedback (undelivered).
+ * new list and, by prompt id, why one was left out. Every writer goes through it (`appendPromptPatch`
+ * for one): the prompt route (429), a `reuse` fire (fails), request-changes feedback (undelivered).
  */
 export function appendPrompts(session: Pick<Session, 'metadata'>, prompts: readonly PendingPrompt[]): { prompts: PendingPrompt[]; refused: Map<string, string> } {
   const list = pendingPrompts(session);
@@ -53,11 +53,6 @@ export function appendPrompts(session: Pick<Session, 'metadata'>, prompts: reado
   return { prompts: list, refused };
 }
 
-/** Why `prompt` cannot be appended (appendPrompts), or null when it can. */
-export function promptQueueFull(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): string | null {
-  return appendPrompts(session, [prompt]).refused.get(prompt.id) ?? null;
-}
-
 /** The prompts waiting on a session, oldest first; an unreadable annotation reads as none. */
 export function pendingPrompts(session: Pick<Session, 'metadata'>): PendingPrompt[] {
   const raw = session.metadata.annotations?.[PENDING_PROMPTS_ANNOTATION];
@@ -73,12 +68,15 @@ export function pendingPrompts(session: Pick<Session, 'metadata'>): PendingPromp
   }
 }
 
-/** The metadata patch that appends `prompt`, guarded by the resourceVersion it was read at. */
-export function appendPromptPatch(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): { metadata: { resourceVersion?: string; annotations: Record<string, string> } } {
+/** The metadata patch that appends `prompt`, guarded by the resourceVersion it was read at; or why it cannot (appendPrompts' bound). */
+export function appendPromptPatch(session: Pick<Session, 'metadata'>, prompt: PendingPrompt): { refused: string } | { metadata: { resourceVersion?: string; annotations: Record<string, string> } } {
+  const { prompts, refused } = appendPrompts(session, [prompt]);
+  const why = refused.get(prompt.id);
+  if (why) return { refused: why };
   return {
     metadata: {
       resourceVersion: session.metadata.resourceVersion,
-      annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify([...pendingPrompts(session), prompt]) },
+      annotations: { [PENDING_PROMPTS_ANNOTATION]: JSON.stringify(prompts) },
     },
   };
 }

@@ -8,7 +8,7 @@ import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { readManifestAt } from '../../manifest/index.js';
 import {
-  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, promptQueueFull, sessionCap,
+  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
 import { admit, newSession } from '../../sessions/index.js';
@@ -117,9 +117,8 @@ export class SessionService {
       if (session.status?.status === 'failed') {
         throw new ApiError(409, `session ${id} failed (${session.status.reason ?? 'see its conditions'}); start a new session`);
       }
-      const full = promptQueueFull(session, prompt);
-      if (full) throw new ApiError(429, `${full}: it takes them once it runs; send this one after`);
       const append = appendPromptPatch(session, prompt);
+      if ('refused' in append) throw new ApiError(429, `${append.refused}: it takes them once it runs; send this one after`);
       return {
         metadata: { ...append.metadata, annotations: { ...append.metadata.annotations, [STOP_REASON_ANNOTATION]: null } },
         spec: { desiredState: 'running' },
