@@ -88,9 +88,27 @@ describe('nextStatus', () => {
     expect(byType.Ready).toMatchObject({ status: 'True' });
     expect(status.manifest!.issues).toHaveLength(101);
     expect(status.manifest!.issues[100]).toEqual({ path: '', message: 'and 200 more like these (the first 100 are listed)' });
+    // the entries too: the first 100 kept, all counted, ten named in the condition and the Event
+    expect(status.triggerErrors).toEqual(bad.slice(0, 100).map((index) => ({ index, messages: ['cron: is required'] })));
+    expect(status.triggerErrorCount).toBe(300);
+    expect(byType.ManifestValid!.message).toContain('valid except 300 trigger entries (#1, #2, #3, #4, #5, #6, #7, #8, #9, #10, and 290 more), skipped; status.triggerErrors lists the first 100');
+    const events = eventsFor(undefined, status, null).filter((e) => e.reason === 'InvalidTriggers');
+    expect(events).toEqual([{ type: 'Warning', reason: 'InvalidTriggers', message: `invalid trigger entries skipped: ${bad.slice(0, 10).map((i) => `#${i}: cron: is required`).join('; ')}; and 290 more` }]);
+    // one more bad entry past the first 100 is news (the count changed), the same again is not
+    const more = nextStatus(project(status), { ...observation, triggerErrors: [...observation.triggerErrors, { index: 301, messages: ['cron: is required'] }] }, T1);
+    expect(eventsFor(status, more, null).map((e) => e.reason)).toContain('InvalidTriggers');
+    expect(eventsFor(more, nextStatus(project(more), { ...observation, triggerErrors: [...observation.triggerErrors, { index: 301, messages: ['cron: is required'] }] }, T1), null)).toEqual([]);
     // one issue outside the trigger entries, after all of them, still makes it unusable
     const blocked = nextStatus(project(), { ...observation, manifest: { ...observation.manifest!, issues: [...observation.manifest!.issues, { path: '/default_agent', message: 'required' }] } }, T0);
     expect(Object.fromEntries(blocked.conditions!.map((c) => [c.type, c])).ManifestValid).toMatchObject({ reason: 'ManifestInvalid', message: expect.stringContaining('has 301 issues: /default_agent: required;') });
+  });
+
+  it('shows a slug longer than a slug may be cut to 128 characters', () => {
+    const slug = 'x'.repeat(100_000);
+    const observation: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], manifest: { file: 'svc.yaml', version: 2, valid: false, parsed: true, issues: [] }, triggerErrors: [{ index: 0, slug, messages: ['slug: too long'] }] };
+    const status = nextStatus(project(), observation, T0);
+    expect(status.triggerErrors).toEqual([{ index: 0, slug: `${'x'.repeat(128)}…`, messages: ['slug: too long'] }]);
+    expect(status.conditions!.find((c) => c.type === 'ManifestValid')!.message.length).toBeLessThan(400);
   });
 
   it('is idempotent: the same observation later changes nothing', () => {

@@ -5,7 +5,7 @@ import {
   type Condition, type ConditionInput, type ManifestIssue, type ManifestStatus, type Project, type ProjectStatus,
   type Trigger, type TriggerEntry, type TriggerError, type TriggerSpec,
 } from '../../src/resources/index.js';
-import { listedIssues } from '../../src/manifest/index.js';
+import { listedIssues, listedTriggerErrors, MAX_LISTED_TRIGGER_ERRORS } from '../../src/manifest/index.js';
 import { redact, type UnreachableKind } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
@@ -64,6 +64,14 @@ function condition(type: string, status: Condition['status'], reason: string, me
   return { type, status, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
+/** Trigger entries named in a condition or an Event: the first NAMED_ENTRIES, then how many more (of `total`). */
+const NAMED_ENTRIES = 10;
+const entryName = (e: TriggerError) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}`;
+function namedEntries(errors: readonly TriggerError[], total: number, name: (e: TriggerError) => string, separator: string): string {
+  const named = errors.slice(0, NAMED_ENTRIES).map(name).join(separator);
+  return total > NAMED_ENTRIES ? `${named}${separator}and ${total - NAMED_ENTRIES} more` : named;
+}
+
 /** Issues that belong to trigger entries the listing already skipped (SPEC §2.5 rule 5: they do not invalidate the manifest). */
 function isSkippedEntryIssue(issue: ManifestIssue, skipped: ReadonlySet<number>): boolean {
   const m = /^\/?triggers[/.[](\d+)/.exec(issue.path);
@@ -90,8 +98,9 @@ function manifestCondition(observation: Extract<Observation, { kind: 'read' }>, 
   }
   const errors = observation.triggerErrors.length;
   if (errors) {
-    const list = observation.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}`).join(', ');
-    return { usable: true, condition: condition('ManifestValid', 'False', 'InvalidTriggerEntries', `${m.file} at ${at} is valid except ${errors} trigger entr${errors === 1 ? 'y' : 'ies'} (${list}), skipped; see status.triggerErrors and fix them on ${branch}`, generation) };
+    const list = namedEntries(listedTriggerErrors(observation.triggerErrors), errors, entryName, ', ');
+    const where = errors > MAX_LISTED_TRIGGER_ERRORS ? `status.triggerErrors lists the first ${MAX_LISTED_TRIGGER_ERRORS}` : 'see status.triggerErrors';
+    return { usable: true, condition: condition('ManifestValid', 'False', 'InvalidTriggerEntries', `${m.file} at ${at} is valid except ${errors} trigger entr${errors === 1 ? 'y' : 'ies'} (${list}), skipped; ${where} and fix them on ${branch}`, generation) };
   }
   return { usable: true, condition: condition('ManifestValid', 'True', 'Valid', `${m.file} (version ${m.version ?? '?'}) at ${at} is valid`, generation) };
 }
@@ -132,7 +141,8 @@ export function nextStatus(project: Project, observation: Observation, now: Date
       : { valid: false, issues: [], summary: 'missing' };
     if (triggersAreKnown(observation)) {
       next.triggers = observation.triggers.map((t) => t.slug).sort();
-      next.triggerErrors = observation.triggerErrors;
+      next.triggerErrors = listedTriggerErrors(observation.triggerErrors);
+      next.triggerErrorCount = observation.triggerErrors.length;
       next.triggerCount = next.triggers.length;
     }
     const count = next.triggers?.length ?? 0;
@@ -177,8 +187,9 @@ export function eventsFor(before: ProjectStatus | undefined, after: ProjectStatu
   const manifest = now('ManifestValid');
   if (manifest?.status === 'False' && manifest.reason !== 'InvalidTriggerEntries' && changed('ManifestValid')) events.push({ type: 'Warning', reason: manifest.reason, message: manifest.message });
   if (manifest?.status === 'True' && was('ManifestValid')?.status === 'False') events.push({ type: 'Normal', reason: 'ManifestValid', message: manifest.message });
-  if (after.triggerErrors?.length && !jsonEqual(before?.triggerErrors ?? [], after.triggerErrors)) {
-    const list = after.triggerErrors.map((e) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join(', ')}`).join('; ');
+  const errorCount = (status: ProjectStatus | undefined) => status?.triggerErrorCount ?? status?.triggerErrors?.length ?? 0;
+  if (after.triggerErrors?.length && (!jsonEqual(before?.triggerErrors ?? [], after.triggerErrors) || errorCount(before) !== errorCount(after))) {
+    const list = namedEntries(after.triggerErrors, errorCount(after), (e) => `${entryName(e)}: ${e.messages.join(', ')}`, '; ');
     events.push({ type: 'Warning', reason: 'InvalidTriggers', message: `invalid trigger entries skipped: ${list}` });
   }
   if (plan && !planIsEmpty(plan)) {

@@ -3,7 +3,7 @@ export type { ManifestIssue } from './issues.js';
 export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
 export { checkManifest, listedIssues, MANIFEST_MAX_BYTES, MAX_LISTED_ISSUES, type ManifestCheck } from './check.js';
 export { readManifestAt, type ManifestAtCommit } from './at-commit.js';
-export { listTriggers, type TriggerListing, type TriggerListingError } from './listing.js';
+export { listTriggers, listedTriggerErrors, MAX_LISTED_TRIGGER_ERRORS, type TriggerListing, type TriggerListingError } from './listing.js';
 export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';
 export { checkAgentFiles, checkAgentFrontMatter, engineDirOf, DEFAULT_ENGINE_DIR, type AgentFileIssue } from './agentfiles.js';

@@ -10,6 +10,19 @@ import { KeyHints } from './suggest.js';
 export interface TriggerListingError { index: number; slug?: string; messages: string[] }
 export interface TriggerListing { triggers: NormalizedTrigger[]; errors: TriggerListingError[] }
 
+/** The most invalid trigger entries a Project's status keeps (`status.triggerErrors`, the listing's `errors`). */
+export const MAX_LISTED_TRIGGER_ERRORS = 100;
+/** A slug is at most 128 characters (SPEC §8); a longer one is shown cut to that. */
+const SHOWN_SLUG = 128;
+
+/**
+ * The first MAX_LISTED_TRIGGER_ERRORS of `errors`, slugs cut to SHOWN_SLUG characters: a 1 MiB
+ * manifest of `- {}` has 200,000 bad entries (30 MB of errors), which no status write may carry.
+ */
+export function listedTriggerErrors(errors: readonly TriggerListingError[]): TriggerListingError[] {
+  return errors.slice(0, MAX_LISTED_TRIGGER_ERRORS).map((e) => (e.slug !== undefined && e.slug.length > SHOWN_SLUG ? { ...e, slug: `${e.slug.slice(0, SHOWN_SLUG)}…` } : e));
+}
+
 export function listTriggers(check: Pick<ManifestCheck, 'document'>): TriggerListing {
   const doc = check.document;
   const entries: unknown[] = isRecord(doc) && Array.isArray(doc.triggers) ? doc.triggers : [];

@@ -73,7 +73,8 @@ export const ProjectStatusSchema = z
       .array(z.string().regex(SLUG_PATTERN))
       .optional()
       .describe('Slugs of the valid triggers of the default-branch manifest.'),
-    triggerErrors: z.array(TriggerErrorSchema).optional().describe('Invalid trigger entries.'),
+    triggerErrors: z.array(TriggerErrorSchema).optional().describe('Invalid trigger entries: the first 100 of them (triggerErrorCount counts them all).'),
+    triggerErrorCount: z.number().int().min(0).optional().describe('How many invalid trigger entries in all.'),
     triggerCount: z.number().int().min(0).optional().describe('How many valid triggers (the Triggers printer column).'),
     lastRefreshTime: timestamp().optional().describe('When the repository was last read successfully.'),
     lastRefreshToken: z

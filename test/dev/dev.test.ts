@@ -201,6 +201,28 @@ describe('svc dev', () => {
     expect(existsSync(exampleMirror)).toBe(true);
   }, 60_000);
 
+  it('a manifest of 50,000 bad trigger entries: the Project keeps the first 100, counts them all and stays usable', async () => {
+    // 7 MB of errors before: the status write was refused (too large) and retried without end
+    const bulk = path.join(tmp, 'bulk');
+    makeRepo(bulk, { 'svc.yaml': manifestWithTriggers('  - {}\n'.repeat(50_000)) });
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, `apiVersion: svc.dev/v1alpha1\nkind: Project\nmetadata:\n  name: bulk\nspec:\n  repoUrl: ${bulk}\n`);
+    try {
+      const status = await waitFor('the bulk project read', async () => {
+        const s = JSON.parse(await kubectl('get', 'project', 'bulk', '-o', 'jsonpath={.status}') || '{}') as { triggerErrors?: { index: number }[]; triggerErrorCount?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
+        return s.conditions?.some((c) => c.type === 'ManifestValid' && c.reason === 'InvalidTriggerEntries') && s;
+      }, 60_000);
+      expect(status.triggerErrorCount).toBe(50_001);
+      expect(status.triggerErrors!.map((e) => e.index)).toEqual(Array.from({ length: 100 }, (_, i) => i + 2));
+      expect(status.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+      expect(status.conditions!.find((c) => c.type === 'ManifestValid')!.message).toMatch(/valid except 50001 trigger entries \(#2 \(Broken\), #3, .*#11, and 49991 more\), skipped; status\.triggerErrors lists the first 100/);
+      const listed = await api('GET', `/projects/${(await kubectl('get', 'project', 'bulk', '-o', 'jsonpath={.metadata.uid}')).trim()}/triggers`, dev.token);
+      expect(listed.status).toBe(200);
+      expect(listed.body.errors).toHaveLength(100);
+    } finally {
+      await kubectl('delete', 'project', 'bulk', '--ignore-not-found');
+    }
+  }, 90_000);
+
   it('a private repository over HTTP: a missing Secret, then a wrong password, then the right one', async () => {
     const root = path.join(tmp, 'git-host');
     await runOk('git', ['clone', '--quiet', '--bare', repo, path.join(root, 'private.git')]);
