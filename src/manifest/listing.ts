@@ -2,7 +2,7 @@
 // document, so that an invalid entry never hides the valid ones.
 import { type ManifestCheck } from './check.js';
 import { plainMessages, relativeMessage, toManifestIssues } from './issues.js';
-import { isRecord } from './rules.js';
+import { isRecord, shownName } from './rules.js';
 import { type NormalizedTrigger, triggerContext, triggerContextIssues, triggerEntrySchema, normalizeTrigger } from './trigger.js';
 import { jsonPointer } from './issues.js';
 import { KeyHints } from './suggest.js';
@@ -12,15 +12,12 @@ export interface TriggerListing { triggers: NormalizedTrigger[]; errors: Trigger
 
 /** The most invalid trigger entries a Project's status keeps (`status.triggerErrors`, the listing's `errors`). */
 export const MAX_LISTED_TRIGGER_ERRORS = 100;
-/** A slug is at most 128 characters (SPEC §8); a longer one is shown cut to that. */
-const SHOWN_SLUG = 128;
-
 /**
- * The first MAX_LISTED_TRIGGER_ERRORS of `errors`, slugs cut to SHOWN_SLUG characters: a 1 MiB
+ * The first MAX_LISTED_TRIGGER_ERRORS of `errors`, slugs cut as names are shown: a 1 MiB
  * manifest of `- {}` has 200,000 bad entries (30 MB of errors), which no status write may carry.
  */
 export function listedTriggerErrors(errors: readonly TriggerListingError[]): TriggerListingError[] {
-  return errors.slice(0, MAX_LISTED_TRIGGER_ERRORS).map((e) => (e.slug !== undefined && e.slug.length > SHOWN_SLUG ? { ...e, slug: `${e.slug.slice(0, SHOWN_SLUG)}…` } : e));
+  return errors.slice(0, MAX_LISTED_TRIGGER_ERRORS).map((e) => (e.slug !== undefined ? { ...e, slug: shownName(e.slug) } : e));
 }
 
 export function listTriggers(check: Pick<ManifestCheck, 'document'>): TriggerListing {

@@ -1,5 +1,5 @@
 // Text -> document for both encodings. A syntax error is one issue with its line and column.
-import { parseDocument } from 'yaml';
+import { LineCounter, isCollection, isMap, isPair, isScalar, parseDocument } from 'yaml';
 import TOML from '@iarna/toml';
 import type { ManifestIssue } from './issues.js';
 
@@ -25,13 +25,45 @@ export function parseManifestText(encoding: Encoding, text: string): ParseResult
 }
 
 export function parseYaml(text: string): ParseResult {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  // Duplicate keys are found by firstDuplicateKey: yaml's own check (uniqueKeys) compares each key
+  // with every key before it, and a map of 60,000 keys took minutes.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
+  const duplicate = firstDuplicateKey(doc.contents);
   const error = doc.errors[0];
+  if (duplicate !== undefined && (!error || duplicate < error.pos[0])) {
+    const { line, col } = lineCounter.linePos(duplicate);
+    return syntaxIssue('YAML', line, col, 'Map keys must be unique');
+  }
   if (error) {
     const [line, column] = error.linePos ? [error.linePos[0].line, error.linePos[0].col] : [1, 1];
     return syntaxIssue('YAML', line, column, firstSentence(error.message));
   }
   return { ok: true, document: doc.toJS() };
+}
+
+/**
+ * The offset of the first key that repeats an earlier key of its map, as yaml's uniqueKeys decides
+ * (scalar keys with the same value; other keys are never equal), in one pass over the nodes.
+ */
+export function firstDuplicateKey(root: unknown): number | undefined {
+  let first: number | undefined;
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const node = stack.pop();
+    if (!isCollection(node)) continue;
+    const seen = isMap(node) ? new Set<unknown>() : undefined;
+    for (const item of node.items) {
+      if (!isPair(item)) { stack.push(item); continue; }
+      const { key } = item;
+      if (seen && isScalar(key) && !Number.isNaN(key.value)) {
+        if (seen.has(key.value) && key.range && (first === undefined || key.range[0] < first)) first = key.range[0];
+        seen.add(key.value);
+      }
+      stack.push(key, item.value);
+    }
+  }
+  return first;
 }
 
 const SINGLE_TRIGGERS_TABLE = /^[ \t]*\[[ \t]*triggers[ \t]*\][ \t]*(#.*)?$/m;

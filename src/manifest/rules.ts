@@ -10,6 +10,17 @@ export function oneOf(values: readonly string[]): string {
   return values.length <= 1 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 }
 
+/** A name as a message shows it: names are at most 128 characters (SPEC §8), a longer one is cut. */
+export function shownName(name: string): string {
+  return name.length > 128 ? `${name.slice(0, 128)}…` : name;
+}
+
+/** The names a message offers ("must name a key of agents (a, b, ...)"): the first 20, then how many more. */
+export function namesList(names: readonly string[]): string {
+  const shown = names.slice(0, 20).map(shownName).join(', ');
+  return names.length > 20 ? `${shown} and ${names.length - 20} more` : shown;
+}
+
 /**
  * A schema-level message for a value that is present but wrong; a missing value falls through
  * to the generic "is required" (a schema-level message would otherwise win).

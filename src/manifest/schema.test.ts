@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stringify as toYaml } from 'yaml';
+import { parseDocument, stringify as toYaml } from 'yaml';
 import TOML from '@iarna/toml';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -135,6 +135,33 @@ describe('syntax errors', () => {
     const check = checkManifest('svc.yaml', 'svc_version: 2\nsvc_version: 1\n');
     expect(check.issues).toEqual([{ path: '', message: expect.stringMatching(/^YAML syntax error at line 2, column 1: Map keys must be unique/) }]);
   });
+
+  it('finds duplicate keys where yaml\'s own check finds them: the first in the text, scalars by value, in block and flow maps', () => {
+    const docs = [
+      'a: 1\nb:\n  c: 1\n  c: 2\n', 'x: {a: 1, "a": 2}\n', '1: a\n"1": b\n', '~: 1\nnull: 2\n', '? [a]\n: 1\n? [a]\n: 2\n',
+      'a:\n  - {k: 1, k: 2}\nb: 1\nb: 2\n', 'z: 1\ny: {q: 1}\nz: 2\ny: 3\n', '.nan: 1\n.nan: 2\n', 'a: [1, 1]\n', 'a: 1\nb: [c, d\na: 2\n',
+      'a: &x 1\n*x : 2\n', 'deep: {a: {b: {c: 1, c: 2}}}\ndeep2: 1\ndeep2: 2\n',
+    ];
+    for (const text of docs) {
+      const own = parseDocument(text, { prettyErrors: true, uniqueKeys: true }).errors[0];
+      const expected = own ? `YAML syntax error at line ${own.linePos![0].line}, column ${own.linePos![0].col}: ${own.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '')}` : undefined;
+      const issues = checkManifest('svc.yaml', text).issues.filter((i) => i.message.startsWith('YAML syntax error'));
+      expect(issues.map((i) => i.message), text).toEqual(expected ? [expected] : []);
+    }
+  });
+
+  it('checks a map of 64,000 agents in time linear in it, and lists 20 of their names where it offers them', () => {
+    // yaml's own duplicate-key check compared each key with every key before it: 7 minutes here
+    const agents = Array.from({ length: 64_000 }, (_, i) => `  a${i}: {}\n`).join('');
+    const check = checkManifest('svc.yaml', `svc_version: 2\ndefault_agent: nobody\nagents:\n${agents}triggers:\n${'  - {slug: s, type: webhook, secret_env: S, prompt: p, agent: x}\n'.repeat(2)}`);
+    const names = Array.from({ length: 20 }, (_, i) => `a${i}`).join(', ');
+    expect(check.issues).toEqual([
+      { path: '/triggers/0/agent', message: `must name a key of agents (${names} and 63980 more)` },
+      { path: '/triggers/1/slug', message: 'is already used by trigger 0: trigger slugs must be unique' },
+      { path: '/triggers/1/agent', message: `must name a key of agents (${names} and 63980 more)` },
+      { path: '/default_agent', message: `must name a key of agents (${names} and 63980 more)` },
+    ]);
+  }, 60_000);
 
   it('a TOML syntax error is one issue with its line and column', () => {
     const check = checkManifest('svc.toml', 'svc_version = 1\nname = = "x"\n');

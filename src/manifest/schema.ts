@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import {
   ALWAYS, type ManifestVersion, allowlist, anyObject, enumOf, envName, flexibleBoolean, forbidden, isRecord,
-  nonEmptyString, oneOf, whenPresent, positiveInt, report, safeRelativePath, slug, svcCli,
+  namesList, nonEmptyString, oneOf, whenPresent, positiveInt, report, safeRelativePath, slug, svcCli,
 } from './rules.js';
 import { triggerContextIssues, triggerEntrySchema } from './trigger.js';
 
@@ -171,7 +171,7 @@ export const manifestSchema = z
     for (const issue of triggerContextIssues(doc)) report(ctx, ['triggers', issue.index, ...issue.path], issue.message);
     if (doc.svc_version === 2 && typeof doc.default_agent === 'string' && isRecord(doc.agents) && doc.default_agent !== ''
       && !Object.hasOwn(doc.agents, doc.default_agent)) {
-      report(ctx, ['default_agent'], `must name a key of agents (${Object.keys(doc.agents).join(', ')})`);
+      report(ctx, ['default_agent'], `must name a key of agents (${namesList(Object.keys(doc.agents))})`);
     }
   }, ALWAYS);
 

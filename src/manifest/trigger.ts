@@ -2,7 +2,7 @@
 // whole document (unique slugs, agents of version 2), and the normalization of a valid entry.
 import * as z from 'zod';
 import { cronProblem, isIanaZone } from './cron.js';
-import { ALWAYS, isRecord, nonEmptyString, report, secretEnvName, slug, whenPresent } from './rules.js';
+import { ALWAYS, isRecord, namesList, nonEmptyString, report, secretEnvName, shownName, slug, whenPresent } from './rules.js';
 import { SESSION_MODES, TRIGGER_TYPES, type SessionMode, type TriggerType } from '../lib/trigger-kinds.js';
 
 /** Canonical field -> its alias. The parser and the validator accept both spellings, never both at once. */
@@ -100,7 +100,9 @@ export function triggerField(entry: Record<string, unknown>, field: Canonical): 
 /** What the entry rules that look outside the entry need to know about the document. */
 export interface TriggerContext {
   version: 1 | 2 | null;
-  agentNames: string[] | null; // keys of `agents` in version 2
+  agentNames: ReadonlySet<string> | null; // keys of `agents` in version 2
+  /** The agent names as messages list them (namesList). */
+  knownAgents: string;
   defaultAgent: string | undefined;
 }
 
@@ -109,7 +111,8 @@ export function triggerContext(doc: unknown): TriggerContext {
   const version = d.svc_version === 1 || d.svc_version === 2 ? d.svc_version : null;
   return {
     version,
-    agentNames: version === 2 && isRecord(d.agents) ? Object.keys(d.agents) : null,
+    agentNames: version === 2 && isRecord(d.agents) ? new Set(Object.keys(d.agents)) : null,
+    knownAgents: version === 2 && isRecord(d.agents) ? namesList(Object.keys(d.agents)) : '',
     defaultAgent: typeof d.default_agent === 'string' && d.default_agent !== '' ? d.default_agent : undefined,
   };
 }
@@ -131,11 +134,11 @@ export function triggerContextIssues(doc: unknown): TriggerContextIssue[] {
     }
     if (context.agentNames) {
       const key = entry.agent !== undefined ? 'agent' : entry.agent_name !== undefined ? 'agent_name' : undefined;
-      const known = context.agentNames.join(', ');
-      if (key && typeof entry[key] === 'string' && !context.agentNames.includes(entry[key])) {
+      const known = context.knownAgents;
+      if (key && typeof entry[key] === 'string' && !context.agentNames.has(entry[key])) {
         issues.push({ index, path: [key], message: `must name a key of agents (${known})` });
-      } else if (!key && context.defaultAgent && !context.agentNames.includes(context.defaultAgent)) {
-        issues.push({ index, path: ['agent'], message: `is omitted, so it is default_agent ${context.defaultAgent}, which is not a key of agents (${known})` });
+      } else if (!key && context.defaultAgent && !context.agentNames.has(context.defaultAgent)) {
+        issues.push({ index, path: ['agent'], message: `is omitted, so it is default_agent ${shownName(context.defaultAgent)}, which is not a key of agents (${known})` });
       }
     }
   });
