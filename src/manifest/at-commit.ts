@@ -11,14 +11,21 @@ export interface ManifestAtCommit {
 /** A file's text, `{ bytes }` when the reader left it unread for its size (MANIFEST_MAX_BYTES), or null when absent. */
 export type ManifestFileRead = string | { bytes: number } | null;
 
-/** The checked manifest at `sha`, or null when the commit has neither file. */
-export async function readManifestAt(
-  readFile: (sha: string, path: string) => Promise<ManifestFileRead>, sha: string,
-): Promise<ManifestAtCommit | null> {
+type FileReader = (sha: string, path: string) => Promise<ManifestFileRead>;
+
+/** The manifest file at `sha` (svc.yaml, else svc.toml) as read, or null when the commit has neither. */
+export async function readManifestFileAt(readFile: FileReader, sha: string): Promise<{ file: ManifestFileName; read: string | { bytes: number } } | null> {
   for (const file of MANIFEST_FILES) {
-    const text = await readFile(sha, file);
-    if (typeof text === 'string') return { file, check: checkManifest(file, text) };
-    if (text !== null) return { file, check: manifestTooLarge(file, text.bytes) };
+    const read = await readFile(sha, file);
+    if (read !== null) return { file, read };
   }
   return null;
+}
+
+/** The checked manifest at `sha`, or null when the commit has neither file. */
+export async function readManifestAt(readFile: FileReader, sha: string): Promise<ManifestAtCommit | null> {
+  const found = await readManifestFileAt(readFile, sha);
+  if (!found) return null;
+  const { file, read } = found;
+  return { file, check: typeof read === 'string' ? checkManifest(file, read) : manifestTooLarge(file, read.bytes) };
 }

@@ -223,6 +223,26 @@ describe('svc dev', () => {
     }
   }, 90_000);
 
+  it('the merge preview and the merge gate check a heavy manifest on the branch off the API thread and list the first 100 issues', async () => {
+    const uid = (await kubectl('get', 'project', 'example', '-o', 'jsonpath={.metadata.uid}')).trim();
+    await runOk('git', ['-C', repo, 'checkout', '-q', '-b', 'heavy-manifest']);
+    commitFiles(repo, { 'svc.yaml': manifestWithTriggers('  - {}\n'.repeat(30_000)) }, 'thirty thousand empty triggers');
+    await runOk('git', ['-C', repo, 'checkout', '-q', 'main']);
+    const opened = await api('POST', `/projects/${uid}/change-requests`, dev.token, { title: 'heavy', head_ref: 'heavy-manifest', base_ref: 'main' });
+    expect(opened.status).toBe(201);
+    const cr = (opened.body.change_request as { cr_id: string }).cr_id;
+    const preview = await api('GET', `/projects/${uid}/change-requests/${cr}/merge-preview`, dev.token);
+    expect(preview.status).toBe(200);
+    const issues = preview.body.manifest_issues as { path: string; message: string }[];
+    expect(issues).toHaveLength(101);
+    expect(issues[0]).toEqual({ path: '/triggers/2/slug', message: expect.stringContaining('must match') });
+    expect(issues[100]!.message).toMatch(/^and \d+ more like these \(the first 100 are listed\)$/);
+    const merge = await api('POST', `/projects/${uid}/change-requests/${cr}/merge`, dev.token, {});
+    expect(merge.status).toBe(422);
+    expect(merge.body).toMatchObject({ code: 'MANIFEST_INVALID' });
+    await api('POST', `/projects/${uid}/change-requests/${cr}/close`, dev.token, {});
+  }, 60_000);
+
   it('a private repository over HTTP: a missing Secret, then a wrong password, then the right one', async () => {
     const root = path.join(tmp, 'git-host');
     await runOk('git', ['clone', '--quiet', '--bare', repo, path.join(root, 'private.git')]);

@@ -9,7 +9,9 @@ import {
   type PatchLimits,
 } from '../../git/index.js';
 import type { ChangeRequestPreview } from '../../lib/rest-shapes.js';
-import { listedIssues, MANIFEST_MAX_BYTES, readManifestAt, type ManifestIssue } from '../../manifest/index.js';
+import {
+  listedIssues, ManifestCheckThread, ManifestCheckUnavailable, manifestTooLarge, MANIFEST_MAX_BYTES, readManifestFileAt, type ManifestIssue,
+} from '../../manifest/index.js';
 import {
   API_VERSION, CHANGE_REQUEST, LABEL_PROJECT, changeRequestName, controllerReference,
   type ChangeRequest, type ChangeRequestStatus, type Project,
@@ -444,10 +446,20 @@ function mergeInProgress(cr: ChangeRequest): ApiError {
   return new ApiError(409, `change request #${cr.spec.number} is being merged (started ${claim.claimedAt} by ${claim.by}); try again in a moment`);
 }
 
-/** Issues of the manifest at `sha` (svc.yaml, else svc.toml); null when valid or absent. */
+/** The API's manifest checks, off its event loop (an agent's branch may hold a manifest that takes seconds to check). */
+const manifestChecks = new ManifestCheckThread();
+
+/** Issues of the manifest at `sha` (svc.yaml, else svc.toml), as shown (listedIssues); null when valid or absent. */
 async function manifestIssues(mirror: Mirror, sha: string): Promise<ManifestIssue[] | null> {
-  const manifest = await readManifestAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha);
-  return manifest && !manifest.check.valid ? listedIssues(manifest.check.issues) : null;
+  const found = await readManifestFileAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha);
+  if (!found) return null;
+  if (typeof found.read !== 'string') return listedIssues(manifestTooLarge(found.file, found.read.bytes).issues);
+  try {
+    return await manifestChecks.issues(found.file, found.read);
+  } catch (error) {
+    if (error instanceof ManifestCheckUnavailable) throw new ApiError(503, `the manifest at ${sha.slice(0, 12)} could not be checked: ${error.message}`);
+    throw error;
+  }
 }
 
 function oneLine(text: string, max = 200): string {

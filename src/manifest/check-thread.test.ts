@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkManifest, listedIssues } from './check.js';
+import { ManifestCheckThread, ManifestCheckUnavailable } from './check-thread.js';
+
+const VALID = 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n';
+/** 250 KB of empty trigger entries: about 50,000 bad entries, seconds of CPU to check. */
+const HEAVY = `${VALID}triggers:\n${'  - {}\n'.repeat(50_000)}`;
+
+let thread: ManifestCheckThread | undefined;
+afterEach(async () => { await thread?.close(); thread = undefined; });
+
+describe('ManifestCheckThread', () => {
+  it('answers what checkManifest and listedIssues answer: null when valid, the shown issues otherwise', async () => {
+    thread = new ManifestCheckThread();
+    expect(await thread.issues('svc.yaml', VALID)).toBeNull();
+    const invalid = 'svc_version: 2\nagents: {}\n';
+    expect(await thread.issues('svc.yaml', invalid)).toEqual(listedIssues(checkManifest('svc.yaml', invalid).issues));
+    expect(await thread.issues('svc.toml', 'svc_version = 1\n[triggers]\n')).toEqual(checkManifest('svc.toml', 'svc_version = 1\n[triggers]\n').issues);
+    const heavy = await thread.issues('svc.yaml', HEAVY);
+    expect(heavy).toHaveLength(101);
+    expect(heavy![100]!.message).toMatch(/^and \d+ more like these/);
+  }, 60_000);
+
+  it('leaves the caller\'s event loop free while it checks', async () => {
+    thread = new ManifestCheckThread();
+    await thread.issues('svc.yaml', VALID); // the worker is up
+    let turns = 0;
+    const ticker = setInterval(() => { turns++; }, 1);
+    try {
+      await thread.issues('svc.yaml', HEAVY);
+    } finally {
+      clearInterval(ticker);
+    }
+    // checked on this thread, the check would have held the loop: not one turn until it ended
+    expect(turns).toBeGreaterThan(20);
+  }, 60_000);
+
+  it('refuses a check past the waiting bound, and ends a check that takes too long; the next one gets a new worker', async () => {
+    thread = new ManifestCheckThread({ maxWaiting: 1, timeoutMs: 200 });
+    const both = Promise.allSettled([thread.issues('svc.yaml', HEAVY), thread.issues('svc.yaml', `${HEAVY}# another\n`)]);
+    await expect(thread.issues('svc.yaml', `${HEAVY}# a third\n`)).rejects.toThrow('1 manifest checks are waiting already: try again in a moment');
+    const [running, waiting] = await both;
+    expect(running).toMatchObject({ status: 'rejected', reason: expect.any(ManifestCheckUnavailable) });
+    expect((running as PromiseRejectedResult).reason.message).toBe('checking svc.yaml took longer than 200 ms');
+    expect(waiting).toMatchObject({ status: 'rejected', reason: { message: 'checking svc.yaml took longer than 200 ms' } });
+    expect(await thread.issues('svc.yaml', VALID)).toBeNull();
+  }, 60_000);
+
+  it('fails the checks still waiting when closed', async () => {
+    thread = new ManifestCheckThread();
+    const pending = Promise.allSettled([thread.issues('svc.yaml', HEAVY), thread.issues('svc.yaml', `${HEAVY}#\n`)]);
+    await thread.close();
+    expect(await pending).toEqual([
+      { status: 'rejected', reason: expect.objectContaining({ message: 'the manifest checker was closed' }) },
+      { status: 'rejected', reason: expect.objectContaining({ message: 'the manifest checker was closed' }) },
+    ]);
+  }, 60_000);
+});
