@@ -2,11 +2,12 @@
 // budget of a project. Keys go into the providers Secret and nowhere else: not into a response,
 // an Event, a log line or another resource.
 import {
-  NO_BUDGET, llmLedgerName, llmPageName, llmProviderInfos, parseLedger, parseRows, periodTokens, summarizeUsage, ledgerConfigMap,
+  NO_BUDGET, llmLedgerName, llmPageName, llmProviderInfos, parseLedger, parseRows, periodTokens, summarizeRows, usageRows, ledgerConfigMap,
   withLlmProvider, withoutLlmProvider,
   type LlmBudget, type LlmProvider, type LlmProviderInfo, type LlmProvidersSecret, type LlmUsageRecord, type PageIndexEntry, type Project,
-  type UsageGrouping, type UsageSummary,
+  type UsageGrouping, type UsageRow, type UsageSummary,
 } from '../../resources/index.js';
+import { Lru } from '../../lib/lru.js';
 import { ApiError } from '../errors.js';
 import type { UsageRecorder } from './recorder.js';
 import type { BudgetHints } from './budget-hints.js';
@@ -18,11 +19,20 @@ export interface BudgetAnswer {
 }
 
 const WRITE_ATTEMPTS = 10;
-/** Archive pages held parsed (a page is written once, so what is cached stays true). */
+/** Archive pages held parsed, for the logs (a page is written once, so what is cached stays true). */
 const PAGE_CACHE = 64;
+/**
+ * Archive pages held summed (usageRows), for the usage: a few rows each, so the pages of several
+ * projects fit (one keeps up to 198). Held as records, the 64 pages of PAGE_CACHE were fewer than
+ * one project's: every usage call read and parsed them all again.
+ */
+const PAGE_SUMMARIES = 2048;
+
+interface PageSummary { rows: UsageRow[]; earliest: string }
 
 export class GatewayService {
-  private readonly pageCache = new Map<string, LlmUsageRecord[]>();
+  private readonly pageCache = new Lru<LlmUsageRecord[]>(PAGE_CACHE);
+  private readonly pageSummaries = new Lru<PageSummary>(PAGE_SUMMARIES);
 
   constructor(
     private readonly store: GatewayStore,
@@ -88,17 +98,30 @@ export class GatewayService {
     if (!cm) return [];
     const records = parseRows(cm.data?.records);
     this.pageCache.set(key, records);
-    if (this.pageCache.size > PAGE_CACHE) this.pageCache.delete(this.pageCache.keys().next().value!);
     return records;
   }
 
-  /** Summed from the records kept; pages wholly before `since` are not read. */
+  /** One archive page's records summed (usageRows), and the time of its earliest record. */
+  private async pageSummary(project: Project, page: PageIndexEntry): Promise<PageSummary> {
+    const key = `${project.metadata.uid}/${page.number}`;
+    const cached = this.pageSummaries.get(key);
+    if (cached) return cached;
+    const records = await this.pageRecords(project, page);
+    const summary = { rows: usageRows(records), earliest: records.reduce((min, r) => (r.at < min ? r.at : min), records[0]?.at ?? '') };
+    this.pageSummaries.set(key, summary);
+    return summary;
+  }
+
+  /** Summed from the records kept; pages wholly before `since` are not read, one wholly after it is summed once. */
   async usage(project: Project, by: UsageGrouping, since?: Date): Promise<UsageSummary> {
     const { recent, pages } = await this.ledgerRecords(project);
     const sinceIso = since?.toISOString();
     const wanted = pages.filter((p) => !sinceIso || p.to === '' || p.to >= sinceIso);
-    const archived = await Promise.all(wanted.map((p) => this.pageRecords(project, p)));
-    return summarizeUsage([...archived.flat(), ...recent], by, since);
+    const archived = await Promise.all(wanted.map(async (p) => {
+      const summary = await this.pageSummary(project, p);
+      return !sinceIso || summary.earliest >= sinceIso ? summary.rows : usageRows(await this.pageRecords(project, p), sinceIso);
+    }));
+    return summarizeRows([...archived.flat(), ...usageRows(recent, sinceIso)], by);
   }
 
   /** Newest first, at most `limit`, only `sessionId`'s when given. Never prompt or completion text (records hold none). */
