@@ -1,10 +1,10 @@
 // The engine config directory: `engine.config_dir` of the repository's manifest (svc.yaml, else
 // the legacy svc.toml), else `.svc/engine`, resolved inside the workspace. Read at every engine
 // start, so /svc/refresh applies a manifest edit.
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import TOML from '@iarna/toml';
+import { parseRepoYaml, readRepoFile, REPO_FILE_MAX_BYTES } from './repo-yaml.js';
 
 export const DEFAULT_ENGINE_CONFIG_DIR = '.svc/engine';
 
@@ -12,8 +12,12 @@ function manifestConfigDir(workspace: string): unknown {
   const yamlPath = path.join(workspace, 'svc.yaml');
   const tomlPath = path.join(workspace, 'svc.toml');
   try {
-    if (existsSync(yamlPath)) return (YAML.parse(readFileSync(yamlPath, 'utf8')) as { engine?: { config_dir?: unknown } } | null)?.engine?.config_dir;
-    if (existsSync(tomlPath)) return (TOML.parse(readFileSync(tomlPath, 'utf8')) as { engine?: { config_dir?: unknown } }).engine?.config_dir;
+    const file = existsSync(yamlPath) ? yamlPath : existsSync(tomlPath) ? tomlPath : undefined;
+    const text = file ? readRepoFile(file) : undefined;
+    if (text === null) throw new Error(`${path.basename(file!)} is larger than ${REPO_FILE_MAX_BYTES} bytes`);
+    if (text === undefined) return undefined;
+    const manifest = (file === yamlPath ? parseRepoYaml(text) : TOML.parse(text)) as { engine?: { config_dir?: unknown } } | null;
+    return manifest?.engine?.config_dir;
   } catch (err) {
     // An unreadable manifest is the CR gate's business; the engine still starts with the default.
     process.stderr.write(`svc-agent: cannot read the manifest (${(err as Error).message}); using ${DEFAULT_ENGINE_CONFIG_DIR}\n`);

@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentFileModels, declaresProviders, gatewayEngineConfig, parseJsonc, parseProviders, repositoryEngineConfigs } from './llm-gateway.js';
+import { resolveEngineConfigDir } from './engine-config.js';
 
 const gateway = { baseUrl: 'http://10.0.0.1:8080/v1/llm', providers: parseProviders('local:openai,anthropic:anthropic,openai:openai').providers };
 const KEY = '{env:SVC_LLM_API_KEY}';
@@ -72,4 +73,17 @@ describe('reading the repository', () => {
     expect(agentFileModels(configDir)).toEqual(['anthropic/claude-x']);
     expect(parseJsonc('{"a": "// not a comment", "b": [1,],}')).toEqual({ a: '// not a comment', b: [1] });
   });
+
+  it('reads YAML of the branch in time linear in it: 64,000 keys, a repeated one, and a file past 1 MiB left unread', () => {
+    // yaml's own duplicate-key check compared each key with every key before it: minutes on this loop, which answers health
+    const workspace = path.join(dir, 'big');
+    const configDir = path.join(workspace, 'cfg');
+    mkdirSync(path.join(configDir, 'agents'), { recursive: true });
+    const keys = Array.from({ length: 64_000 }, (_, i) => `k${i}: ${i}\n`).join('');
+    writeFileSync(path.join(workspace, 'svc.yaml'), `${keys}engine:\n  config_dir: one\nengine:\n  config_dir: cfg\n`);
+    writeFileSync(path.join(configDir, 'agents', 'many.md'), `---\n${keys}model: local/many\nmodel: local/last\n---\nbody\n`);
+    writeFileSync(path.join(configDir, 'agents', 'huge.md'), `---\nmodel: local/huge\n---\n${'x'.repeat(1024 * 1024)}`);
+    expect(resolveEngineConfigDir(workspace)).toBe(realpathSync(configDir));
+    expect(agentFileModels(configDir)).toEqual(['local/last']);
+  }, 30_000);
 });

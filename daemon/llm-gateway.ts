@@ -6,7 +6,7 @@
 // (`{env:SVC_LLM_API_KEY}`: the key itself is in no file and no config text).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
+import { parseRepoYaml, readRepoFile } from './repo-yaml.js';
 import { httpCall } from '../src/lib/http-call.js';
 
 export type GatewayProtocol = 'openai' | 'anthropic';
@@ -90,8 +90,8 @@ export function agentFileModels(configDir: string): string[] {
     }
     for (const name of names) {
       try {
-        const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(readFileSync(path.join(dir, name), 'utf8'));
-        const front = m ? (YAML.parse(m[1]!) as { model?: unknown } | null) : null;
+        const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(readRepoFile(path.join(dir, name)) ?? '');
+        const front = m ? (parseRepoYaml(m[1]!) as { model?: unknown } | null) : null;
         if (typeof front?.model === 'string') models.push(front.model);
       } catch { /* a broken file: the manifest check reports it */ }
     }
