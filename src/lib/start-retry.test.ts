@@ -39,6 +39,14 @@ describe('transientCause: worth waiting out, or not', () => {
   ])('permanent: %s', (message) => {
     expect(transientCause(message)).toBeNull();
   });
+
+  it('reads 400,000 characters of git stderr in time linear in them', () => {
+    // `repository ('.*' )?` and `base ref .*` were quadratic: 80,000 characters took seconds
+    const stderr = (unit: string) => `${unit.repeat(400_000 / unit.length)}\nfatal: unable to access 'http://x/': Could not resolve host: x`;
+    expect(transientCause(stderr("repository '"))).toBe('the API or the git host is unreachable');
+    expect(transientCause(stderr('base ref "'))).toBe('the API or the git host is unreachable');
+    expect(transientCause(`${"repository '".repeat(30_000)}x' not found`)).toBeNull();
+  });
 });
 
 describe('nextStartAttempt: backoff within the start deadline', () => {

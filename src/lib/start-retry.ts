@@ -36,7 +36,8 @@ export function transientCause(message: string): string | null {
 const PERMANENT = [
   /authentication failed|could not read (username|password)|permission denied|host key verification failed/i,
   /returned error: (400|401|403|404|410|413)\b|answered (400|401|403|404|410)\b/i,
-  /repository ('.*' )?not found|does not appear to be a git repository|base ref .* was not found/i,
+  // a quoted name stops at its quote: `.*` here was quadratic in git's stderr, which a branch's paths reach
+  /repository ('[^'\n]*' )?not found|does not appear to be a git repository|base ref "[^"\n]*" was not found/i,
 ];
 
 const TRANSIENT: Array<[RegExp, string]> = [
