@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMBINED_PREFIX, EventCorrelator, type CoreEvent, type EventSink } from './event-correlator.js';
+import { COMBINED_PREFIX, EventCorrelator, MAX_EVENT_MESSAGE, type CoreEvent, type EventSink } from './event-correlator.js';
 
 /** An in-memory API server's Events: what the correlator wrote, as the server would keep it. */
 function memorySink(): EventSink & { events: Map<string, CoreEvent>; writes: string[] } {
@@ -55,6 +55,19 @@ describe('EventCorrelator', () => {
     await correlator.record({ ...pod, name: 'q', uid: 'u2' }, { type: 'Warning', reason: 'BackOff', message: 'a' });
     expect(sink.events.size).toBe(5);
     expect([...sink.events.values()].every((e) => e.count === 1)).toBe(true);
+  });
+
+  it('keeps at most 4 KiB of a message: what a sandbox reported is cut, in the Event and in the caches', async () => {
+    const sink = memorySink();
+    const correlator = new EventCorrelator(sink, { component: 'test' });
+    const reported = `engine stalled: ${'x'.repeat(256 * 1024)}`;
+    await correlator.record(pod, { type: 'Warning', reason: 'EngineStalled', message: reported });
+    await correlator.record(pod, { type: 'Warning', reason: 'EngineStalled', message: `${reported}y` });
+    const [event] = [...sink.events.values()];
+    expect(event!.message).toBe(`${reported.slice(0, MAX_EVENT_MESSAGE - 1)}…`);
+    // the same once cut: counted on the one Event
+    expect(sink.events.size).toBe(1);
+    expect(event!.count).toBe(2);
   });
 
   it('combines similar events beyond the limit into one Event whose count grows', async () => {

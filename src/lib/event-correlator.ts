@@ -23,6 +23,17 @@ export interface EventObjectRef {
   resourceVersion?: string;
 }
 
+/**
+ * The longest Event message kept (characters): a message may carry what a sandbox reported (an
+ * engine's error, a stall's reason), up to 256 KiB of it, and each distinct one is held in the
+ * caches and written as its own Event. events.k8s.io bounds a note to 1 KiB; 4 KiB keeps ours whole.
+ */
+export const MAX_EVENT_MESSAGE = 4096;
+
+export function clipEventMessage(message: string): string {
+  return message.length > MAX_EVENT_MESSAGE ? `${message.slice(0, MAX_EVENT_MESSAGE - 1)}…` : message;
+}
+
 export interface EventFacts {
   type: 'Normal' | 'Warning';
   reason: string;
@@ -97,7 +108,7 @@ export class EventCorrelator {
 
   /** Writes `facts` about `object`: a new Event, or a count on the one already written for it. */
   record(object: EventObjectRef, facts: EventFacts): Promise<void> {
-    const { key, message } = this.correlate(object, facts);
+    const { key, message } = this.correlate(object, { ...facts, message: clipEventMessage(facts.message) });
     return this.lanes.run(key, () => this.write(key, object, { ...facts, message }));
   }
 
