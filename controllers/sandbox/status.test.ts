@@ -76,6 +76,10 @@ describe('Sandbox status (SPEC §3.3)', () => {
     expect(status).toMatchObject({ address: '127.0.0.1:4000', engineRestarts: 2, lastActivityTime: '2026-11-23T11:59:00Z' });
     const older = nextSandboxStatus({ ...sandbox('running', 'active'), status: { ...status } }, running({ ...health('ready', 'ready'), last_activity_at: '2026-11-23T10:00:00Z' }), NOW);
     expect(older.status.lastActivityTime).toBe('2026-11-23T11:59:00Z');
+    // what a sandbox reports is untrusted: not a time is ignored (it threw, and failed every reconcile)
+    const forged = nextSandboxStatus({ ...sandbox('running', 'active'), status: { ...status } }, running({ ...health('ready', 'ready'), last_activity_at: 'not a date' }), NOW);
+    expect(forged.status.lastActivityTime).toBe('2026-11-23T11:59:00Z');
+    expect(nextSandboxStatus(sandbox('running', 'provisioning'), running({ ...health('ready', 'ready'), last_activity_at: 'soon' }), NOW).status.lastActivityTime).toBeUndefined();
   });
 
   it('an unchanged state writes no new Event', () => {

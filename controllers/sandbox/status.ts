@@ -55,8 +55,9 @@ function classify(sandbox: Sandbox, seen: SandboxObserved): { state: SandboxStat
   return { state: 'provisioning', message: phase };
 }
 
+/** The later of a recorded time and one the daemon reported (untrusted: not a time is ignored). */
 function later(a: string | undefined, b: string | null | undefined): string | undefined {
-  if (!b) return a;
+  if (!b || Number.isNaN(Date.parse(b))) return a;
   if (!a) return kubeTime(new Date(b));
   return Date.parse(b) > Date.parse(a) ? kubeTime(new Date(b)) : a;
 }
