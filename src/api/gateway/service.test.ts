@@ -72,3 +72,23 @@ describe('GatewayService.usage', () => {
     expect(reads).toEqual(Array(USAGE_GROUPINGS.length).fill('web-llm-usage'));
   });
 });
+
+describe('GatewayService.logs', () => {
+  const all = records(20_000);
+  // one session's few records, in the oldest page and the newest
+  const rare = '2b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10';
+  for (const i of [3, 19_990]) all[i] = { ...all[i]!, session_id: rare };
+  const { store, reads } = storeOf(all);
+  const service = new GatewayService(store, { pendingProjectTokens: () => 0 } as unknown as UsageRecorder, new BudgetHints());
+
+  it('answers a session\'s records newest first, and asked again reads only the pages that hold them', async () => {
+    const expected = [all[19_990], all[3]];
+    expect((await service.logs(project, 50, rare)).entries).toEqual(expected);
+    reads.length = 0;
+    expect((await service.logs(project, 50, rare)).entries).toEqual(expected);
+    // the ledger, and at most the one archive page that holds them (the oldest; the newest record is in the ledger)
+    expect(reads[0]).toBe('web-llm-usage');
+    expect(reads.slice(1).filter((name) => name !== 'web-llm-usage-0')).toEqual([]);
+    expect((await service.logs(project, 3)).entries).toEqual(all.slice(-3).reverse());
+  });
+});

@@ -134,7 +134,11 @@ export class GatewayService {
       }
     };
     take(recent);
-    for (let i = pages.length - 1; i >= 0 && entries.length < limit; i--) take(await this.pageRecords(project, pages[i]!));
+    for (let i = pages.length - 1; i >= 0 && entries.length < limit; i--) {
+      // a page without the session's records is passed over by its summary, not read again
+      if (sessionId && !(await this.pageSummary(project, pages[i]!)).rows.some((r) => r.session_id === sessionId)) continue;
+      take(await this.pageRecords(project, pages[i]!));
+    }
     return { entries };
   }
 
