@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { checkManifest, listedIssues } from './check.js';
 import { ManifestCheckThread, ManifestCheckUnavailable } from './check-thread.js';
 
@@ -44,6 +45,16 @@ describe('ManifestCheckThread', () => {
     expect((running as PromiseRejectedResult).reason.message).toBe('checking svc.yaml took longer than 200 ms');
     expect(waiting).toMatchObject({ status: 'rejected', reason: { message: 'checking svc.yaml took longer than 200 ms' } });
     expect(await thread.issues('svc.yaml', VALID)).toBeNull();
+  }, 60_000);
+
+  it('ends its worker when idle, and starts another for the next check', async () => {
+    const threads = () => Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
+    const before = threads();
+    thread = new ManifestCheckThread({ idleMs: 300 });
+    expect(await thread.issues('svc.yaml', VALID)).toBeNull();
+    expect(threads()).toBeGreaterThan(before);
+    await vi.waitFor(() => expect(threads()).toBe(before), { timeout: 10_000, interval: 100 });
+    expect(await thread.issues('svc.yaml', 'svc_version: 2\n')).toEqual(checkManifest('svc.yaml', 'svc_version: 2\n').issues);
   }, 60_000);
 
   it('fails the checks still waiting when closed', async () => {

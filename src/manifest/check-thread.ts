@@ -17,6 +17,8 @@ export interface ManifestCheckThreadOptions {
   timeoutMs?: number;
   /** Most checks waiting for the worker (default 16): each holds a text of up to 1 MiB. */
   maxWaiting?: number;
+  /** How long an idle worker is kept (default 30 s): it holds tens of MB (its own heap and the schema). */
+  idleMs?: number;
 }
 
 /** `checkManifest` and `listedIssues` of check.ts (or check.js once built), run where the worker loaded them. */
@@ -44,6 +46,7 @@ type Answer = { id: number; issues: ManifestIssue[] | null } | { id: number; err
 export class ManifestCheckThread {
   private readonly timeoutMs: number;
   private readonly maxWaiting: number;
+  private readonly idleMs: number;
   private readonly remembered = new Lru<ManifestIssue[] | null>(64);
   private readonly waiting: Waiting[] = [];
   private worker: Worker | undefined;
@@ -51,10 +54,12 @@ export class ManifestCheckThread {
   private loaded = false;
   private running: { check: Waiting; timer?: NodeJS.Timeout } | undefined;
   private nextId = 0;
+  private idle: NodeJS.Timeout | undefined;
 
   constructor(options: ManifestCheckThreadOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.maxWaiting = options.maxWaiting ?? 16;
+    this.idleMs = options.idleMs ?? 30_000;
   }
 
   /** The issues a manifest shows (listedIssues), null when it is valid. */
@@ -76,16 +81,36 @@ export class ManifestCheckThread {
   async close(): Promise<void> {
     const worker = this.worker;
     this.fail(new ManifestCheckUnavailable('the manifest checker was closed'), this.waiting.splice(0));
+    this.worker = undefined;
+    clearTimeout(this.idle);
     await worker?.terminate();
   }
 
   private pump(): void {
-    if (this.running || this.waiting.length === 0) return;
+    if (this.running) return;
+    if (this.waiting.length === 0) {
+      this.idleSoon();
+      return;
+    }
+    clearTimeout(this.idle);
     const check = this.waiting.shift()!;
     const worker = this.started();
     this.running = { check };
     if (this.loaded) this.startTimer();
     worker.postMessage({ id: check.id, file: check.file, text: check.text });
+  }
+
+  /** An idle worker is ended after idleMs. */
+  private idleSoon(): void {
+    clearTimeout(this.idle);
+    if (!this.worker) return;
+    this.idle = setTimeout(() => {
+      const worker = this.worker;
+      if (this.running || !worker) return;
+      this.worker = undefined;
+      void worker.terminate();
+    }, this.idleMs);
+    this.idle.unref();
   }
 
   private startTimer(): void {
@@ -105,6 +130,7 @@ export class ManifestCheckThread {
     worker.unref();
     this.loaded = false;
     worker.on('message', (answer: Answer) => {
+      if (this.worker !== worker) return; // an ended worker's last words
       if ('ready' in answer) {
         this.loaded = true;
         this.startTimer();
