@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { Request, Response } from 'express';
 import { signContextHeader, type ContextScope } from '../../lib/context-header.js';
+import { httpCall, type HttpAnswer } from '../../lib/http-call.js';
 import type { Project } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 import type { SessionService } from './service.js';
@@ -73,17 +74,26 @@ export async function relayToDaemon(service: SessionService, req: Request, res: 
 export async function abortRun(service: SessionService, project: Project, sessionId: string, userId: string): Promise<void> {
   const target = await service.proxyTarget(project, sessionId);
   const header = signContextHeader(target.sandboxToken, { sub: userId, sid: sessionId, scope: 'engine' });
-  let answer: globalThis.Response;
+  let answer: HttpAnswer;
   try {
-    answer = await fetch(`http://${target.address}/svc/abort`, {
-      method: 'POST', headers: { 'x-svc-user-context': header }, signal: AbortSignal.timeout(30_000),
-    });
-  } catch {
-    throw new ApiError(502, `the sandbox of session ${sessionId} did not answer`);
+    // the daemon's answer is untrusted: a few KiB at most
+    answer = await httpCall(`http://${target.address}/svc/abort`, { method: 'POST', headers: { 'x-svc-user-context': header }, timeoutMs: 30_000, maxBytes: 16 * 1024 });
+  } catch (error) {
+    throw new ApiError(502, `the sandbox of session ${sessionId} did not answer (${(error as Error).message})`);
   }
-  const body = await answer.json().catch(() => ({})) as { error?: unknown };
-  if (answer.ok) return;
+  const body = errorOf(answer.body);
+  if (answer.status >= 200 && answer.status < 300) return;
   const said = typeof body.error === 'string' ? `: ${body.error.slice(0, 300)}` : '';
   if (answer.status === 409) throw new ApiError(409, `session ${sessionId} has no run to abort${said}`);
   throw new ApiError(502, `the sandbox of session ${sessionId} could not abort the run (daemon answered ${answer.status}${said})`);
+}
+
+/** The `error` a daemon's JSON answer carries, if any. */
+function errorOf(text: string): { error?: unknown } {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null ? parsed as { error?: unknown } : {};
+  } catch {
+    return {};
+  }
 }
