@@ -25,6 +25,7 @@ import { nextStartAttempt, transientCause, type StartStep } from '../src/lib/sta
 import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 import { snapshotOf, StateReporter } from './state-events.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
+import { clipText } from '../src/lib/clip.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -44,6 +45,8 @@ const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_P
  * round of reads and writes while the clone runs; a slow one still shows its boot timeline soon.
  */
 const BOOT_QUIET_MS = 500;
+/** The longest text of one health field (an error, git's stderr): 4 KiB says the cause. */
+const HEALTH_TEXT = 4096;
 /**
  * opencode's own calls to the internet, off unless the sandbox's environment (a project secret)
  * says otherwise: a sandbox has no internet by default (docs/sandboxes.md), and the model list
@@ -342,7 +345,11 @@ export class Agent {
     this.engine.recover(reason);
   }
 
-  /** GET /svc/health: the shape of src/lib/daemon-health.ts, which the operator parses. */
+  /**
+   * GET /svc/health: the shape of src/lib/daemon-health.ts, which the operator parses. Its texts
+   * are cut to HEALTH_TEXT: git's whole stderr or an engine's error could pass the 256 KiB the
+   * controllers read, and then the sandbox showed no cause at all.
+   */
   async health(): Promise<DaemonHealth> {
     // (while the clone writes the repository there is none to read: no git process meanwhile)
     const repo = this.state === 'cloning' ? { branch: null, commit: null } : await this.workspace.status().catch(() => ({ branch: null, commit: null }));
@@ -352,15 +359,18 @@ export class Agent {
     const modelProblem = modelError(run);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
-      daemon: { state: this.state, error: this.error, pid: process.pid, started_at: this.startedAt.toISOString(), retry: this.startRetry, failed_step: this.state === 'failed' ? this.failedStep : null },
+      daemon: {
+        state: this.state, error: this.error === null ? null : clipText(this.error, HEALTH_TEXT), pid: process.pid, started_at: this.startedAt.toISOString(),
+        retry: this.startRetry && { ...this.startRetry, error: clipText(this.startRetry.error, HEALTH_TEXT) }, failed_step: this.state === 'failed' ? this.failedStep : null,
+      },
       engine: {
         state: this.engine.state,
         restarts: this.engine.restarts,
         last_exit: this.engine.lastExit,
         next_restart_at: this.engine.nextRestartAt === null ? null : new Date(this.engine.nextRestartAt).toISOString(),
-        last_error: this.engine.lastError === null ? null : redactSecrets(this.engine.lastError, this.secrets),
+        last_error: this.engine.lastError === null ? null : clipText(redactSecrets(this.engine.lastError, this.secrets), HEALTH_TEXT),
         stderr_tail: this.engine.stderrTail.lines().map((line) => redactSecrets(line, this.secrets)),
-        model_error: modelProblem === null ? null : redactSecrets(modelProblem, this.secrets),
+        model_error: modelProblem === null ? null : clipText(redactSecrets(modelProblem, this.secrets), HEALTH_TEXT),
         root_session_id: this.rootSession.id,
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,
         run,

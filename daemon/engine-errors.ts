@@ -4,6 +4,7 @@
 // without authentication, so every line is redacted: URL credentials and the values of the
 // sandbox's secrets never leave.
 import { MIN_SECRET_LENGTH } from '../src/lib/redact-secrets.js';
+import { clipText } from '../src/lib/clip.js';
 
 export { redactSecrets } from '../src/lib/redact-secrets.js';
 
@@ -35,7 +36,7 @@ export class StderrTail {
   private add(line: string): void {
     const trimmed = line.trimEnd();
     if (!trimmed) return;
-    this.kept.push(trimmed.length > MAX_LINE ? `${trimmed.slice(0, MAX_LINE)}…` : trimmed);
+    this.kept.push(clipText(trimmed, MAX_LINE + 1));
     if (this.kept.length > STDERR_TAIL_LINES) this.kept.shift();
   }
 }

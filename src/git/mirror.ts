@@ -14,6 +14,7 @@ import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, unreachableFrom, withRemoteInvocation, type GitCredentials, type Remote, type RemoteInvocation } from './remote.js';
 import { assertBranchName, isFullSha, revisionToRef, treePathProblem } from './refs.js';
 import { checkpointRef } from '../lib/session-refs.js';
+import { clipText } from '../lib/clip.js';
 
 export interface GitIdentity {
   name: string;
@@ -801,7 +802,7 @@ function hostMessage(stderr: string): string {
     .map((line) => line.slice('remote:'.length).replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').trim())
     .filter((line) => line !== '' && !/^(Resolving deltas|Counting objects|Compressing objects|Total \d)/.test(line));
   const text = lines.join(' ');
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  return clipText(text, 501);
 }
 
 /** The records of `git cat-file --batch` output: one per input line, null for a missing object. */

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { KeyedMutex } from './keyed-mutex.js';
 import { Lru } from './lru.js';
+import { clipText } from './clip.js';
 
 export interface EventObjectRef {
   apiVersion?: string;
@@ -31,7 +32,7 @@ export interface EventObjectRef {
 export const MAX_EVENT_MESSAGE = 4096;
 
 export function clipEventMessage(message: string): string {
-  return message.length > MAX_EVENT_MESSAGE ? `${message.slice(0, MAX_EVENT_MESSAGE - 1)}…` : message;
+  return clipText(message, MAX_EVENT_MESSAGE);
 }
 
 export interface EventFacts {

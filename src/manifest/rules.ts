@@ -1,5 +1,6 @@
 // Shared definitions of SPEC §2.1 as zod building blocks; every other schema is made of these.
 import * as z from 'zod';
+import { clipText } from '../lib/clip.js';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -12,7 +13,7 @@ export function oneOf(values: readonly string[]): string {
 
 /** A name as a message shows it: names are at most 128 characters (SPEC §8), a longer one is cut. */
 export function shownName(name: string): string {
-  return name.length > 128 ? `${name.slice(0, 128)}…` : name;
+  return clipText(name, 129);
 }
 
 /** The names a message offers ("must name a key of agents (a, b, ...)"): the first 20, then how many more. */

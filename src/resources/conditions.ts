@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clipText } from '../lib/clip.js';
 
 /** Condition types every kind may carry; each kind adds its own. */
 export const READY = 'Ready';
@@ -42,7 +43,7 @@ export function kubeTime(date: Date = new Date()): string {
 export const MAX_CONDITION_MESSAGE = 32 * 1024;
 
 function clipMessage(message: string): string {
-  return message.length > MAX_CONDITION_MESSAGE ? `${message.slice(0, MAX_CONDITION_MESSAGE - 1)}…` : message;
+  return clipText(message, MAX_CONDITION_MESSAGE);
 }
 
 /**

@@ -27,6 +27,7 @@ import { requestedChangesFull, transition, type ChangeRequestAction } from './st
 import { NumberTakenError, type ChangeRequestStore } from './store.js';
 import type { CreateRequest, EditRequest, MergeBody, StatusFilter } from './validate.js';
 import { newestFirst } from './serialize.js';
+import { clipText } from '../../lib/clip.js';
 
 export interface ChangeRequestServiceOptions {
   store: ChangeRequestStore;
@@ -463,7 +464,6 @@ async function manifestIssues(mirror: Mirror, sha: string): Promise<ManifestIssu
 }
 
 function oneLine(text: string, max = 200): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return clipText(text.replace(/\s+/g, ' ').trim(), max);
 }
 

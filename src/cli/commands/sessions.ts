@@ -10,6 +10,7 @@ import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
+import { clipText } from '../../lib/clip.js';
 
 /** A session as the REST API serializes it. */
 export type SessionView = SerializedSession;
@@ -78,7 +79,7 @@ export function formatEngineEvent(event: { type?: string; properties?: Record<st
     return retrying ? `status: "retry": ${retrying}` : `status: ${JSON.stringify((p.status as { type?: string } | undefined)?.type ?? p.status)}`;
   }
   const detail = JSON.stringify(p);
-  return `${type}${detail && detail !== '{}' ? ` ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`;
+  return `${type}${detail && detail !== '{}' ? ` ${clipText(detail, 201)}` : ''}`;
 }
 
 interface Context { client: ApiClient; base: string }
