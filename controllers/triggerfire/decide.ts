@@ -9,8 +9,8 @@ import {
   FIRE_ANSWER_ANNOTATION, kubeTime, parseFireAnswer, setCondition,
   type ConditionInput, type PendingPrompt, type Project, type Session, type Trigger, type TriggerFire, type TriggerFireStatus,
 } from '../../src/resources/index.js';
-import { admit, boundPrompt, newSession } from '../../src/sessions/index.js';
-import { renderTemplate } from '../../src/triggers/index.js';
+import { MAX_PROMPT_BYTES, admit, boundPrompt, newSession } from '../../src/sessions/index.js';
+import { renderPrefix } from '../../src/triggers/index.js';
 
 /** What one reconcile of a fire saw (and what its steps did). */
 export interface FireFacts {
@@ -61,7 +61,9 @@ export function promisedSessionMode(fire: TriggerFire, trigger: Trigger): Trigge
 
 /** The prompt of a fire: the trigger's template rendered with the fire's variables, cut to the largest prompt. */
 export function renderFirePrompt(trigger: Trigger, fire: TriggerFire): string {
-  return boundPrompt(fire.spec.renderedPrompt ?? renderTemplate(trigger.spec.prompt, fire.spec.variables ?? {}));
+  if (fire.spec.renderedPrompt !== undefined) return boundPrompt(fire.spec.renderedPrompt);
+  const rendered = renderPrefix(trigger.spec.prompt, fire.spec.variables ?? {}, MAX_PROMPT_BYTES);
+  return boundPrompt(rendered.text, rendered.bytes);
 }
 
 /** The Session a fresh fire creates (named by the fire's pre-assigned id). */
@@ -137,12 +139,12 @@ export function decideFire(fire: TriggerFire, facts: FireFacts, now: Date): Fire
     cap: facts.cap, queueDepth: facts.queueDepth, sessions: facts.sessions, fires: facts.fires,
     request: { kind: 'fire', fire, sessionMode: promisedSessionMode(fire, trigger), promised: isPromised(fire) },
   });
-  const prompt = renderFirePrompt(trigger, fire);
+  // rendered only when a session takes it: a waiting fire decides again at every freed slot
   switch (admission.kind) {
     case 'start':
-      return { status: fire.status ?? {}, steps: [{ kind: 'create', session: freshSession(fire, trigger, project, prompt) }] };
+      return { status: fire.status ?? {}, steps: [{ kind: 'create', session: freshSession(fire, trigger, project, renderFirePrompt(trigger, fire)) }] };
     case 'reprompt':
-      return { status: fire.status ?? {}, steps: [{ kind: 'reprompt', session: admission.session.metadata.name!, prompt: reusePrompt(fire, prompt, now), wake: admission.wake }] };
+      return { status: fire.status ?? {}, steps: [{ kind: 'reprompt', session: admission.session.metadata.name!, prompt: reusePrompt(fire, renderFirePrompt(trigger, fire), now), wake: admission.wake }] };
     case 'queue': {
       const events: EventInput[] = fire.status?.phase === 'queued' ? [] : [{ type: 'Normal', reason: 'Queued', message: admission.reason }];
       // A safety net for a missed event: look at a waiting fire again later.

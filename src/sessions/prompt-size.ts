@@ -9,10 +9,12 @@ export const MAX_PROMPT_BYTES = 64 * 1024;
  * `text` when it fits MAX_PROMPT_BYTES, else its start (cut between characters) and a line saying
  * so: a webhook payload rendered into a trigger's prompt can be as large as the payload.
  */
-export function boundPrompt(text: string): string {
+export function boundPrompt(text: string, wholeBytes?: number): string {
   const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= MAX_PROMPT_BYTES) return text;
-  const note = `\n\n[svc: this prompt was cut to ${MAX_PROMPT_BYTES} bytes; it had ${bytes.length}]`;
+  // `text` may be the start of a longer prompt (renderPrefix): `wholeBytes` is the size of the whole
+  const whole = wholeBytes ?? bytes.length;
+  if (whole <= MAX_PROMPT_BYTES) return text;
+  const note = `\n\n[svc: this prompt was cut to ${MAX_PROMPT_BYTES} bytes; it had ${whole}]`;
   let end = MAX_PROMPT_BYTES - Buffer.byteLength(note);
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // not inside a character
   return bytes.subarray(0, end).toString('utf8') + note;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderTemplate } from './template.js';
+import { renderPrefix, renderTemplate } from './template.js';
+import { boundPrompt, MAX_PROMPT_BYTES } from '../sessions/prompt-size.js';
 
 const vars = {
   trigger: { slug: 'nightly', type: 'cron', kind: 'git' },
@@ -32,5 +33,30 @@ describe('renderTemplate', () => {
     ['many unclosed tags', '{{ a '.repeat(20_000), '{{ a '.repeat(20_000)],
   ])('%s', (_name, template, expected) => {
     expect(renderTemplate(template, { ...vars, body: { ...vars.body, tag: '{{ trigger.slug }}' } })).toBe(expected);
+  });
+});
+
+describe('renderPrefix', () => {
+  const cut = (template: string, variables: Record<string, unknown>) => {
+    const { text, bytes } = renderPrefix(template, variables, MAX_PROMPT_BYTES);
+    return boundPrompt(text, bytes);
+  };
+
+  it('cuts to the same prompt as rendering the whole, with the whole size in the note', () => {
+    let seed = 3;
+    const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    for (let round = 0; round < 100; round++) {
+      const body = { text: 'é'.repeat(random(40_000)), list: Array.from({ length: random(500) }, (_, i) => ({ i, s: 'ü'.repeat(random(50)) })) };
+      const template = Array.from({ length: 1 + random(8) }, () => ['{{ body.text }}', '{{body.list}}', 'plain ✓ text ', '{{ missing }}'][random(4)]).join('\n');
+      expect(cut(template, { body })).toBe(boundPrompt(renderTemplate(template, { body })));
+    }
+  });
+
+  it('renders a 1 MiB payload named in 600 tags: the whole would be more than a string may hold', () => {
+    // rendered whole, it threw (Invalid string length) at every reconcile of the fire
+    const body = { text: 'x'.repeat(1024 * 1024) };
+    const prompt = cut('{{ body.text }}'.repeat(600), { body });
+    expect(Buffer.byteLength(prompt)).toBeLessThanOrEqual(MAX_PROMPT_BYTES);
+    expect(prompt).toMatch(/^x+\n\n\[svc: this prompt was cut to 65536 bytes; it had 629145600\]$/);
   });
 });
