@@ -29,6 +29,16 @@ describe('template variables per source', () => {
     });
   });
 
+  it('webhook: a body nested deeper than 64 levels is body.raw, so the fire can be serialized and recorded', () => {
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const vars = webhookVariables(trigger, { rawBody: Buffer.from(deep), headers: {}, firedAt: at });
+    expect(vars.body).toEqual({ raw: deep });
+    expect(JSON.stringify(vars).length).toBeGreaterThan(400_000); // it overflowed the stack here
+    const edge = `${'{"a":'.repeat(63)}1${'}'.repeat(63)}`;
+    expect(webhookVariables(trigger, { rawBody: Buffer.from(`[${edge}]`), headers: {}, firedAt: at }).body).toEqual(JSON.parse(`[${edge}]`));
+    expect(webhookVariables(trigger, { rawBody: Buffer.from(`[[${edge}]]`), headers: {}, firedAt: at }).body).toEqual({ raw: `[[${edge}]]` });
+  });
+
   it.each([
     ['not JSON', 'a=1&b=2'],
     ['empty', ''],

@@ -35,14 +35,36 @@ export interface WebhookFireInput {
   firedAt: Date;
 }
 
-/** The JSON-parsed body, or `{ raw }` when it is not JSON. */
+/**
+ * The deepest JSON body kept as JSON: a fire's variables are serialized again (the TriggerFire,
+ * the prompt), and a few thousand nested arrays, which parse, overflow the stack there: the fire
+ * was never recorded. Real payloads nest a dozen levels.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** The JSON-parsed body, or `{ raw }` when it is not JSON (or nests deeper than MAX_BODY_DEPTH). */
 export function webhookBody(rawBody: Buffer): unknown {
   const raw = rawBody.toString('utf8');
   try {
-    return JSON.parse(raw) as unknown;
+    const parsed = JSON.parse(raw) as unknown;
+    return depthOf(parsed) > MAX_BODY_DEPTH ? { raw } : parsed;
   } catch {
     return { raw };
   }
+}
+
+/** How deep `value` nests (a scalar is 0), without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_BODY_DEPTH) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 const header = (headers: WebhookFireInput['headers'], name: string): string => {
