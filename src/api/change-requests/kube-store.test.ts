@@ -12,14 +12,14 @@ describe('kubeChangeRequestStore.get', () => {
     spec: { projectRef: { name: 'web' }, number: n, title: 't', headRef: `h${n}`, baseRef: 'main' },
   } as unknown as ChangeRequest);
 
-  function doubles(stored: ChangeRequest[]) {
+  function doubles(stored: ChangeRequest[], now?: () => number) {
     const calls = { list: 0, find: 0 };
     const crs = {
       list: async () => { calls.list++; return { items: stored }; },
       find: async (_ns: string, name: string) => { calls.find++; return stored.find((c) => c.metadata.name === name); },
     };
     const client = { resource: (type: unknown) => (type === CHANGE_REQUEST ? crs : {}) } as unknown as KubeClient;
-    return { calls, store: kubeChangeRequestStore(client, { findProject: async () => project }) };
+    return { calls, store: kubeChangeRequestStore(client, { findProject: async () => project, now }) };
   }
 
   it('reads a change request it has seen by name, not by listing its project\'s every change request', async () => {
@@ -29,6 +29,20 @@ describe('kubeChangeRequestStore.get', () => {
     expect(calls).toEqual({ list: 1, find: 0 });
     for (const c of all) expect(await store.get(project, c.metadata.uid!)).toBe(c);
     expect(calls).toEqual({ list: 1, find: 50 });
+  });
+
+  it('ids nobody made list the project at most 20 at once, then 10 a second; a change request seen since is still found', async () => {
+    let t = 0;
+    const all = [cr(1), cr(2)];
+    const { calls, store } = doubles(all, () => t);
+    for (let i = 0; i < 100; i++) expect(await store.get(project, randomUUID())).toBeUndefined();
+    expect(calls.list).toBe(20);
+    t += 1000;
+    for (let i = 0; i < 100; i++) await store.get(project, randomUUID());
+    expect(calls.list).toBe(30);
+    // the lists taught it the real ones: read by name, no list needed
+    expect(await store.get(project, all[1]!.metadata.uid!)).toBe(all[1]);
+    expect(calls.list).toBe(30);
   });
 
   it('a name that now holds another change request (deleted and made again) is read again by listing', async () => {

@@ -9,6 +9,7 @@ import {
 } from '../../resources/index.js';
 import { randomUUID } from 'node:crypto';
 import { Lru } from '../../lib/lru.js';
+import { KeyedRateLimiter } from '../../lib/rate-limit.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
 import { CredentialsUnavailableError, NumberTakenError, type ChangeRequestStore } from './store.js';
 
@@ -17,7 +18,11 @@ const COUNTER_ATTEMPTS = 100;
 export interface KubeChangeRequestStoreOptions {
   /** The API's one Project lookup (project-lookup.ts); default: the same rule over live reads. */
   findProject?: FindProject;
+  now?: () => number;
 }
+
+/** Lists of a project's change requests for an id this replica has not seen: 20 at once, then 10 a second. */
+export const UNSEEN_ID_LISTS = { burst: 20, perSecond: 10 };
 
 export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRequestStoreOptions = {}): ChangeRequestStore {
   const projects = client.resource<Project>(PROJECT);
@@ -31,6 +36,8 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
   // by listing every change request of its project, as each REST call on one did.
   const names = new Lru<string>(10_000);
   const remember = (cr: ChangeRequest) => { if (cr.metadata.uid) names.set(cr.metadata.uid, cr.metadata.name!); return cr; };
+
+  const missListing = new KeyedRateLimiter({ ...UNSEEN_ID_LISTS, maxKeys: 1_000, now: options.now });
 
   const list = async (project: Project) => {
     const { items } = await crs.list(project.metadata.namespace, { labelSelector: `${LABEL_PROJECT}=${project.metadata.name}` });
@@ -69,7 +76,10 @@ export function kubeChangeRequestStore(client: KubeClient, options: KubeChangeRe
       const name = names.get(crId);
       const named = name === undefined ? undefined : await crs.find(project.metadata.namespace!, name);
       if (named?.metadata.uid === crId) return ownedBy(project)(named) ? named : undefined;
-      // not seen yet, or its name now holds another (deleted and made again): the list finds it
+      // Not seen yet, or its name now holds another (deleted and made again): the list finds it.
+      // Any reader can name an id nobody made, so those lists are rate-limited per project; past
+      // the limit such an id is not found (one listed since, or named by this replica, still is).
+      if (!missListing.take(project.metadata.uid!).allowed) return undefined;
       return (await list(project)).find((cr) => cr.metadata.uid === crId);
     },
 
