@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRawNumstat } from './diffparse.js';
+import { DiffFileCollector, parseRawNumstat } from './diffparse.js';
 
 describe('parseRawNumstat', () => {
   it('pairs raw statuses with numstat counts in order, binaries as 0/0', () => {
@@ -17,6 +17,23 @@ describe('parseRawNumstat', () => {
       { path: 'link', status: 'modified', additions: 1, deletions: 1, binary: false, truncated: false },
     ]);
   });
+  it('read in pieces of any size, it lists the first files and counts them all', () => {
+    const raw = [':100644 100644 5d3eb98 4a27031 M', 'a', ':000000 100644 0000000 3e75765 A', 'é b', ':100644 000000 3e75765 0000000 D', 'c'].join('\0');
+    const output = Buffer.from(`${raw}\0${['1\t2\ta', '-\t-\té b', '0\t5\tc'].join('\0')}\0`);
+    for (const size of [1, 2, 3, 7, output.length]) {
+      const collector = new DiffFileCollector(2);
+      for (let i = 0; i < output.length; i += size) collector.push(output.subarray(i, i + size));
+      expect(collector.end()).toEqual({
+        files: [
+          { path: 'a', status: 'modified', additions: 1, deletions: 2, binary: false, truncated: false },
+          { path: 'é b', status: 'added', additions: 0, deletions: 0, binary: true, truncated: false },
+        ],
+        total: 3, additions: 1, deletions: 7,
+      });
+    }
+    expect(() => { const c = new DiffFileCollector(); c.push(Buffer.from(`${raw}\0x\0`)); c.end(); }).toThrow(/unexpected git diff --numstat output/);
+  });
+
   it('empty diff', () => {
     expect(parseRawNumstat('')).toEqual([]);
   });

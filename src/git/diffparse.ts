@@ -1,5 +1,6 @@
 // Parses `git diff --raw --numstat -z --no-renames` output into per-file entries.
 
+import { StringDecoder } from 'node:string_decoder';
 import type { DiffFile, FileStatus } from '../lib/rest-shapes.js';
 
 export type { DiffFile, FileStatus } from '../lib/rest-shapes.js';
@@ -15,22 +16,77 @@ function statusOf(letter: string): FileStatus {
 
 /** Raw entries come first (header token, path token), then one numstat token per entry, same order. */
 export function parseRawNumstat(output: string): DiffFile[] {
-  const tokens = output.split('\0');
-  const files: DiffFile[] = [];
-  let i = 0;
-  for (; i + 1 < tokens.length; i += 2) {
-    const header = RAW_HEADER.exec(tokens[i]!);
-    if (!header) break;
-    files.push({ path: tokens[i + 1]!, status: statusOf(header[1]!), additions: 0, deletions: 0, binary: false, truncated: false });
+  const collector = new DiffFileCollector(Number.POSITIVE_INFINITY);
+  collector.push(Buffer.from(output));
+  return collector.end().files;
+}
+
+/** The most files a diff lists (as GitHub does): the rest are counted in its totals, not listed. */
+export const MAX_DIFF_FILES = 3000;
+
+/**
+ * `git diff --raw --numstat -z` read as git writes it: the first `maxFiles` files listed, every
+ * file counted in the totals. An agent's commit of 800,000 files was 109 MiB of output, held and
+ * listed whole.
+ */
+export class DiffFileCollector {
+  private readonly files: DiffFile[] = [];
+  private readonly decoder = new StringDecoder('utf8');
+  private partial = '';
+  private status: FileStatus | null = null;
+  private raw = true;
+  private count = 0;
+  private counted = 0;
+  private additions = 0;
+  private deletions = 0;
+
+  constructor(private readonly maxFiles = MAX_DIFF_FILES) {}
+
+  push(chunk: Buffer): void {
+    const tokens = (this.partial + this.decoder.write(chunk)).split('\0');
+    this.partial = tokens.pop()!;
+    for (const token of tokens) this.token(token);
   }
-  for (const file of files) {
-    const stat = NUMSTAT.exec(tokens[i++] ?? '');
-    if (!stat) throw new Error(`unexpected git diff --numstat output for ${file.path}`);
-    if (stat[1] === '-') file.binary = true;
-    else {
-      file.additions = Number(stat[1]);
-      file.deletions = Number(stat[2]);
+
+  /** The files listed, how many there were in all, and the totals of all of them. */
+  end(): { files: DiffFile[]; total: number; additions: number; deletions: number } {
+    const rest = this.partial + this.decoder.end();
+    if (rest) this.token(rest);
+    if (this.counted < this.count) throw new Error(`unexpected git diff --numstat output: ${this.count} files, ${this.counted} counts`);
+    return { files: this.files, total: this.count, additions: this.additions, deletions: this.deletions };
+  }
+
+  private token(token: string): void {
+    if (this.raw) {
+      if (this.status !== null) {
+        if (this.count < this.maxFiles) this.files.push({ path: token, status: this.status, additions: 0, deletions: 0, binary: false, truncated: false });
+        this.count++;
+        this.status = null;
+        return;
+      }
+      const header = RAW_HEADER.exec(token);
+      if (header) {
+        this.status = statusOf(header[1]!);
+        return;
+      }
+      this.raw = false;
+    }
+    if (this.counted >= this.count) return; // the empty token after the last one
+    const stat = NUMSTAT.exec(token);
+    const file = this.files[this.counted];
+    if (!stat) throw new Error(`unexpected git diff --numstat output for ${file?.path ?? `file ${this.counted + 1}`}`);
+    this.counted++;
+    if (stat[1] === '-') {
+      if (file) file.binary = true;
+      return;
+    }
+    const additions = Number(stat[1]);
+    const deletions = Number(stat[2]);
+    this.additions += additions;
+    this.deletions += deletions;
+    if (file) {
+      file.additions = additions;
+      file.deletions = deletions;
     }
   }
-  return files;
 }

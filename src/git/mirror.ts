@@ -8,7 +8,7 @@ import {
 } from './errors.js';
 import { runGit, streamGit, type RunOptions, type RunResult } from './exec.js';
 import { DEFAULT_PATCH_LIMITS, PatchLimiter, type PatchLimits } from './patch-limit.js';
-import { parseRawNumstat } from './diffparse.js';
+import { DiffFileCollector } from './diffparse.js';
 import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, unreachableFrom, withRemoteInvocation, type GitCredentials, type Remote, type RemoteInvocation } from './remote.js';
@@ -369,7 +369,11 @@ export class Mirror {
       from = mergeBase ?? await this.emptyTreeSha();
     }
     const common = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames'];
-    const files = parseRawNumstat((await this.git([...common, '--raw', '--numstat', '-z', from, headSha!])).stdout.toString('utf8'));
+    // The file list is read as git writes it too: the first MAX_DIFF_FILES listed, all counted.
+    const collector = new DiffFileCollector();
+    await streamGit([...BASE_CONFIG, ...common, '--raw', '--numstat', '-z', from, headSha!], { gitDir: this.dir, timeoutMs: this.timeoutMs }, (chunk) => collector.push(chunk));
+    const listed = collector.end();
+    const { files } = listed;
     // The patch is read as git writes it and cut at the limits: never more than the caps in memory.
     const limiter = new PatchLimiter({ ...DEFAULT_PATCH_LIMITS, ...options.limits });
     let patch = '';
@@ -390,9 +394,10 @@ export class Mirror {
       merge_base: mergeBase,
       patch,
       files,
-      additions: files.reduce((sum, f) => sum + f.additions, 0),
-      deletions: files.reduce((sum, f) => sum + f.deletions, 0),
-      truncated: files.some((file) => file.truncated),
+      additions: listed.additions,
+      deletions: listed.deletions,
+      truncated: listed.total > files.length || files.some((file) => file.truncated),
+      ...(listed.total > files.length ? { files_omitted: listed.total - files.length } : {}),
     };
   }
 

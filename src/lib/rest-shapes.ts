@@ -73,8 +73,10 @@ export interface DiffResult {
   files: DiffFile[];
   additions: number;
   deletions: number;
-  /** True when any file's part of the patch was cut (those files have `truncated: true`). */
+  /** True when any file's part of the patch was cut (those files have `truncated: true`), or files were omitted. */
   truncated: boolean;
+  /** Files past the first 3,000 (MAX_DIFF_FILES): counted in additions and deletions, not listed. Absent when none. */
+  files_omitted?: number;
 }
 
 /** SPEC §4.1 merge preview. */

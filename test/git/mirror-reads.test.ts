@@ -200,6 +200,22 @@ describe('diff', () => {
     expect(total.files.map((f) => f.truncated)).toEqual([true, true, true, true]);
   });
 
+  it('lists the first 3,000 files of a larger diff and counts every file in the totals', async () => {
+    // an agent's commit of 800,000 files was 109 MiB of git output, held and listed whole
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.checkout('many', { from: 'main' });
+    for (let i = 0; i < 3_100; i++) work.write(`many/f${String(i).padStart(4, '0')}.txt`, 'one\ntwo\n');
+    work.commit('3,100 files');
+    work.push('many');
+    const diff = await host.mirror().diff('main', 'many');
+    expect(diff.files).toHaveLength(3_000);
+    expect(diff.files[2_999]).toEqual({ path: 'many/f2999.txt', status: 'added', additions: 2, deletions: 0, binary: false, truncated: false });
+    expect(diff.files_omitted).toBe(100);
+    expect([diff.additions, diff.deletions, diff.truncated]).toEqual([6_200, 0, true]);
+    expect(diff.patch).toContain('+++ b/many/f3099.txt');
+  }, 60_000);
+
   it('three-dot leaves out base changes; two-dot between stored shas does not', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());
