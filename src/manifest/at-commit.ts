@@ -1,7 +1,7 @@
 // The manifest of a commit: svc.yaml, else svc.toml (SPEC §2.1), checked. Callers bring their
 // own file reader (a git mirror's `readFile(sha, path)`), so this stays free of git.
 import { checkManifest, manifestTooLarge, type ManifestCheck } from './check.js';
-import { MANIFEST_FILES, type ManifestFileName } from './parse.js';
+import { MANIFEST_FILES, encodingOf, parseManifestText, type ManifestFileName } from './parse.js';
 
 export interface ManifestAtCommit {
   file: ManifestFileName;
@@ -28,4 +28,15 @@ export async function readManifestAt(readFile: FileReader, sha: string): Promise
   if (!found) return null;
   const { file, read } = found;
   return { file, check: typeof read === 'string' ? checkManifest(file, read) : manifestTooLarge(file, read.bytes) };
+}
+
+/**
+ * The parsed document of the manifest at `sha`, not checked (what a session's start reads: its
+ * agents); undefined when absent, too large or not parsable.
+ */
+export async function readManifestDocumentAt(readFile: FileReader, sha: string): Promise<unknown> {
+  const found = await readManifestFileAt(readFile, sha);
+  if (!found || typeof found.read !== 'string') return undefined;
+  const parsed = parseManifestText(encodingOf(found.file) ?? 'yaml', found.read);
+  return parsed.ok ? parsed.document : undefined;
 }

@@ -3,7 +3,7 @@ export type { ManifestIssue } from './issues.js';
 export { MANIFEST_FILES, type ManifestFileName } from './parse.js';
 export { checkManifest, listedIssues, manifestTooLarge, MANIFEST_MAX_BYTES, MAX_LISTED_ISSUES, type ManifestCheck } from './check.js';
 export { ManifestCheckThread, ManifestCheckUnavailable } from './check-thread.js';
-export { readManifestAt, readManifestFileAt, type ManifestAtCommit } from './at-commit.js';
+export { readManifestAt, readManifestDocumentAt, readManifestFileAt, type ManifestAtCommit } from './at-commit.js';
 export { listTriggers, listedTriggerErrors, MAX_LISTED_TRIGGER_ERRORS, type TriggerListing, type TriggerListingError } from './listing.js';
 export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';

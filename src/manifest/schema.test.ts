@@ -4,7 +4,7 @@ import TOML from '@iarna/toml';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkManifest, checkManifestFile, listedIssues, listTriggers, MANIFEST_MAX_BYTES, readManifestAt } from './index.js';
+import { checkManifest, checkManifestFile, listedIssues, listTriggers, MANIFEST_MAX_BYTES, readManifestAt, readManifestDocumentAt } from './index.js';
 
 type Doc = Record<string, unknown>;
 const v2 = (extra: Doc = {}): Doc => ({ svc_version: 2, default_agent: 'build', agents: { build: {} }, ...extra });
@@ -217,6 +217,17 @@ describe('a manifest larger than 1 MiB', () => {
   it('read from a commit: a file its reader left unread for its size is invalid with that size', async () => {
     const read = async (_sha: string, file: string) => (file === 'svc.yaml' ? { bytes: 5_000_000 } : null);
     expect((await readManifestAt(read, 'abc'))?.check.issues).toEqual([{ path: '', message: message('svc.yaml', 5_000_000) }]);
+    expect(await readManifestDocumentAt(read, 'abc')).toBeUndefined();
+  });
+
+  it('read from a commit for its document only: parsed as the check parses it, not checked', async () => {
+    const files: Record<string, string> = { 'svc.toml': 'svc_version = 1\n[[agents]]\nname = "a"\n' };
+    const read = async (_sha: string, file: string) => files[file] ?? null;
+    expect(await readManifestDocumentAt(read, 'abc')).toEqual(checkManifest('svc.toml', files['svc.toml']!).document);
+    files['svc.yaml'] = 'default_agent: x\nagents: {x: {}}\n'; // no svc_version: invalid, still read
+    expect(await readManifestDocumentAt(read, 'abc')).toEqual({ default_agent: 'x', agents: { x: {} } });
+    files['svc.yaml'] = 'a: [1\n';
+    expect(await readManifestDocumentAt(read, 'abc')).toBeUndefined();
   });
 
   it('read from a file: refused before it is read', () => {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { openMirror } from '../../git/index.js';
 import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
-import { MANIFEST_MAX_BYTES, readManifestAt } from '../../manifest/index.js';
+import { MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
 import {
   STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
@@ -55,8 +55,8 @@ export class SessionService {
       await mirror.fetch();
       const sha = await mirror.resolveBranch(project.spec.defaultBranch || 'main');
       if (!sha) return null;
-      // a larger file is left unread (it would be refused as a manifest all the same)
-      return (await readManifestAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha))?.check.document ?? null;
+      // parsed, not checked (only its agents are read); a larger file is left unread (it would be refused as a manifest all the same)
+      return (await readManifestDocumentAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha)) ?? null;
     } catch {
       // unreachable: the Session controller reports it when it pushes the branch
     }
