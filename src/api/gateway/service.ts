@@ -89,15 +89,19 @@ export class GatewayService {
     return { recent: ledger.recent, pages: ledger.pages };
   }
 
-  /** One archive page's records ([] when it was pruned meanwhile). */
+  /** One archive page's records ([] when it was pruned meanwhile), read from the cluster. */
+  private async readPage(project: Project, page: PageIndexEntry): Promise<LlmUsageRecord[]> {
+    const cm = await this.store.readConfigMap(project.metadata.namespace!, llmPageName(project, page.number));
+    return cm ? parseRows(cm.data?.records) : [];
+  }
+
+  /** One archive page's records, held for the next reads (the logs). */
   private async pageRecords(project: Project, page: PageIndexEntry): Promise<LlmUsageRecord[]> {
     const key = `${project.metadata.uid}/${page.number}`;
     const cached = this.pageCache.get(key);
     if (cached) return cached;
-    const cm = await this.store.readConfigMap(project.metadata.namespace!, llmPageName(project, page.number));
-    if (!cm) return [];
-    const records = parseRows(cm.data?.records);
-    this.pageCache.set(key, records);
+    const records = await this.readPage(project, page);
+    if (records.length) this.pageCache.set(key, records);
     return records;
   }
 
@@ -106,7 +110,8 @@ export class GatewayService {
     const key = `${project.metadata.uid}/${page.number}`;
     const cached = this.pageSummaries.get(key);
     if (cached) return cached;
-    const records = await this.pageRecords(project, page);
+    // summed, not held as records: a usage call over all pages would push the logs' pages out
+    const records = this.pageCache.get(key) ?? await this.readPage(project, page);
     const summary = { rows: usageRows(records), earliest: records.reduce((min, r) => (r.at < min ? r.at : min), records[0]?.at ?? '') };
     this.pageSummaries.set(key, summary);
     return summary;
