@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DiffFileCollector, parseRawNumstat } from './diffparse.js';
+import { DiffFileCollector } from './diffparse.js';
 
-describe('parseRawNumstat', () => {
+function parseRawNumstat(output: string) {
+  const collector = new DiffFileCollector(Number.POSITIVE_INFINITY);
+  collector.push(Buffer.from(output));
+  return collector.end().files;
+}
+
+describe('DiffFileCollector', () => {
   it('pairs raw statuses with numstat counts in order, binaries as 0/0', () => {
     const raw = [
       ':100644 100644 5d3eb98 4a27031 M', 'bin',

@@ -14,20 +14,14 @@ function statusOf(letter: string): FileStatus {
   return 'modified'; // M, and T (type change, e.g. file to symlink)
 }
 
-/** Raw entries come first (header token, path token), then one numstat token per entry, same order. */
-export function parseRawNumstat(output: string): DiffFile[] {
-  const collector = new DiffFileCollector(Number.POSITIVE_INFINITY);
-  collector.push(Buffer.from(output));
-  return collector.end().files;
-}
-
 /** The most files a diff lists (as GitHub does): the rest are counted in its totals, not listed. */
 export const MAX_DIFF_FILES = 3000;
 
 /**
- * `git diff --raw --numstat -z` read as git writes it: the first `maxFiles` files listed, every
- * file counted in the totals. An agent's commit of 800,000 files was 109 MiB of output, held and
- * listed whole.
+ * `git diff --raw --numstat -z` read as git writes it (the raw entries first, a header token and a
+ * path token each, then one numstat token per entry, in the same order): the first `maxFiles`
+ * files listed, every file counted in the totals. An agent's commit of 800,000 files was 109 MiB
+ * of output, held and listed whole.
  */
 export class DiffFileCollector {
   private readonly files: DiffFile[] = [];
