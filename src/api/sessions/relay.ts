@@ -81,19 +81,18 @@ export async function abortRun(service: SessionService, project: Project, sessio
   } catch (error) {
     throw new ApiError(502, `the sandbox of session ${sessionId} did not answer (${(error as Error).message})`);
   }
-  const body = errorOf(answer.body);
   if (answer.status >= 200 && answer.status < 300) return;
-  const said = typeof body.error === 'string' ? `: ${body.error.slice(0, 300)}` : '';
+  const said = daemonError(answer.body);
   if (answer.status === 409) throw new ApiError(409, `session ${sessionId} has no run to abort${said}`);
   throw new ApiError(502, `the sandbox of session ${sessionId} could not abort the run (daemon answered ${answer.status}${said})`);
 }
 
-/** The `error` a daemon's JSON answer carries, if any. */
-function errorOf(text: string): { error?: unknown } {
+/** `: <error>` of a daemon's JSON answer (its first 300 characters), or ''. */
+function daemonError(text: string): string {
   try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null ? parsed as { error?: unknown } : {};
+    const error: unknown = (JSON.parse(text) as { error?: unknown } | null)?.error;
+    return typeof error === 'string' ? `: ${error.slice(0, 300)}` : '';
   } catch {
-    return {};
+    return '';
   }
 }
