@@ -8,6 +8,7 @@ import {
 import { listedIssues, listedTriggerErrors, MAX_LISTED_TRIGGER_ERRORS } from '../../src/manifest/index.js';
 import { redact, type UnreachableKind } from '../../src/git/index.js';
 import { jsonEqual } from '../../src/lib/json.js';
+import { firstAndMore } from '../../src/lib/clip.js';
 import { planChildren, planIsEmpty, type ChildPlan, type Outcome } from '../../src/runtime/index.js';
 import { redactUrls, urlCarriesCredential } from '../../src/lib/redact-url.js';
 
@@ -68,8 +69,7 @@ function condition(type: string, status: Condition['status'], reason: string, me
 const NAMED_ENTRIES = 10;
 const entryName = (e: TriggerError) => `#${e.index}${e.slug ? ` (${e.slug})` : ''}`;
 function namedEntries(errors: readonly TriggerError[], total: number, name: (e: TriggerError) => string, separator: string): string {
-  const named = errors.slice(0, NAMED_ENTRIES).map(name).join(separator);
-  return total > NAMED_ENTRIES ? `${named}${separator}and ${total - NAMED_ENTRIES} more` : named;
+  return firstAndMore(errors.slice(0, NAMED_ENTRIES).map(name), NAMED_ENTRIES, total, separator);
 }
 
 /** Issues that belong to trigger entries the listing already skipped (SPEC §2.5 rule 5: they do not invalidate the manifest). */

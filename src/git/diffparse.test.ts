@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DiffFileCollector } from './diffparse.js';
+import { ConflictCollector, DiffFileCollector } from './diffparse.js';
 
 function parseRawNumstat(output: string) {
   const collector = new DiffFileCollector(Number.POSITIVE_INFINITY);
@@ -42,5 +42,25 @@ describe('DiffFileCollector', () => {
 
   it('empty diff', () => {
     expect(parseRawNumstat('')).toEqual([]);
+  });
+});
+
+describe('ConflictCollector', () => {
+  it('read in pieces of any size, it keeps the tree, lists the first paths and counts them all', () => {
+    const tree = 'a'.repeat(40);
+    const output = Buffer.from(`${tree}\0é one\0two\0three\0\0`);
+    for (const size of [1, 2, 3, 7, output.length]) {
+      const collector = new ConflictCollector(2);
+      for (let i = 0; i < output.length; i += size) collector.push(output.subarray(i, i + size));
+      expect(collector.end()).toEqual({ tree, paths: ['é one', 'two'], total: 3 });
+    }
+  });
+
+  it('a clean merge: only the tree, with or without its NUL', () => {
+    for (const output of ['t\0', 't']) {
+      const collector = new ConflictCollector();
+      collector.push(Buffer.from(output));
+      expect(collector.end()).toEqual({ tree: 't', paths: [], total: 0 });
+    }
   });
 });

@@ -1,5 +1,6 @@
 // Typed errors of the git engine. Every message is safe to show to a caller: URLs are
 // redacted and credential values never appear (see redact.ts).
+import { clipText, firstAndMore } from '../lib/clip.js';
 
 export type GitErrorCode =
   | 'REF_NOT_FOUND'
@@ -48,9 +49,15 @@ export class InvalidInputError extends GitEngineError {
 
 /** A three-way merge that cannot be done without resolving conflicts (not a Kubernetes write conflict: that is src/kube's ConflictError). */
 export class MergeConflictError extends GitEngineError {
-  constructor(readonly paths: string[]) {
-    super('CONFLICT', `merge has conflicts in ${paths.length} file(s): ${paths.join(', ')}; resolve the conflicts first`);
+  /** `paths`: the conflicting paths listed (the first MAX_LISTED_CONFLICTS); `total`: how many conflict in all. */
+  constructor(readonly paths: string[], readonly total = paths.length) {
+    super('CONFLICT', `merge has conflicts in ${total} file(s): ${conflictNames(paths, total)}; resolve the conflicts first`);
   }
+}
+
+/** The conflicting paths a message names: the first ten, then how many more (the preview lists them). */
+export function conflictNames(paths: readonly string[], total = paths.length): string {
+  return firstAndMore(paths.slice(0, 10).map((p) => clipText(p, 256)), 10, total);
 }
 
 /** The base branch moved on the host between reading it and pushing (lease failed). */

@@ -11,7 +11,7 @@ export { redact } from './redact.js';
 export {
   GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, MergeConflictError, BaseMovedError, HeadMovedError,
   NothingToMergeError, BranchExistsError, PushRejectedError, UnreachableError, InvalidRemoteError, LocalRepoNotAllowedError,
-  TimeoutError, GitError, unreachableReason,
+  TimeoutError, GitError, unreachableReason, conflictNames,
 } from './errors.js';
 export type { ClassifiedUnreachableKind, GitErrorCode, UnreachableKind } from './errors.js';
 export {

@@ -8,7 +8,7 @@ import {
 } from './errors.js';
 import { runGit, streamGit, type RunOptions, type RunResult } from './exec.js';
 import { DEFAULT_PATCH_LIMITS, PatchLimiter, type PatchLimits } from './patch-limit.js';
-import { DiffFileCollector } from './diffparse.js';
+import { ConflictCollector, DiffFileCollector } from './diffparse.js';
 import type { DiffResult, MergePreview, MergeResult } from '../lib/rest-shapes.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { parseRemote, unreachableFrom, withRemoteInvocation, type GitCredentials, type Remote, type RemoteInvocation } from './remote.js';
@@ -431,7 +431,7 @@ export class Mirror {
       const result = await this.withQuarantine(async (env, quarantine) => {
         const { preview, tree } = await this.analyze(baseSha!, headSha!, env);
         if (preview.is_up_to_date) throw new NothingToMergeError(request.base, request.head);
-        if (preview.conflicts.length > 0) throw new MergeConflictError(preview.conflicts);
+        if (!preview.can_merge) throw new MergeConflictError(preview.conflicts, preview.conflicts.length + (preview.conflicts_omitted ?? 0));
         const mergeSha = preview.can_fast_forward ? headSha! : await this.commitMerge(tree!, baseSha!, headSha!, request.message, env);
         if ((await this.pushLanded(baseRef, mergeSha, baseSha!, env)) === 'stale') throw new BaseMovedError(request.base, baseSha!);
         await migrateObjects(quarantine, path.join(this.dir, 'objects'));
@@ -722,24 +722,29 @@ export class Mirror {
     const isUpToDate = mergeBase === headSha;
     const canFastForward = mergeBase === baseSha && baseSha !== headSha;
     let conflicts: string[] = [];
+    let conflictCount = 0;
     let tree: string | null = null;
     if (!isUpToDate && !canFastForward) {
       const args = ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages'];
       // Unrelated histories merge like `git merge --allow-unrelated-histories` (empty base).
       if (mergeBase === null) args.push('--allow-unrelated-histories');
-      const { exitCode, stdout } = await this.git([...args, baseSha, headSha], { env, okExitCodes: [0, 1] });
-      const [treeSha, ...paths] = stdout.toString('utf8').split('\0').filter((token) => token !== '');
-      tree = treeSha ?? null;
-      if (exitCode === 1) conflicts = [...new Set(paths)];
+      // Read as git writes it: the first MAX_LISTED_CONFLICTS paths listed, all counted.
+      const collector = new ConflictCollector();
+      const { exitCode } = await streamGit([...BASE_CONFIG, ...args, baseSha, headSha],
+        { gitDir: this.dir, timeoutMs: this.timeoutMs, env, okExitCodes: [0, 1] }, (chunk) => collector.push(chunk));
+      const merged = collector.end();
+      tree = merged.tree;
+      if (exitCode === 1) [conflicts, conflictCount] = [merged.paths, merged.total];
     }
     const preview: MergePreview = {
       base_sha: baseSha,
       head_sha: headSha,
       merge_base: mergeBase,
       is_up_to_date: isUpToDate,
-      can_merge: conflicts.length === 0,
+      can_merge: conflictCount === 0,
       can_fast_forward: canFastForward,
       conflicts,
+      ...(conflictCount > conflicts.length ? { conflicts_omitted: conflictCount - conflicts.length } : {}),
     };
     return { preview, tree };
   }

@@ -5,3 +5,12 @@
 export function clipText(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * The first `limit` of `items` joined, then how many more of `total` there are ("a, b and 3 more"):
+ * a message that names what a list holds without growing with it.
+ */
+export function firstAndMore(items: readonly string[], limit: number, total = items.length, separator = ', '): string {
+  const named = items.slice(0, limit).join(separator);
+  return total > limit ? `${named}${separator}and ${total - limit} more` : named;
+}

@@ -87,7 +87,10 @@ export interface MergePreview {
   is_up_to_date: boolean;
   can_merge: boolean;
   can_fast_forward: boolean;
+  /** The conflicting paths: the first 3,000 (MAX_LISTED_CONFLICTS). */
   conflicts: string[];
+  /** Conflicting paths past the first 3,000: counted, not listed. Absent when none. */
+  conflicts_omitted?: number;
 }
 
 /**

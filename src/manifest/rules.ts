@@ -1,6 +1,6 @@
 // Shared definitions of SPEC §2.1 as zod building blocks; every other schema is made of these.
 import * as z from 'zod';
-import { clipText } from '../lib/clip.js';
+import { clipText, firstAndMore } from '../lib/clip.js';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -18,8 +18,7 @@ export function shownName(name: string): string {
 
 /** The names a message offers ("must name a key of agents (a, b, ...)"): the first 20, then how many more. */
 export function namesList(names: readonly string[]): string {
-  const shown = names.slice(0, 20).map(shownName).join(', ');
-  return names.length > 20 ? `${shown} and ${names.length - 20} more` : shown;
+  return firstAndMore(names.slice(0, 20).map(shownName), 20, names.length);
 }
 
 /**

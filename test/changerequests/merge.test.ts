@@ -167,6 +167,25 @@ describe('conflicts and unrelated histories', () => {
     expect((await get(cr.cr_id)).status).toBe('open');
   });
 
+  it('a head conflicting in 3,010 files: the preview and the 409 list 3,000 and count the rest, the message names ten', async () => {
+    // two unrelated branches that add the same 3,010 paths: main is left as it is for the other tests
+    const many = (content: string) => Object.fromEntries(Array.from({ length: 3_010 }, (_, i) => [`c/f${String(i).padStart(4, '0')}.txt`, content]));
+    work.branch('many-base', many('base\n'), { orphan: true });
+    work.branch('many-head', many('head\n'), { orphan: true });
+    const res0 = await h.call(admin(), 'POST', base, { title: 'many conflicts', head_ref: 'many-head', base_ref: 'many-base' });
+    expect(res0.status, JSON.stringify(res0.body)).toBe(201);
+    const cr = res0.body.change_request as { cr_id: string };
+    const baseBefore = host.tip('many-base');
+
+    const p = await preview(cr.cr_id);
+    expect([p.can_merge, p.conflicts.length, p.conflicts_omitted]).toEqual([false, 3_000, 10]);
+    const res = await merge(cr.cr_id);
+    expect(res.status).toBe(409);
+    expect([res.body.conflicts.length, res.body.conflicts_omitted]).toEqual([3_000, 10]);
+    expect(res.body.error).toContain(`conflicts in ${p.conflicts.slice(0, 10).join(', ')}, and 3000 more; merge many-base into many-head`);
+    expect(host.tip('many-base')).toBe(baseBefore);
+  }, 60_000);
+
   it('merges unrelated histories with a two-parent commit; preview has merge_base null', async () => {
     work.branch('orphan', { 'orphan-only.txt': 'o\n' }, { orphan: true });
     const cr = await openCr('orphan');

@@ -93,6 +93,22 @@ describe('merge preview', () => {
     expect(await mirror.resolveBranch('main')).toBe(baseBefore);
   });
 
+  it('lists the first 3,000 conflicting paths and counts them all; the refusal names ten', async () => {
+    // an agent's branch could conflict in every one of 800,000 files: all were held, listed and named in the message
+    const many = (w: WorkClone, content: string) => { for (let i = 0; i < 3_010; i++) w.write(`c/f${String(i).padStart(4, '0')}.txt`, content); };
+    diverged((w) => many(w, 'feature\n'), (w) => many(w, 'main\n'));
+    const mirror = mirrorOf(host);
+    const preview = await mirror.preview('main', 'feature');
+    expect(preview).toMatchObject({ can_merge: false, conflicts_omitted: 10 });
+    expect(preview.conflicts).toHaveLength(3_000);
+    expect(preview.conflicts.at(-1)).toBe('c/f2999.txt');
+
+    const error = await mirror.merge({ base: 'main', head: 'feature', message: 'm' }).catch((e: unknown) => e) as MergeConflictError;
+    expect(error).toBeInstanceOf(MergeConflictError);
+    expect([error.paths.length, error.total]).toEqual([3_000, 3_010]);
+    expect(error.message).toBe(`merge has conflicts in 3010 file(s): ${preview.conflicts.slice(0, 10).join(', ')}, and 3000 more; resolve the conflicts first`);
+  }, 60_000);
+
   it('unrelated histories: merge_base null; disjoint files merge, same path conflicts', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());

@@ -34,9 +34,17 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
       {error instanceof Error ? error.message : String(error)}
       {typeof body.code === 'string' ? <span class="code"> ({body.code})</span> : null}
       {issues.length ? <IssueList issues={issues} /> : null}
-      {conflicts.length ? (
-        <div>Conflicting files: <ul class="files">{conflicts.map((file) => <li key={file}><code>{file}</code></li>)}</ul></div>
-      ) : null}
+      <ConflictList conflicts={conflicts} omitted={typeof body.conflicts_omitted === 'number' ? body.conflicts_omitted : undefined} />
+    </div>
+  );
+}
+
+/** The conflicting files a merge preview or a refused merge lists, and how many more it left out. */
+export function ConflictList({ conflicts, omitted }: { conflicts: string[]; omitted: number | undefined }) {
+  if (!conflicts.length) return null;
+  return (
+    <div>Conflicting files: <ul class="files">{conflicts.map((file) => <li key={file}><code>{file}</code></li>)}</ul>
+      {omitted ? <p class="muted">and {omitted} more, not listed</p> : null}
     </div>
   );
 }

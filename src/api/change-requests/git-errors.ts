@@ -1,7 +1,7 @@
 // Errors of the git engine as API errors (docs/change-requests.md has the table). Engine
 // messages carry no credentials, so they are safe to return.
 import {
-  BaseMovedError, MergeConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
+  BaseMovedError, conflictNames, MergeConflictError, GitEngineError, HeadMovedError, InvalidInputError, InvalidRefError, InvalidRemoteError,
   LocalRepoNotAllowedError, NothingToMergeError, PushRejectedError, RefNotFoundError, TimeoutError, UnreachableError,
 } from '../../git/index.js';
 import { ApiError } from '../errors.js';
@@ -11,8 +11,9 @@ export function apiErrorFromGit(error: unknown, context: { base: string; head: s
   if (error instanceof CredentialsUnavailableError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
   if (!(error instanceof GitEngineError)) return error;
   if (error instanceof MergeConflictError) {
-    return new ApiError(409, `cannot merge ${context.head} into ${context.base}: conflicts in ${error.paths.join(', ')}; ` +
-      `merge ${context.base} into ${context.head}, resolve the conflicts, push, and merge again`, undefined, { conflicts: error.paths });
+    return new ApiError(409, `cannot merge ${context.head} into ${context.base}: conflicts in ${conflictNames(error.paths, error.total)}; ` +
+      `merge ${context.base} into ${context.head}, resolve the conflicts, push, and merge again`, undefined,
+    { conflicts: error.paths, ...(error.total > error.paths.length ? { conflicts_omitted: error.total - error.paths.length } : {}) });
   }
   if (error instanceof BaseMovedError) {
     return new ApiError(409, `the base branch ${error.branch} moved on the repository host while merging; nothing was merged, try again`);

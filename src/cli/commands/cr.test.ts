@@ -40,5 +40,11 @@ describe('svc cr helpers', () => {
       '  CONFLICTS in 1 file(s):',
       '    a.txt',
     ]);
+    expect(tail({ ...preview, can_merge: false, can_fast_forward: false, conflicts: ['a.txt', 'b.txt'], conflicts_omitted: 3_000 })).toEqual([
+      '  CONFLICTS in 3002 file(s):',
+      '    a.txt',
+      '    b.txt',
+      '    and 3000 more, not listed',
+    ]);
   });
 });

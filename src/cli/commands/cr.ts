@@ -61,7 +61,11 @@ export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
         ...gate.map((i) => `    ${i.path || '(top level)'}: ${i.message}`));
       if (git) lines.push(`  then git: ${git}`);
     } else if (git) lines.push(`  ${git}`);
-    if (!preview.can_merge && !preview.is_up_to_date) lines.push(`  CONFLICTS in ${preview.conflicts.length} file(s):`, ...preview.conflicts.map((p) => `    ${p}`));
+    if (!preview.can_merge && !preview.is_up_to_date) {
+      const omitted = preview.conflicts_omitted ?? 0;
+      lines.push(`  CONFLICTS in ${preview.conflicts.length + omitted} file(s):`, ...preview.conflicts.map((p) => `    ${p}`));
+      if (omitted) lines.push(`    and ${omitted} more, not listed`);
+    }
   }
   return lines;
 }

@@ -6,7 +6,7 @@ import type { ChangeRequestPreview, SerializedChangeRequest } from '../../../src
 import { api, CAP, canWrite, enc, type Me } from '../api.js';
 import { splitPatch } from '../diff.js';
 import { href } from '../router.js';
-import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
+import { Age, ConflictList, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
 import { DiffView, type DiffBody } from './diff-view.js';
 import type { Project as FullProject } from './projects.js';
 
@@ -69,7 +69,7 @@ function PreviewBox({ preview, headRef }: { preview: Preview; headRef: string })
       <p>{summary[0]}</p>
       {gate.length ? <ul class="issues">{gate.map((i) => <li key={i.path + i.message}><code>{i.path || '(top level)'}</code>: {i.message}</li>)}</ul> : null}
       {summary[1] ? <p>{summary[1]}</p> : null}
-      {preview.conflicts.length ? <div>Conflicting files: <ul class="files">{preview.conflicts.map((f) => <li key={f}><code>{f}</code></li>)}</ul></div> : null}
+      <ConflictList conflicts={preview.conflicts} omitted={preview.conflicts_omitted} />
       <p class="muted">base <Sha sha={preview.base_sha} /> · head <Sha sha={preview.head_sha} /> · merge base <Sha sha={preview.merge_base} /></p>
     </section>
   );
