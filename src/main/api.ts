@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   // Triggers read Projects, Triggers, TriggerFires and Sessions from the project store's cache (registered before it starts).
   const triggers = new TriggerService({ store: kubeTriggerStore(store.cache, { defaultCap: defaultSessionCap(process.env), findProject }) });
   // The model gateway: its own label-selected caches (Session Secrets, provider Secrets, ledgers) beside the shared one.
-  const gatewayStore = kubeGatewayStore(client, store.cache, projectNamespace);
+  const gatewayStore = kubeGatewayStore(client, store.cache, projectNamespace, { findProject });
   const recorder = new UsageRecorder({
     store: gatewayStore,
     retentionDays: envInt('SVC_LLM_USAGE_RETENTION_DAYS', 90, 1),

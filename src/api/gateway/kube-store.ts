@@ -8,6 +8,7 @@ import {
   type ConfigMapObject, type LlmProvidersSecret, type Project, type Session, type SessionSecret, type Trigger,
 } from '../../resources/index.js';
 import { GatewayWriteConflict, type GatewayStore } from './store.js';
+import { projectLookup, type FindProject } from '../project-lookup.js';
 
 export interface KubeGatewayStore extends GatewayStore {
   start(): Promise<void>;
@@ -15,7 +16,7 @@ export interface KubeGatewayStore extends GatewayStore {
   hasSynced(): boolean;
 }
 
-export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace: string): KubeGatewayStore {
+export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace: string, options: { findProject?: FindProject } = {}): KubeGatewayStore {
   const projects = cache.resource<Project>(PROJECT);
   const sessions = cache.resource<Session>(SESSION);
   const triggers = cache.resource<Trigger>(TRIGGER);
@@ -42,10 +43,7 @@ export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace
     stop: async () => { await Promise.all(own.map((i) => i.stop())); },
     hasSynced: () => own.every((i) => i.hasSynced()),
 
-    cachedProject(ns, uid) {
-      const project = projects.byUid(uid);
-      return project?.metadata.namespace === ns ? project : undefined;
-    },
+    findProject: options.findProject ?? projectLookup(client, cache),
     cachedProjectByName: (ns, name) => projects.get(ns, name),
     cachedSession: (ns, id) => sessions.get(ns, id),
     cachedSandboxToken: (ns, id) => sessionTokens(sessionSecrets.get(ns, sessionSecretName(id)))?.sandboxToken,
@@ -53,9 +51,6 @@ export function kubeGatewayStore(client: KubeClient, cache: KubeCache, namespace
     cachedLedger: (project) => ledgers.get(project.metadata.namespace, llmLedgerName(project)),
     cachedTriggerSlug: (ns, name) => triggers.get(ns, name)?.spec.slug ?? null,
 
-    async readProject(ns, uid) {
-      return (await client.resource<Project>(PROJECT).list(ns)).items.find((p) => p.metadata.uid === uid);
-    },
     readProviders: (project) => secrets.find(project.metadata.namespace!, llmProvidersSecretName(project)),
     writeProviders: (secret) => write(() => (secret.metadata.resourceVersion ? secrets.replace(secret) : secrets.create(secret))),
     readConfigMap: (ns, name) => configMaps.find(ns, name),

@@ -26,9 +26,9 @@ function memoryStore(options: { conflictEvery?: number } = {}) {
   const key = (ns: string, name: string) => `${ns}/${name}`;
   const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
   const store: GatewayStore = {
-    cachedProject: () => project, cachedProjectByName: () => project, cachedSession: () => session, cachedSandboxToken: () => undefined,
+    findProject: async () => project, cachedProjectByName: () => project, cachedSession: () => session, cachedSandboxToken: () => undefined,
     cachedProviders: () => undefined, cachedLedger: () => undefined, cachedTriggerSlug: () => null,
-    readProject: async () => project, readProviders: async () => undefined, writeProviders: async () => undefined,
+    readProviders: async () => undefined, writeProviders: async () => undefined,
     async readConfigMap(ns, name) {
       await new Promise((r) => setImmediate(r)); // let writers interleave
       const found = objects.get(key(ns, name));

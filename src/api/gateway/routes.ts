@@ -91,8 +91,8 @@ export function gatewayRoutes(service: GatewayService, store: GatewayStore, conf
   }
 
   async function project(projectId: string): Promise<Project> {
-    const found = store.cachedProject(config.namespace, projectId) ?? (await store.readProject(config.namespace, projectId));
-    if (!found || found.metadata.deletionTimestamp) throw new ApiError(404, `project ${projectId} not found`);
+    const found = await store.findProject(config.namespace, projectId);
+    if (!found) throw new ApiError(404, `project ${projectId} not found`);
     return found;
   }
 

@@ -9,8 +9,10 @@ import type {
 export class GatewayWriteConflict extends Error {}
 
 export interface GatewayStore {
+  /** The API's one Project-by-uid lookup (project-lookup.ts): the cache, a rate-limited live read on a miss. */
+  findProject(namespace: string, uid: string): Promise<Project | undefined>;
+
   // --- cached (informers; synced before the API reports ready)
-  cachedProject(namespace: string, uid: string): Project | undefined;
   cachedProjectByName(namespace: string, name: string): Project | undefined;
   cachedSession(namespace: string, id: string): Session | undefined;
   /** The `sandboxToken` of the Session Secret `svc-session-<id>`. */
@@ -21,8 +23,6 @@ export interface GatewayStore {
   cachedTriggerSlug(namespace: string, name: string): string | null;
 
   // --- direct
-  /** A project by uid straight from the API server (one created a moment ago may not be cached yet). */
-  readProject(namespace: string, uid: string): Promise<Project | undefined>;
   readProviders(project: Project): Promise<LlmProvidersSecret | undefined>;
   /** Creates (no resourceVersion) or replaces (with it as precondition); GatewayWriteConflict when it lost a race. */
   writeProviders(secret: LlmProvidersSecret): Promise<void>;
