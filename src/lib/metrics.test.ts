@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiMetrics, countBy, metricsText, operatorMetrics, trackQueueDepth } from './metrics.js';
+import { apiMetrics, countBy, forgetLlmProject, llmMetrics, metricsText, operatorMetrics, trackQueueDepth } from './metrics.js';
 
 describe('metrics', () => {
   it('counts objects by labels', () => {
@@ -24,5 +24,21 @@ describe('metrics', () => {
     ({ body } = await metricsText());
     expect(body).not.toContain('svc_sessions{');
     expect(body).not.toContain('svc_workqueue_depth{');
+  });
+
+  it('forgets every model gateway series of a deleted project, and only those', async () => {
+    const m = llmMetrics();
+    for (const project of ['gone', 'kept']) {
+      m.tokens.inc({ project, provider: 'p', model: 'm', direction: 'input' }, 5);
+      m.requests.inc({ project, provider: 'p', status: '200' });
+      m.duration.observe({ project, provider: 'p' }, 0.2);
+      m.firstByte.observe({ project, provider: 'p' }, 0.1);
+    }
+    await forgetLlmProject('gone');
+    const { body } = await metricsText();
+    expect(body).not.toContain('project="gone"');
+    for (const name of ['svc_llm_tokens_total', 'svc_llm_requests_total', 'svc_llm_request_duration_seconds_count', 'svc_llm_time_to_first_byte_seconds_bucket']) {
+      expect(body).toMatch(new RegExp(`${name}\\{[^}]*project="kept"`));
+    }
   });
 });

@@ -2,7 +2,7 @@
 // and the API. Names follow the Prometheus conventions: `svc_` prefix, `_total` counters,
 // `_seconds` durations. Each component's set is created on first use, so a process shows only
 // the metrics of the component it runs (plus the process_* defaults).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 
 export const registry = new Registry();
 let processMetrics = false;
@@ -100,6 +100,23 @@ export const llmMetrics = once(() => ({
   duration: new Histogram({ name: 'svc_llm_request_duration_seconds', help: 'Model gateway requests from arrival to the last byte relayed.', labelNames: ['project', 'provider'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers }),
   firstByte: new Histogram({ name: 'svc_llm_time_to_first_byte_seconds', help: 'Model gateway requests from arrival to the first byte of the answer.', labelNames: ['project', 'provider'], buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
 }));
+
+/**
+ * Drops the model gateway's series of a project that is gone: they name projects, and a namespace
+ * that makes and deletes projects must not grow /metrics without end. A name in use again starts from zero.
+ */
+export async function forgetLlmProject(project: string): Promise<void> {
+  const metrics: (Counter | Histogram)[] = Object.values(llmMetrics());
+  for (const metric of metrics) {
+    const series = new Map<string, LabelValues<string>>();
+    for (const { labels } of (await metric.get()).values) {
+      if (labels.project !== project) continue;
+      const { le: _bucket, ...own } = labels as LabelValues<string>; // a histogram's buckets are one series
+      series.set(JSON.stringify(own), own);
+    }
+    for (const labels of series.values()) metric.remove(labels);
+  }
+}
 
 /** The cron scheduler's own counts (this replica), read at scrape time. */
 export interface SchedulerCounts { timers: number; fired: number; duplicates: number; missed: number }

@@ -30,10 +30,10 @@ import { TriggerService, kubeTriggerStore } from '../api/triggers/index.js';
 import { DEFAULT_PATCH_LIMITS, useGitSpawnWorkers } from '../git/index.js';
 import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../lib/log.js';
-import { defaultSessionCap } from '../resources/index.js';
+import { defaultSessionCap, PROJECT, type Project } from '../resources/index.js';
 import { hostAllowed, isLoopbackBinding } from '../lib/loopback-host.js';
 import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
-import { enableProcessMetrics, metricsText } from '../lib/metrics.js';
+import { enableProcessMetrics, forgetLlmProject, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { replicaHeartbeat } from './replica-lease.js';
 import { clusterConfigFromEnv, envInt, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
@@ -134,6 +134,11 @@ async function main(): Promise<void> {
   const pruner = mirrorPruner(mirrorDir);
   void store.start().then(() => pruner.start({ informer: (type) => store.cache.informer(type), log: logger.with({ runnable: 'mirror-pruner' }) }));
   void gatewayStore.start();
+  // the model gateway's metrics of a deleted Project go with it (unless another Project has its name)
+  const projects = store.cache.informer<Project>(PROJECT);
+  projects.on('delete', (gone) => {
+    if (!projects.list().some((p) => p.metadata.name === gone.metadata.name)) void forgetLlmProject(gone.metadata.name!);
+  });
   stopOnSignal('svc api', async () => {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
     await heartbeat.stop();

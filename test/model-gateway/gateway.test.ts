@@ -469,6 +469,20 @@ describe('usage and logs', () => {
     expect(metrics).toMatch(/svc_llm_requests_total\{project="lab",provider="local",status="200"\} \d+/);
     expect(metrics).toMatch(/svc_llm_request_duration_seconds_count\{project="lab",provider="claude"\} \d+/);
   });
+
+  it('a deleted project\'s series leave /metrics; the others stay', async () => {
+    const metricsText = async () => (await fetch(dev.apiUrl.replace(/\/v1$/, '/metrics'))).text();
+    const created = JSON.parse(await runOk(process.execPath, [SVC, 'projects', 'create', 'brief', '--repo', path.join(dev.dataDir, 'repo'), '--json'], dev.env));
+    const briefId = (created.project ?? created).id as string;
+    expect((await svc(['gateway', 'providers', 'set', 'local', '--base-url', model.url, '--project', 'brief'], `${OPENAI_KEY}\n`)).code).toBe(0);
+    // svc-agent asks the provider for its models through the gateway when it boots
+    const brief = await startSession(briefId);
+    await waitFor('the project\'s series', async () => (await metricsText()).includes('svc_llm_requests_total{project="brief",provider="local",status="200"}'), 15_000);
+    expect((await call('POST', `/projects/${briefId}/sessions/${brief}/stop`)).status).toBe(200);
+    await runOk('kubectl', ['delete', 'project', 'brief', '--wait=false'], dev.env);
+    await waitFor('the series gone', async () => !(await metricsText()).includes('project="brief"'), 60_000);
+    expect(await metricsText()).toContain('svc_llm_requests_total{project="lab",provider="local",status="200"}');
+  }, 120_000);
 });
 
 describe('budgets', () => {
