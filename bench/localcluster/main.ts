@@ -123,7 +123,7 @@ async function bareHttpRun(): Promise<{ roundTripsMs: number; listenMs: number }
 async function journalRun(): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-journal-'));
   try {
-    const journal = Journal.open(dir, 0, () => undefined, () => ({ rv: 0, objects: new Map() }));
+    const journal = Journal.open(dir, { records: 0, bytes: 0 }, () => undefined, () => ({ rv: 0, objects: new Map() }));
     const t0 = performance.now();
     await pool(N, async (i) => journal.append({ rv: i + 1, k: `test.svc.dev/widgets/default/w-${i}`, obj: JSON.parse(body(i)) }));
     const ms = performance.now() - t0;

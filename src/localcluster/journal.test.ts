@@ -10,7 +10,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 it('replays appended records, ignores (and cuts) a torn last line, and resolves appends only when durable', async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'svc-journal-'));
   const durable: number[] = [];
-  const j = Journal.open(dir, 0, (recs) => durable.push(...recs.map((r) => r.rv)), () => ({ rv: 0, objects: new Map() }));
+  const j = Journal.open(dir, { records: 0, bytes: 0 }, (recs) => durable.push(...recs.map((r) => r.rv)), () => ({ rv: 0, objects: new Map() }));
   const writes = [1, 2, 3].map((rv) => j.append({ rv, k: `g/p/ns/o${rv}`, obj: { metadata: { name: `o${rv}` } } }));
   writes.push(j.append({ rv: 4, k: 'g/p/ns/o1' }));
   await Promise.all(writes);
@@ -31,7 +31,7 @@ function journaled(compactAfterRecords: number, onCompaction: () => void) {
     onCompaction();
     return { rv, objects: new Map(objects) };
   };
-  const journal = Journal.open(dir, 0, () => undefined, state, compactAfterRecords);
+  const journal = Journal.open(dir, { records: 0, bytes: 0 }, () => undefined, state, { records: compactAfterRecords });
   const set = (name: string) => {
     rv++;
     const obj = { metadata: { name, rv } };
@@ -81,13 +81,55 @@ it('a compaction cut off by a crash loses nothing: the old snapshot and both jou
   writeFileSync(path.join(dir, 'journal.prev.ndjson'), [{ rv: 2, k: 'g/p/ns/b', obj: { v: 2 } }, { rv: 3, k: 'g/p/ns/c', obj: { v: 3 } }, { rv: 4, k: 'g/p/ns/a' }].map((r) => `${JSON.stringify(r)}\n`).join(''));
   writeFileSync(path.join(dir, 'journal.ndjson'), `${JSON.stringify({ rv: 5, k: 'g/p/ns/d', obj: { v: 5 } })}\n`);
   writeFileSync(path.join(dir, 'snapshot.json.next'), '{"rv":4,"objects":[["g/p/ns/b",{"v"'); // torn
-  const { state, journalRecords } = Journal.load(dir);
+  const { state, journal } = Journal.load(dir);
   expect(state.rv).toBe(5);
   expect(Object.fromEntries(state.objects)).toEqual({ 'g/p/ns/b': { v: 2 }, 'g/p/ns/c': { v: 3 }, 'g/p/ns/d': { v: 5 } });
-  const j = Journal.open(dir, journalRecords, () => undefined, () => state);
+  const j = Journal.open(dir, journal, () => undefined, () => state);
   expect(existsSync(path.join(dir, 'journal.prev.ndjson'))).toBe(false);
   expect(readFileSync(path.join(dir, 'journal.ndjson'), 'utf8')).toBe('');
   await j.append({ rv: 6, k: 'g/p/ns/c' });
   await j.close();
   expect(Object.fromEntries(Journal.load(dir).state.objects)).toEqual({ 'g/p/ns/b': { v: 2 }, 'g/p/ns/d': { v: 5 } });
+});
+
+it('folds the journal into the snapshot after so many bytes, whatever the count: large objects written again and again', async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'svc-journal-'));
+  const objects = new Map<string, { metadata: { name: string }; data: string }>();
+  let compactions = 0;
+  const j = Journal.open(dir, { records: 0, bytes: 0 }, () => undefined, () => { compactions++; return { rv, objects: new Map(objects) }; }, { bytes: 1024 * 1024 });
+  let rv = 0;
+  for (let i = 0; i < 40; i++) {
+    rv++;
+    const obj = { metadata: { name: 'big' }, data: `${i}`.padEnd(200 * 1024, 'x') };
+    objects.set('g/p/ns/big', obj);
+    await j.append({ rv, k: 'g/p/ns/big', obj });
+  }
+  await j.close();
+  // 40 records of 200 KB: 8 MB of journal at the old count (20,000) threshold
+  expect(compactions).toBeGreaterThanOrEqual(5);
+  expect(readFileSync(path.join(dir, 'journal.ndjson')).length).toBeLessThan(1024 * 1024 + 210 * 1024);
+  const loaded = Journal.load(dir);
+  expect(loaded.state.rv).toBe(40);
+  expect((loaded.state.objects.get('g/p/ns/big') as { data: string }).data.startsWith('39x')).toBe(true);
+});
+
+it('reads the journal and the snapshot a line at a time: a line longer than a read, and a snapshot written whole by an older version', () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'svc-journal-'));
+  const long = 'y'.repeat(5 * 1024 * 1024); // longer than one read (4 MiB)
+  writeFileSync(path.join(dir, 'snapshot.json'), JSON.stringify({ rv: 2, objects: [['g/p/ns/a', { v: 1 }], ['g/p/ns/b', { v: 2 }]] }));
+  writeFileSync(path.join(dir, 'journal.ndjson'), [{ rv: 3, k: 'g/p/ns/long', obj: { v: long } }, { rv: 4, k: 'g/p/ns/a' }].map((r) => `${JSON.stringify(r)}\n`).join(''));
+  const { state, journal } = Journal.load(dir);
+  expect(state.rv).toBe(4);
+  expect(journal.records).toBe(2);
+  expect(journal.bytes).toBe(readFileSync(path.join(dir, 'journal.ndjson')).length);
+  expect([...state.objects.keys()]).toEqual(['g/p/ns/b', 'g/p/ns/long']);
+  expect((state.objects.get('g/p/ns/long') as { v: string }).v).toBe(long);
+  // written again in lines, it loads back the same
+  const j = Journal.open(dir, journal, () => undefined, () => state);
+  j.compact();
+  const text = readFileSync(path.join(dir, 'snapshot.json'), 'utf8');
+  expect(text.split('\n')).toHaveLength(4);
+  expect(JSON.parse(text)).toEqual({ rv: 4, objects: [...state.objects] });
+  expect(Journal.load(dir).state).toEqual(state);
+  return j.close();
 });
