@@ -237,6 +237,19 @@ describe('watch', () => {
     expect(bookmarks.at(-1)!.object).toEqual({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: changes[1]!.object.metadata.resourceVersion } });
   });
 
+  it('cuts a watcher that stops reading once it falls 16 MiB behind (it watches again from its last version)', async () => {
+    const rv = (await tc.api('GET', CMS)).body.metadata!.resourceVersion as string;
+    const res = await tc.fetch(`${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=120`);
+    expect(res.status).toBe(200);
+    // its body is not read: 200 versions of a 200 KB ConfigMap (40 MB) pile up behind it
+    const bulky = (i: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bulky' }, data: { v: `${i}`.padEnd(200 * 1024, 'x') } });
+    expect((await tc.api('POST', CMS, bulky(0))).status).toBe(201);
+    for (let i = 1; i < 200; i++) expect((await tc.api('PUT', `${CMS}/bulky`, bulky(i))).status).toBe(200);
+    // held, it would end only at timeoutSeconds, with every version read
+    await expect(res.text()).rejects.toThrow();
+    expect((await tc.api('DELETE', `${CMS}/bulky`)).status).toBe(200);
+  }, 60_000);
+
   it('deletecollection deletes what the selector selects', async () => {
     for (const [name, app] of [['dc1', 'x'], ['dc2', 'x'], ['dc3', 'y']]) {
       await tc.api('POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: app! } } });

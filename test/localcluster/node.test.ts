@@ -1,8 +1,10 @@
 // The node simulator against the local cluster: Pods become processes on their own loopback
 // address, with the kubelet's env resolution, readiness, restarts, status and deletion.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { startNodeSimulator, type NodeSimulator } from '../../src/localcluster/node/index.js';
+import { podDir } from '../../src/localcluster/node/logs.js';
 import { eventually, startTestCluster, type TestCluster } from './helpers.js';
 
 const SERVER = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs');
@@ -137,6 +139,14 @@ it('restarts an exited container per restartPolicy and reports the last terminat
   expect(restarted.status!.phase).toBe('Running');
   // it comes back on the same address
   await eventually(async () => fetch(`http://${ip}:8080/env`).then(() => true, () => false), 'running again', 200);
+  // as the kubelet keeps them: the logs of the current run and the previous one, no older
+  for (const count of [2, 3]) {
+    await eventually(async () => fetch(`http://${ip}:8080/exit?code=3`).then(() => true, () => false), 'asked to exit', 200);
+    await until('crashy', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= count && !!p.status?.containerStatuses?.[0]?.state.running, `restart ${count}`);
+    await eventually(async () => fetch(`http://${ip}:8080/env`).then(() => true, () => false), 'running again', 200);
+  }
+  const uid = (await tc.api('GET', '/api/v1/namespaces/default/pods/crashy')).body.metadata!.uid as string;
+  expect(readdirSync(path.join(podDir(path.join(tc.dir, 'node'), uid), 'logs', 'main')).sort()).toEqual(['2.log', '3.log']);
   await tc.api('DELETE', '/api/v1/namespaces/default/pods/crashy');
 });
 

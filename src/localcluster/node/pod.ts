@@ -107,6 +107,9 @@ class ContainerRunner {
     if (this.pod.stopped) return;
     const logDir = path.join(this.pod.dir, 'logs', this.spec.name);
     await mkdir(logDir, { recursive: true });
+    // as the kubelet: the current run's log and the previous one's, no older (a crash loop made one a run)
+    const older = this.view.restartCount - 2;
+    if (older >= 0) await rm(path.join(logDir, `${older}.log`), { force: true });
     const logPath = path.join(logDir, `${this.view.restartCount}.log`);
     const logFile = createWriteStream(logPath);
     let child: ChildProcess;
