@@ -11,7 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { spawnGit, runGit } from './exec.js';
 import { redact } from './redact.js';
 import type { Mirror } from './mirror.js';
-import type { ReceivedPush } from './push-quarantine.js';
+import { MAX_PUSH_COMMANDS, type ReceivedPush } from './push-quarantine.js';
 
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
 export const GIT_SERVICES: readonly GitService[] = ['git-upload-pack', 'git-receive-pack'];
@@ -92,7 +92,14 @@ const MAX_UPLOAD_REQUEST_BYTES = 10 * 1024 * 1024;
  * the caller's own service refs), else the request is answered with an ERR packet.
  */
 export async function serveUploadPack(mirror: Mirror, input: Readable, output: Writable, gitProtocol: string | undefined, exposed: readonly string[] = []): Promise<void> {
-  const request = await readRequest(input, MAX_UPLOAD_REQUEST_BYTES);
+  let request: Buffer | null;
+  try {
+    request = await readRequest(input, MAX_UPLOAD_REQUEST_BYTES);
+  } catch (error) {
+    // the body could not be read (a gzip body past its bound, a client gone): said, if anyone listens
+    output.end(errorPacket(`svc: the request was not read: ${(error as Error).message}`));
+    return;
+  }
   const wants = request && wantedObjects(request);
   const refusal = !wants ? 'svc: not a git upload-pack request (pkt-lines, at most 10 MiB)' : await unreachableWant(mirror, wants, exposed);
   if (refusal) {
@@ -175,7 +182,14 @@ branch=\${SVC_GATEWAY_REF#refs/heads/}
 refused=0
 updates=
 is_commit() { [ "$(git cat-file -t "$1" 2>/dev/null)" = commit ]; }
+count=0
 while read -r old new ref; do
+  # the gateway refuses longer command lists before this runs; never read thousands one by one here
+  count=$((count + 1))
+  if [ "$count" -gt ${MAX_PUSH_COMMANDS} ]; then
+    echo "svc: refusing the push: it names more than ${MAX_PUSH_COMMANDS} refs." >&2
+    exit 1
+  fi
   if [ "$ref" = "$SVC_GATEWAY_REF" ]; then
     if [ "$new" = "$zero" ]; then
       echo "svc: refusing to delete the session branch $branch: a session branch is never deleted or rewritten (SPEC §1: no rewriting, no force-push)." >&2

@@ -18,6 +18,8 @@ export {
   advertiseRefs, advertisementError, serveUploadPack, serveReceivePack, ensureGatewayHooks, setMirrorHead, GIT_SERVICES,
 } from './gateway.js';
 export type { GitService, ReceivePackOptions } from './gateway.js';
-export { receivePush, sweepPushQuarantine, pushQuarantineDir, PushTooLargeError, DEFAULT_MAX_PUSH_BYTES, type ReceivedPush } from './push-quarantine.js';
+export {
+  receivePush, sweepPushQuarantine, pushQuarantineDir, PushTooLargeError, PushTooManyRefsError, DEFAULT_MAX_PUSH_BYTES, MAX_PUSH_COMMANDS, type ReceivedPush,
+} from './push-quarantine.js';
 export { useGitSpawnWorkers } from './spawn-pool.js';
 export { killRunningGit } from './exec.js';

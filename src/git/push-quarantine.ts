@@ -17,6 +17,53 @@ export class PushTooLargeError extends Error {
   }
 }
 
+/**
+ * The most pkt-lines a push's command list may hold before its pack: a session writes its branch
+ * and its checkpoint; shallow lines and a few refs the hook will refuse by name fit. Thousands of
+ * commands held the project's mirror lock for minutes (the hook reads them one by one).
+ */
+export const MAX_PUSH_COMMANDS = 64;
+
+export class PushTooManyRefsError extends Error {
+  constructor(readonly limit: number) {
+    super(`the push names more than ${limit} refs: a session pushes its own branch (git push origin HEAD) and its checkpoint, nothing else`);
+    this.name = 'PushTooManyRefsError';
+  }
+}
+
+/** Counts the pkt-lines of a receive-pack request's command list (up to its flush-pkt) as the body arrives. */
+export class CommandListCounter {
+  lines = 0;
+  private done = false;
+  private length = '';
+  private skip = 0;
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (!this.done && at < chunk.length) {
+      if (this.skip > 0) {
+        const passed = Math.min(this.skip, chunk.length - at);
+        this.skip -= passed;
+        at += passed;
+        continue;
+      }
+      const taken = chunk.toString('latin1', at, at + 4 - this.length.length);
+      this.length += taken;
+      at += taken.length;
+      if (this.length.length < 4) return;
+      const length = /^[0-9a-f]{4}$/i.test(this.length) ? parseInt(this.length, 16) : -1;
+      this.length = '';
+      // the flush-pkt ends the list (the pack follows); anything else not a pkt-line is receive-pack's to refuse
+      if (length === 0 || length < 4) {
+        this.done = true;
+        return;
+      }
+      this.lines++;
+      this.skip = length - 4;
+    }
+  }
+}
+
 /** A received push body: read it (once or more), then discard it. */
 export interface ReceivedPush {
   size: number;
@@ -51,15 +98,18 @@ export async function sweepPushQuarantine(root: string, nowMs = Date.now()): Pro
 
 /**
  * Writes `input` to a new file below `root` (mode 600), refusing with PushTooLargeError past
- * `maxBytes`; nothing is kept when it fails. Takes no lock. `input` itself is never destroyed
+ * `maxBytes` and PushTooManyRefsError past MAX_PUSH_COMMANDS commands; nothing is kept when it fails. Takes no lock. `input` itself is never destroyed
  * (it may be the request, which still has to carry the refusal), only left unread.
  */
 export async function receivePush(input: Readable, root: string, maxBytes: number): Promise<ReceivedPush> {
   let size = 0;
+  const commands = new CommandListCounter();
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
+      commands.push(chunk);
       if (size > maxBytes) done(new PushTooLargeError(maxBytes));
+      else if (commands.lines > MAX_PUSH_COMMANDS) done(new PushTooManyRefsError(MAX_PUSH_COMMANDS));
       else done(null, chunk);
     },
   });

@@ -179,11 +179,14 @@ describe('attacks on the git gateway', () => {
         expect((await git(dir, ['cat-file', '-e', theirs])).code).not.toBe(0);
       }
       const basic = Buffer.from(`${cred.username}:${cred.password}`).toString('base64');
-      // a request is held only up to git http-backend's bound (here 12 MiB once unzipped)
+      // a request is held only up to git http-backend's bound (here 12 MiB once unzipped, 200 KB sent:
+      // within the gateway's bound on inflation)
+      const unzipped = Buffer.alloc(12 * 1024 * 1024, '0');
+      randomBytes(unzipped.length / 64).forEach((byte, i) => { unzipped[i * 64] = 'abcdef'.charCodeAt(byte % 6); });
       const bomb = await fetch(`${repoUrl}/git-upload-pack`, {
         method: 'POST',
         headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' },
-        body: gzipSync(Buffer.from('0000'.repeat(3 * 1024 * 1024))),
+        body: gzipSync(unzipped),
       });
       expect(await bomb.text()).toContain('ERR svc: not a git upload-pack request (pkt-lines, at most 10 MiB)');
       // what it may see it still fetches by sha: a branch's older commit, its own checkpoint
@@ -330,6 +333,62 @@ describe('attacks on the git gateway', () => {
         socket.destroy();
       }
     }, 60_000);
+  });
+
+  describe('a request made to cost the gateway more than it costs the sender', () => {
+    let agent: TestSession;
+    let cred: Credential;
+    let dir: string;
+    const basic = () => `Basic ${Buffer.from(`${cred.username}:${cred.password}`).toString('base64')}`;
+
+    beforeAll(async () => {
+      agent = await createTestSession(h, project);
+      cred = await credentialFor(agent);
+      dir = await agentClone(agent, cred);
+    });
+
+    it('a push naming thousands of refs (22 KB gzipped) is refused before the project is locked; nothing moves', async () => {
+      // 8,000 deletions of its own checkpoint, each with another old sha: the hook read them one by
+      // one under the project's lock (10 s here, 189 s for 32,000, another session's ls-remote waiting)
+      const zero = '0'.repeat(40);
+      const lines = Array.from({ length: 8_000 }, (_, i) => pktLine(`${createHash('sha1').update(String(i)).digest('hex')} ${zero} refs/svc/checkpoints/${agent.id}${i === 0 ? '\0report-status' : ''}\n`));
+      const before = host.tip(agent.id);
+      const res = await fetch(`${repoUrl}/git-receive-pack`, {
+        method: 'POST',
+        headers: { authorization: basic(), 'content-type': 'application/x-git-receive-pack-request', 'content-encoding': 'gzip' },
+        body: gzipSync(Buffer.concat([...lines, Buffer.from('0000')])),
+      });
+      expect(res.status).toBe(400);
+      expect((await res.json() as { error: string }).error).toContain('the push names more than 64 refs');
+      expect(host.tip(agent.id)).toBe(before);
+      // an ordinary push still lands
+      const sha = await commit(dir, 'after-refs.txt', 'ok\n');
+      await gitOk(dir, ['push', '-q', 'origin', 'HEAD'], cred);
+      expect(host.tip(agent.id)).toBe(sha);
+    });
+
+    it('pushes of one session at once are taken one after the other (each received push is on disk): both land', async () => {
+      const sha = await commit(dir, 'together.txt', 'both\n');
+      const [branch, saved] = await Promise.all([
+        git(dir, ['push', '-q', 'origin', 'HEAD'], cred),
+        git(dir, ['push', '-q', 'origin', `+HEAD:refs/svc/checkpoints/${agent.id}`], cred),
+      ]);
+      expect([branch.code, saved.code], branch.stderr + saved.stderr).toEqual([0, 0]);
+      expect([host.tip(agent.id), hostRef(`refs/svc/checkpoints/${agent.id}`)]).toEqual([sha, sha]);
+    });
+
+    it('a gzip body that inflates 1000 times over (10 KB to 9.5 MiB) is refused, not held; a fetch still works', async () => {
+      const body = gzipSync(Buffer.from('0000'.repeat(2_500_000)));
+      expect(body.length).toBeLessThan(20_000);
+      const res = await fetch(`${repoUrl}/git-upload-pack`, {
+        method: 'POST',
+        headers: { authorization: basic(), 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip', 'git-protocol': 'version=2' },
+        body,
+      });
+      // held, it was answered as any request of 9.5 MiB of pkt-lines
+      expect(await res.text()).toContain('ERR svc: the request was not read: the gzip body inflates more than 100 times: send it uncompressed');
+      expect((await git(dir, ['fetch', '-q', 'origin'], cred)).code).toBe(0);
+    });
   });
 
   describe('a push over SVC_GIT_MAX_PUSH_BYTES', () => {

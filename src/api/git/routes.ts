@@ -3,11 +3,12 @@
 // clone credential). Mounted before the /v1 router: no bearer auth, no JSON parsing, raw bodies.
 import { Router, type Request, type Response } from 'express';
 import { createGunzip } from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import {
-  advertiseRefs, advertisementError, ensureGatewayHooks, GitEngineError, PushTooLargeError, receivePush, serveReceivePack, serveUploadPack,
+  advertiseRefs, advertisementError, ensureGatewayHooks, GitEngineError, PushTooLargeError, PushTooManyRefsError, receivePush, serveReceivePack, serveUploadPack,
   setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type BasicCredentials, type GitService, type ReceivedPush,
 } from '../../git/index.js';
+import { KeyedSemaphore } from '../../lib/keyed-mutex.js';
 import { checkpointRef, sessionBranchRef } from '../../lib/session-refs.js';
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
@@ -41,14 +42,39 @@ async function authenticated<T>(res: Response, check: () => Promise<T>): Promise
   }
 }
 
+/**
+ * A gzip body may inflate to this many times what was sent, past the first MiB: git's own requests
+ * (pkt-lines of object ids; receive-pack bodies are not gzipped) come nowhere near, and a body of
+ * zeros inflated 1000 times over pinned a GiB of the API's memory for 1 MB sent.
+ */
+export const MAX_INFLATION = { ratio: 100, freeBytes: 1024 * 1024 };
+
+/** Passes what `gunzip` gives while it stays within MAX_INFLATION of the `sent()` bytes that went in. */
+export function inflationBound(sent: () => number): Transform {
+  let inflated = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      inflated += chunk.length;
+      if (inflated > MAX_INFLATION.freeBytes && inflated > MAX_INFLATION.ratio * sent()) {
+        done(new Error(`the gzip body inflates more than ${MAX_INFLATION.ratio} times: send it uncompressed`));
+      } else done(null, chunk);
+    },
+  });
+}
+
 function requestBody(req: Request): Readable {
   const encoding = (req.get('content-encoding') ?? '').toLowerCase();
   if (encoding === 'gzip' || encoding === 'x-gzip') {
     const gunzip = createGunzip();
+    let sent = 0;
+    req.on('data', (chunk: Buffer) => { sent += chunk.length; });
+    const bound = inflationBound(() => sent);
     // the client failing or going away mid-body ends the body too (pipe forwards neither)
     req.once('error', (error) => gunzip.destroy(error));
     req.once('close', () => { if (!req.complete) gunzip.destroy(new Error('the client went away')); });
-    return req.pipe(gunzip);
+    gunzip.once('error', (error) => bound.destroy(error));
+    bound.once('error', () => { req.unpipe(gunzip); gunzip.destroy(); });
+    return req.pipe(gunzip).pipe(bound);
   }
   if (encoding && encoding !== 'identity') throw new ApiError(415, `unsupported Content-Encoding ${encoding}`);
   return req;
@@ -71,6 +97,10 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   const hooks = ensureGatewayHooks(service.mirrorDir);
   hooks.catch(() => undefined); // reported by the first push that needs it
   void sweepPushQuarantine(service.mirrorDir); // what a killed process left
+
+  // per session: fetches in flight (each holds its request), pushes being received (each on disk)
+  const fetches = new KeyedSemaphore(4);
+  const pushes = new KeyedSemaphore(1);
 
   const caller = (req: Request, res: Response): Promise<GatewayCaller> =>
     authenticated(res, () => service.authenticateGit(config.namespace, projectIdOf(req), basicCredential(req.get('authorization'))));
@@ -107,15 +137,23 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
   router.post('/git-upload-pack', async (req, res) => {
     const { project, sessionId } = await caller(req, res);
     const mirror = await service.mirror(project);
-    const input = requestBody(req);
-    startGitResponse(res, 'application/x-git-upload-pack-result');
-    await serveUploadPack(mirror, input, res, req.get('git-protocol'), [checkpointRef(sessionId)]).catch(() => res.destroy());
+    // each holds its request (up to 10 MiB) while it runs: a session's others wait, unread
+    await fetches.run(sessionId, async () => {
+      const input = requestBody(req);
+      startGitResponse(res, 'application/x-git-upload-pack-result');
+      await serveUploadPack(mirror, input, res, req.get('git-protocol'), [checkpointRef(sessionId)]).catch(() => res.destroy());
+    });
   });
 
   // The whole body is received (bounded, to a file of its own) before the mirror's lock is
   // taken: a client that stalls mid-push blocks no one else of the project.
   router.post('/git-receive-pack', async (req, res) => {
     const gatewayCaller = await caller(req, res);
+    // one push of a session at a time is received (up to SVC_GIT_MAX_PUSH_BYTES on disk): the others wait, unread
+    await pushes.run(gatewayCaller.sessionId, () => receiveAndServe(req, res, gatewayCaller));
+  });
+
+  async function receiveAndServe(req: Request, res: Response, gatewayCaller: GatewayCaller): Promise<void> {
     const { project, sessionId } = gatewayCaller;
     const limit = service.maxPushBytes;
     const tooLarge = () => {
@@ -131,6 +169,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
       push = await receivePush(requestBody(req), service.mirrorDir, limit);
     } catch (error) {
       if (error instanceof PushTooLargeError) throw tooLarge();
+      if (error instanceof PushTooManyRefsError) res.set('connection', 'close');
       throw new ApiError(400, `the push was not received: ${(error as Error).message}`);
     }
     let served = false;
@@ -142,7 +181,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
     }
     // after the answer: the Session learns of a new checkpoint (a stop's, too), never at the push's cost
     if (served) await service.noteCheckpoint(gatewayCaller, mirror).catch(() => undefined);
-  });
+  }
 
   return router;
 }
