@@ -14,13 +14,19 @@ async function answer(read: ReturnType<typeof podLogReader>, ...args: Parameters
 const dirs: string[] = [];
 afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }); });
 
+/** A data directory with the log directory of one pod's container `sandbox`. */
+function podWithLogs() {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'node-logs-'));
+  dirs.push(dataDir);
+  const pod = { metadata: { name: 'p', uid: '0123456789ab-cdef-0000' }, spec: { containers: [{ name: 'sandbox' }] } };
+  const logs = path.join(podDir(dataDir, pod.metadata.uid), 'logs', 'sandbox');
+  mkdirSync(logs, { recursive: true });
+  return { dataDir, pod, logs };
+}
+
 describe("the node simulator's pod logs (pods/log)", () => {
   it('reads the current or previous run of a container, its last lines when asked; nothing for a container that never ran', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'node-logs-'));
-    dirs.push(dataDir);
-    const pod = { metadata: { name: 'p', uid: '0123456789ab-cdef-0000' }, spec: { containers: [{ name: 'sandbox' }] } };
-    const logs = path.join(podDir(dataDir, pod.metadata.uid), 'logs', 'sandbox');
-    mkdirSync(logs, { recursive: true });
+    const { dataDir, pod, logs } = podWithLogs();
     writeFileSync(path.join(logs, '0.log'), 'first run\n');
     writeFileSync(path.join(logs, '1.log'), 'a\nb\nc\n');
     const read = podLogReader(dataDir);
@@ -34,11 +40,7 @@ describe("the node simulator's pod logs (pods/log)", () => {
 
   it('reads the last lines from the end of a large log, at most MAX_TAIL_BYTES of them; the whole log as a stream', async () => {
     // a sandbox writes what it likes: 400 MB were read whole (and split) for ten lines
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'node-logs-'));
-    dirs.push(dataDir);
-    const pod = { metadata: { name: 'p', uid: '0123456789ab-cdef-0000' }, spec: { containers: [{ name: 'sandbox' }] } };
-    const logs = path.join(podDir(dataDir, pod.metadata.uid), 'logs', 'sandbox');
-    mkdirSync(logs, { recursive: true });
+    const { dataDir, pod, logs } = podWithLogs();
     const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i} ${'x'.repeat(i % 300)}`);
     writeFileSync(path.join(logs, '0.log'), `${lines.join('\n')}\nno newline yet`);
     const read = podLogReader(dataDir);
