@@ -131,7 +131,7 @@ export async function revokeCliTokens(client: KubeClient, tokenNamespace: string
 }
 
 /** Sends the prompts to the root engine session, oldest first, until one is not taken; returns the delivered ids. */
-async function sendPrompts(client: KubeClient, session: Session, step: Extract<SessionStep, { kind: 'deliver-prompts' }>): Promise<string[]> {
+export async function sendPrompts(client: KubeClient, session: Session, step: Extract<SessionStep, { kind: 'deliver-prompts' }>): Promise<string[]> {
   const tokens = sessionTokens(await client.resource<SessionSecret>(SECRET).find(session.metadata.namespace!, sessionSecretName(session.metadata.name!)));
   if (!tokens) return [];
   const delivered: string[] = [];
@@ -141,9 +141,14 @@ async function sendPrompts(client: KubeClient, session: Session, step: Extract<S
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-svc-user-context': header },
       body: JSON.stringify({ parts: [{ type: 'text', text: prompt.text }] }),
+      // the daemon is untrusted: a redirect would send the prompt, and the operator, anywhere
+      redirect: 'manual',
       signal: AbortSignal.timeout(10_000),
     }).catch(() => null);
-    if (!res?.ok) break; // kept for the next reconcile
+    if (!res?.ok) { // kept for the next reconcile
+      await res?.body?.cancel();
+      break;
+    }
     await res.body?.cancel();
     delivered.push(prompt.id);
   }

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, emptyLog, roleOf, takeSseData } from './events.js';
+import { applyEvent, emptyLog, roleOf, sseDataReader } from './events.js';
 
-describe('takeSseData', () => {
-  it('returns complete frames and keeps the partial one', () => {
-    const { data, rest } = takeSseData('data: {"a":1}\n\n: comment\n\ndata: x\ndata: y\n\ndata: {"b"');
-    expect(data).toEqual(['{"a":1}', 'x\ny']);
-    expect(rest).toBe('data: {"b"');
-    expect(takeSseData(`${rest}:2}\r\n\r\n`).data).toEqual(['{"b":2}']);
+describe('sseDataReader', () => {
+  it('gives the data of complete events as chunks arrive and keeps the partial one', () => {
+    const read = sseDataReader();
+    expect(read('data: {"a":1}\n\n: comment\n\ndata: x\ndata: y\n\ndata: {"b"')).toEqual(['{"a":1}', 'x\ny']);
+    expect(read(':2}\r\n\r\n')).toEqual(['{"b":2}']);
+  });
+
+  it('reads one huge event in time linear in its size, and gives up one past the bound', () => {
+    // a sandbox's 32 MiB event took 36 s when the whole buffer was split again on every chunk
+    const read = sseDataReader();
+    const chunk = 'x'.repeat(64 * 1024);
+    expect(read('data: ')).toEqual([]);
+    for (let i = 0; i < 512; i++) expect(read(chunk)).toEqual([]); // 32 MiB: past the 16 MiB an event may keep
+    expect(read('\n\ndata: next\n\n')).toEqual(['next']);
   });
 });
 

@@ -12,10 +12,15 @@ import type { SessionService } from './service.js';
 // Hop-by-hop headers (RFC 9110 §7.6.1) and what must not reach an untrusted sandbox: the
 // caller's API token and cookies.
 const DROPPED = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'x-svc-user-context']);
+// ... and what a sandbox's answer must not do to the API's origin: set cookies on it (a few KB of
+// them made every request of that browser 431 for years).
+const DROPPED_FROM_ANSWERS = new Set([...DROPPED, 'set-cookie', 'set-cookie2']);
+/** A sandbox's answer is never a page of the API's origin: no script runs, nothing is sniffed. */
+const ANSWER_GUARDS = { 'content-security-policy': "sandbox; default-src 'none'", 'x-content-type-options': 'nosniff' };
 
-function forwardHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+function forwardHeaders(headers: http.IncomingHttpHeaders, dropped = DROPPED): http.OutgoingHttpHeaders {
   const listed = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((h) => h.trim()).filter(Boolean));
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !DROPPED.has(name) && !listed.has(name)));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !dropped.has(name) && !listed.has(name)));
 }
 
 /** `host:port` of a Sandbox's status.address. */
@@ -48,18 +53,30 @@ export async function relayToDaemon(service: SessionService, req: Request, res: 
     'x-svc-user-context': signContextHeader(target.sandboxToken, { sub: relay.userId, sid: relay.sessionId, scope: relay.scope }),
   };
   await new Promise<void>((resolve) => {
+    const failed = (why: string) => {
+      if (!res.headersSent) res.status(502).json({ error: `the sandbox of session ${relay.sessionId} ${why}` });
+      else res.destroy();
+      resolve();
+    };
     const upstream = http.request({ host, port, method: req.method, path: relay.path, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, forwardHeaders(answer.headers));
+      // the answer is untrusted: a status Node cannot send (099) threw here and ended the API
+      const status = answer.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        answer.destroy();
+        return failed(`answered with status ${status}, which is not relayed`);
+      }
+      try {
+        res.writeHead(status, { ...forwardHeaders(answer.headers, DROPPED_FROM_ANSWERS), ...ANSWER_GUARDS });
+      } catch {
+        answer.destroy();
+        return failed('answered with headers that cannot be relayed');
+      }
       res.flushHeaders();
       answer.pipe(res);
       answer.on('end', resolve);
       answer.on('error', () => { res.destroy(); resolve(); });
     });
-    upstream.on('error', () => {
-      if (!res.headersSent) res.status(502).json({ error: `the sandbox of session ${relay.sessionId} did not answer` });
-      else res.destroy();
-      resolve();
-    });
+    upstream.on('error', () => failed('did not answer'));
     // A caller that goes away ends the upstream request too (SSE streams stay open otherwise).
     res.on('close', () => { upstream.destroy(); resolve(); });
     if (relay.body === false) upstream.end();

@@ -305,7 +305,27 @@ function probePort(port: number | string, container: Container): number | undefi
   return container.ports?.find((p) => p.name === port)?.containerPort;
 }
 
-async function runProbe(probe: Probe, podIP: string, container: Container): Promise<{ ok: boolean; message: string }> {
+/** What a probe reads of an answer (the kubelet's maxRespBodyLength): a container answers what it likes. */
+const PROBE_BODY_BYTES = 10 * 1024;
+
+/** Reads up to `max` bytes of `res`'s body, then lets the rest go. */
+async function readAtMost(res: globalThis.Response, max: number): Promise<void> {
+  const reader = res.body?.getReader();
+  if (!reader) return;
+  try {
+    for (let read = 0; read < max;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.length;
+    }
+  } catch {
+    return; // cut off, or timed out: the status decides
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export async function runProbe(probe: Probe, podIP: string, container: Container): Promise<{ ok: boolean; message: string }> {
   const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
   if (probe.httpGet) {
     const port = probePort(probe.httpGet.port, container);
@@ -314,8 +334,9 @@ async function runProbe(probe: Probe, podIP: string, container: Container): Prom
     const url = `${scheme}://${probe.httpGet.host ?? podIP}:${port}${probe.httpGet.path ?? '/'}`;
     try {
       const headers = Object.fromEntries((probe.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
-      const res = await fetch(url, { headers: { 'user-agent': 'kube-probe/1.31', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
-      await res.arrayBuffer().catch(() => undefined);
+      // as the kubelet: a redirect is not followed (a 3xx counts as success), at most 10 KiB of the body is read
+      const res = await fetch(url, { headers: { 'user-agent': 'kube-probe/1.31', ...headers }, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+      await readAtMost(res, PROBE_BODY_BYTES);
       return res.status >= 200 && res.status < 400 ? { ok: true, message: '' } : { ok: false, message: `HTTP probe failed with statuscode: ${res.status}` };
     } catch (err) {
       return { ok: false, message: `Get "${url}": ${(err as Error).message}` };

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs } from '../../../src/lib/boot-phases.js';
 import type { SerializedChangeRequest, SerializedSession } from '../../../src/lib/rest-shapes.js';
 import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
-import { applyEvent, emptyLog, roleOf, takeSseData, type EventLog } from '../events.js';
+import { applyEvent, emptyLog, roleOf, sseDataReader, type EventLog } from '../events.js';
 import { href, navigate } from '../router.js';
 import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
 import type { Project } from './projects.js';
@@ -96,12 +96,11 @@ function useEngineEvents(path: string, live: boolean): { log: EventLog; connecti
         if (!res.ok || !res.body) throw new Error(`the event stream answered ${res.status}`);
         setConnection('live');
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = '';
+        const read = sseDataReader();
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          const { data, rest } = takeSseData(buffer + value);
-          buffer = rest;
+          const data = read(value);
           const parsed = data.flatMap((d) => { try { return [JSON.parse(d) as unknown]; } catch { return []; } });
           if (parsed.length) setLog((current) => parsed.reduce(applyEvent, current));
         }
