@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, type SessionView } from './sessions.js';
+import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, textUpTo, type SessionView } from './sessions.js';
 
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,
@@ -75,5 +75,16 @@ describe('svc sessions output', () => {
     [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'retry', attempt: 3, message: 'Cannot connect to API: ECONNREFUSED', next: 1 } } }, 'status: "retry": cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 3)'],
   ])('engine event %j', (event, line) => {
     expect(formatEngineEvent(event)).toBe(line);
+  });
+});
+
+describe('textUpTo', () => {
+  it('reads the first bytes of an endless answer (relayed from a sandbox) and stops', async () => {
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({ pull(controller) { pulled++; controller.enqueue(new Uint8Array(16 * 1024).fill(0x61)); } });
+    const text = await textUpTo(new Response(endless, { status: 500 }), 64 * 1024);
+    expect(text).toBe('a'.repeat(64 * 1024));
+    expect(pulled).toBeLessThan(10);
+    expect(await textUpTo(new Response('{"error":"no"}', { status: 502 }), 64 * 1024)).toBe('{"error":"no"}');
   });
 });

@@ -101,11 +101,25 @@ function show(session: SessionView, json: boolean | undefined): void {
   else printLines(formatSession(session));
 }
 
+/** The first `max` bytes of an answer's body as text; the rest is not read. */
+export async function textUpTo(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    chunks.push(chunk as Uint8Array);
+    size += (chunk as Uint8Array).length;
+    if (size >= max) break; // leaving the loop cancels the body
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
 /** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted. */
 async function followEvents(url: string, token: string, json: boolean | undefined): Promise<void> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
   if (!res.ok || !res.body) {
-    const text = await res.text().catch(() => '');
+    // relayed from the sandbox, which answers what it likes: its first 64 KiB say enough
+    const text = await textUpTo(res, 64 * 1024).catch(() => '');
     let message = `${res.status} ${res.statusText}`;
     try { message = (JSON.parse(text) as { error?: string }).error ?? message; } catch { /* not JSON */ }
     throw new CliError(message);
