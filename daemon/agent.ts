@@ -114,6 +114,7 @@ export class Agent {
       port: config.enginePort,
       restart: config.restart,
       bootTimeoutMs: config.engineBootTimeoutMs,
+      logMaxBytes: config.engineLogMaxBytes,
       launch: () => this.engineLaunch(),
     });
     this.rootSession = new RootSession(this.engine, {

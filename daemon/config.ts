@@ -41,6 +41,8 @@ export interface AgentConfig {
   initialPrompt: string | undefined;
   restart: RestartPolicy;
   engineBootTimeoutMs: number;
+  /** The most of the engine's output copied to svc-agent's log (SVC_ENGINE_LOG_MAX_BYTES): the host keeps that file. */
+  engineLogMaxBytes: number;
   /** The model gateway (SVC_LLM_BASE_URL, SVC_LLM_PROVIDERS, SVC_LLM_API_KEY), when the sandbox has it. */
   llm: (GatewaySettings & { apiKey: string }) | undefined;
   /** how the engine imports a saved conversation (`{file}` replaced); null: it cannot */
@@ -193,6 +195,7 @@ export function loadConfig(env: Env): AgentConfig {
       maxBackoffMs: positiveInt(env, 'SVC_ENGINE_RESTART_MAX_BACKOFF_MS', 30_000),
     },
     engineBootTimeoutMs: positiveInt(env, 'SVC_ENGINE_BOOT_TIMEOUT_MS', 60_000),
+    engineLogMaxBytes: positiveInt(env, 'SVC_ENGINE_LOG_MAX_BYTES', 16 * 1024 * 1024),
     llm,
     engineImportCommand: engineImportCommand(env, engineCommand),
     checkpoint: {

@@ -22,6 +22,11 @@ export interface SupervisorOptions {
   port: number;
   restart: RestartPolicy;
   bootTimeoutMs: number;
+  /**
+   * The most of the engine's output copied to svc-agent's stderr, over all its runs: the host keeps
+   * that log, and whatever the agent runs in the engine (a plugin in its config) prints there.
+   */
+  logMaxBytes?: number;
   /** builds command, cwd and env for each start (the env can change between starts) */
   launch: () => EngineLaunch;
 }
@@ -55,6 +60,8 @@ export class EngineSupervisor {
   private timer: NodeJS.Timeout | null = null;
   private generation = 0;
   private readonly readyListeners: Array<() => void> = [];
+  /** Bytes of engine output copied to stderr so far (all runs). */
+  private logged = 0;
 
   constructor(private readonly options: SupervisorOptions) {
     this.authorization = `Basic ${Buffer.from(`${ENGINE_USER}:${this.password}`).toString('base64')}`;
@@ -146,8 +153,12 @@ export class EngineSupervisor {
     });
     this.child = child;
     this.stderrTail.clear();
+    const maxLogged = this.options.logMaxBytes ?? Number.POSITIVE_INFINITY;
     const relay = (prefix: string) => (chunk: Buffer) => {
+      if (this.logged >= maxLogged) return;
+      this.logged += chunk.length;
       for (const line of chunk.toString().split('\n')) if (line) process.stderr.write(`[engine${prefix}] ${line}\n`);
+      if (this.logged >= maxLogged) process.stderr.write(`[engine] the engine's output past ${maxLogged} bytes is not logged (SVC_ENGINE_LOG_MAX_BYTES)\n`);
     };
     child.stdout!.on('data', relay(''));
     child.stderr!.on('data', relay(':err'));

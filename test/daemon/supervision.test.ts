@@ -115,6 +115,18 @@ describe('engine supervision', () => {
     gaps.forEach((gap, i) => expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeGreaterThanOrEqual(200 * 2 ** i));
   });
 
+  it("copies at most SVC_ENGINE_LOG_MAX_BYTES of the engine's output to its log (the host keeps it), then says so", async () => {
+    // whatever the agent runs in the engine (a plugin in its config) prints there: 32 MiB made 36 MB of the host's daemon.log
+    const { fixtureEngine } = await buildArtifacts();
+    const loud = `sh -c 'yes 0123456789abcdef | head -c 2000000; exec "$0" "$1" --port {port}' '${process.execPath}' '${fixtureEngine}'`;
+    const d = await start(scratch(), { SVC_ENGINE_COMMAND: loud, SVC_ENGINE_LOG_MAX_BYTES: '65536' });
+    await d.waitFor((h) => h.engine.state === 'ready', 'engine ready');
+    const copied = d.output().split('\n').filter((line) => line.startsWith('[engine] 0123456789abcdef'));
+    expect(copied.length).toBeGreaterThan(0);
+    expect(copied.join('\n').length).toBeLessThan(2 * 65536);
+    expect(d.output()).toContain("[engine] the engine's output past 65536 bytes is not logged (SVC_ENGINE_LOG_MAX_BYTES)");
+  });
+
   it('an engine config dir escaping the workspace is refused', async () => {
     const s = scratch();
     writeFileSync(path.join(s.workspace, 'svc.yaml'), 'svc_version: 2\ndefault_agent: a\nagents: {a: {}}\nengine:\n  config_dir: ../outside\n');

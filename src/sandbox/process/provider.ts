@@ -15,7 +15,7 @@
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -25,6 +25,7 @@ import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import { fitsWarm, warmEnvironment } from '../../lib/warm-sandbox.js';
+import { DAEMON_LOG_TAIL_BYTES } from '../../resources/session-log.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 
 export interface ProcessProviderOptions {
@@ -73,6 +74,8 @@ const WORKSPACE = '/workspace';
 const ENGINE_HOME = '/opt/svc/home';
 const BIN_DIR = '/opt/svc/bin';
 const DAEMON_PORT = 8000;
+/** daemon.log past this is cut to its last DAEMON_LOG_TAIL_BYTES when svc-agent starts again (openDaemonLog). */
+const DAEMON_LOG_MAX_BYTES = 64 * 1024 * 1024;
 /** Where warm sandboxes wait (`<dataDir>/.warm/<id>`): skipped by sandboxDirs(), like every dot folder. */
 const WARM_DIR = '.warm';
 /** A warm sandbox's CPU priority while it waits: made meanwhile, it yields to the sessions starting. */
@@ -408,7 +411,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore', niceness = 0): Promise<ChildProcess> {
     const bins = this.binMounts();
-    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+    const log = openDaemonLog(dir);
     try {
       const child = await this.jail!.spawn(slot, {
         argv,
@@ -439,7 +442,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
       SVC_DAEMON_PORT: String(port),
       SVC_ENGINE_PORT: String(enginePort),
     };
-    const log = openSync(path.join(dir, 'daemon.log'), 'a', 0o600);
+    const log = openDaemonLog(dir);
     const [command, ...args] = this.options.agentCommand;
     const child = spawn(command!, args, { cwd: dir, env, detached: true, stdio: ['ignore', log, log] });
     closeSync(log);
@@ -568,6 +571,29 @@ async function readStateFile(file: string): Promise<SandboxState | null> {
 }
 
 /** The last `maxBytes` of a file, or null when it cannot be read. */
+/**
+ * A sandbox's daemon.log, to append to. Each run of svc-agent copies at most 16 MiB of its engine's
+ * output there (SVC_ENGINE_LOG_MAX_BYTES), but runs add up (restarts, wakes): a log past
+ * DAEMON_LOG_MAX_BYTES is first cut to its last DAEMON_LOG_TAIL_BYTES, all a failed session keeps of it.
+ */
+export function openDaemonLog(dir: string): number {
+  const file = path.join(dir, 'daemon.log');
+  const size = existsSync(file) ? statSync(file).size : 0;
+  if (size > DAEMON_LOG_MAX_BYTES) {
+    const tail = Buffer.alloc(DAEMON_LOG_TAIL_BYTES);
+    const fd = openSync(file, 'r+');
+    try {
+      readSync(fd, tail, 0, tail.length, size - tail.length);
+      ftruncateSync(fd, 0);
+      writeSync(fd, `[svc] the log was cut to its last ${DAEMON_LOG_TAIL_BYTES} bytes (it had ${size})\n`);
+      writeSync(fd, tail);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return openSync(file, 'a', 0o600);
+}
+
 async function readTail(file: string, maxBytes: number): Promise<string | null> {
   let handle;
   try {
