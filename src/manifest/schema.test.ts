@@ -156,10 +156,10 @@ describe('syntax errors', () => {
     const check = checkManifest('svc.yaml', `svc_version: 2\ndefault_agent: nobody\nagents:\n${agents}triggers:\n${'  - {slug: s, type: webhook, secret_env: S, prompt: p, agent: x}\n'.repeat(2)}`);
     const names = Array.from({ length: 20 }, (_, i) => `a${i}`).join(', ');
     expect(check.issues).toEqual([
-      { path: '/triggers/0/agent', message: `must name a key of agents (${names} and 63980 more)` },
+      { path: '/triggers/0/agent', message: `must name a key of agents (${names}, and 63980 more)` },
       { path: '/triggers/1/slug', message: 'is already used by trigger 0: trigger slugs must be unique' },
-      { path: '/triggers/1/agent', message: `must name a key of agents (${names} and 63980 more)` },
-      { path: '/default_agent', message: `must name a key of agents (${names} and 63980 more)` },
+      { path: '/triggers/1/agent', message: `must name a key of agents (${names}, and 63980 more)` },
+      { path: '/default_agent', message: `must name a key of agents (${names}, and 63980 more)` },
     ]);
   }, 60_000);
 

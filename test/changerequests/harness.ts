@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { Agent, fetch } from 'undici';
 import { changeRequestController } from '../../controllers/changerequest/controller.js';
 import { createApp } from '../../src/api/app.js';
 import { Manager } from '../../src/runtime/index.js';
@@ -84,12 +85,15 @@ export async function startHarness(options: { fetchMaxAgeMs?: number; maxPushByt
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 
+  // a connection per call: the tests' git fixtures run synchronously in this process, and a
+  // keep-alive connection the server closed while they blocked the loop was reset when reused
+  const oneShot = new Agent({ pipelining: 0 });
   return {
     cluster, client, apiUrl, mirrorDir, tokens, userId,
     async call(token, method, urlPath, body, raw) {
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(apiUrl + urlPath, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+      const res = await fetch(apiUrl + urlPath, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)), dispatcher: oneShot });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : {} };
     },

@@ -130,13 +130,16 @@ export interface DaemonDirs { workspace: string; home: string }
 export async function startDaemon(dirs: DaemonDirs, env: Record<string, string> = {}, options: { warm?: boolean } = {}): Promise<DaemonProcess> {
   const { daemon, fixtureEngine } = await buildArtifacts();
   const enginePort = env.SVC_ENGINE_PORT ?? String(await freePort());
+  // its own port chosen here too: bound as port 0, the kernel once handed it the engine's port, just freed
+  let servicePort = await freePort();
+  while (String(servicePort) === enginePort) servicePort = await freePort();
   const settings: Record<string, string> = {
     PATH: process.env.PATH!,
     SVC_PROJECT_ID: PROJECT_ID,
     SVC_SESSION_ID: SESSION_ID,
     SVC_SANDBOX_TOKEN: TOKEN,
     SVC_SERVICE_HOST: '127.0.0.1',
-    SVC_SERVICE_PORT: '0',
+    SVC_SERVICE_PORT: String(servicePort),
     SVC_WORKSPACE: dirs.workspace,
     SVC_ENGINE_HOME: dirs.home,
     SVC_ENGINE_PORT: enginePort,
