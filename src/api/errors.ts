@@ -29,6 +29,8 @@ export function errorBody(error: ApiError): ErrorBody {
 function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const e = error as { status?: unknown; type?: unknown; expose?: unknown } | null;
+  // a path parameter that is not valid percent-encoding (`/v1/projects/%`): the router's own 400, without `expose`
+  if (error instanceof URIError && e?.status === 400) return new ApiError(400, 'the path is not valid percent-encoding');
   if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     if (e.type === 'entity.parse.failed') return new ApiError(400, 'request body is not valid JSON');
     if (e.type === 'entity.too.large') return new ApiError(413, 'request body is too large');

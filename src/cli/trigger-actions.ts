@@ -2,8 +2,8 @@
 import { createApiClient, withApiErrors, type ApiClient } from './api-client.js';
 import { CliError, formatTable, printJson, printLines } from './output.js';
 import { linkedProject, resolveProject } from './commands/link.js';
+import { UUID } from '../lib/uuid.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface TriggerView {
   slug: string; type: string; enabled: boolean; cron?: string; run_at?: string; timezone?: string;

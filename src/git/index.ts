@@ -6,7 +6,7 @@ export type { DiffFile, FileStatus } from './diffparse.js';
 export type { BasicCredentials, GitCredentials, SshCredentials } from './remote.js';
 export { isSshCredentials } from './remote.js';
 export { branchNameProblem, isFullSha } from './refs.js';
-export { isLocalRepoUrl, localReposAllowed, localRepoRefusal } from './remote.js';
+export { isLocalRepoUrl, localReposAllowed, localRepoRefusal, remoteProblem } from './remote.js';
 export { redact } from './redact.js';
 export {
   GitEngineError, RefNotFoundError, InvalidRefError, InvalidInputError, MergeConflictError, BaseMovedError, HeadMovedError,

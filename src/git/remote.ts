@@ -87,6 +87,8 @@ export function parseRemote(url: string, credentials?: GitCredentials | null, al
     let parsed: URL;
     try { parsed = new URL(url); } catch { throw new InvalidRemoteError(redact(url), 'not a URL'); }
     if (!['http', 'https', 'file', 'ssh', 'git'].includes(scheme)) throw new InvalidRemoteError(redact(url), `unsupported scheme ${scheme}`);
+    // what ssh would read as an option (git refuses it too, later and less clearly)
+    if (parsed.hostname.startsWith('-') || parsed.username.startsWith('-')) throw new InvalidRemoteError(redact(url), 'a host or user name cannot begin with "-"');
     let fromUrl: GitCredentials | null = null;
     const http = scheme === 'http' || scheme === 'https';
     // Elsewhere a password would end up in git's argv: only http(s) can take it out of the URL.
@@ -104,8 +106,20 @@ export function parseRemote(url: string, credentials?: GitCredentials | null, al
     const clean = fromUrl ? parsed.toString() : url;
     return { url: clean, displayUrl: redact(clean), credentials: credentials ?? fromUrl };
   }
+  if (ssh && /^-|@-/.test(url)) throw new InvalidRemoteError(redact(url), 'a host or user name cannot begin with "-"');
   if (url.startsWith('/') || ssh) return { url, displayUrl: url, credentials: credentials ?? null };
   throw new InvalidRemoteError(redact(url), 'expected an absolute path or a file://, http(s):// or ssh URL');
+}
+
+/** Why `url` cannot be a project's repository (parseRemote's reason, local repositories aside), or null. */
+export function remoteProblem(url: string): string | null {
+  try {
+    parseRemote(url, null, true);
+    return null;
+  } catch (error) {
+    if (error instanceof InvalidRemoteError) return error.message;
+    throw error;
+  }
 }
 
 function assertCredentials(credentials: GitCredentials): void {

@@ -2,6 +2,7 @@
 // labelled svc.dev/token=true keeps only its SHA-256, named after a prefix of the hash. Pure
 // shapes shared by the API (verification, minting) and the Session controller (the session's
 // CLI token, SPEC §5.2), which may not import the API.
+import { UUID } from './uuid.js';
 import { createHash, randomBytes } from 'node:crypto';
 
 export type Access = 'read' | 'write';
@@ -28,7 +29,7 @@ export const LAST_USED_ANNOTATION = 'svc.dev/last-used-at';
 export const TOKEN_NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
 const TOKEN_PREFIX = 'svc_';
 const SECRET_PREFIX = 'svc-token-';
-export const TOKEN_USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const TOKEN_USER_ID = UUID;
 
 /** The Secret as the cluster stores it (only the fields we read and write). */
 export interface TokenSecret {

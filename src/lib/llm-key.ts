@@ -5,8 +5,8 @@
 // rotates the sandbox token re-issues it.
 import { createHmac } from 'node:crypto';
 import { secretsEqual } from './sandbox-token.js';
+import { LOWER_UUID as UUID } from './uuid.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const KEY = /^svcllm\.([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
 
 function keyMac(sandboxToken: string, projectUid: string, sessionId: string): string {

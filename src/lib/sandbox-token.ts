@@ -4,9 +4,9 @@
 //                     password = <exp unix s>.<base64url HMAC-SHA256(sandboxToken, "svc-clone-credential:v1:<project uid>:<session id>:<exp>")>
 // The token is kept in the Session's Secret; whoever holds that Secret can check both.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LOWER_UUID as UUID } from './uuid.js';
 
 const PREFIX = 'svcsbx';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOKEN = /^svcsbx\.([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})$/;
 /** Longest lifetime of a clone credential (SPEC §4.4: at most one hour). */
 export const CLONE_CREDENTIAL_MAX_TTL_S = 3600;

@@ -5,8 +5,8 @@
 // project's default branch, or it is not a branch svc made for the session (a Session named by
 // hand with kubectl, not by a UUID, may name a branch people use).
 import { controllerOf, type ChangeRequest, type Project, type Session } from '../resources/index.js';
+import { LOWER_UUID as UUID } from '../lib/uuid.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** How long after its deletion started a session's cleanup keeps trying; then the refs are left (and a Warning says so). */
 export const REFS_CLEANUP_DEADLINE_MS = 10 * 60_000;

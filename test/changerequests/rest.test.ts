@@ -53,6 +53,9 @@ describe('create: the seven rules in order, and nothing written on an error', ()
       [{ title: 'x', description: 'bell\u0007', head_ref: 'feature-a' }, /description must not contain control characters/],
       [['title'], /must be a JSON object/],
       [undefined, /request body is not valid JSON/, '{"title": '],
+      // a value that is not a session's id was dropped without a word
+      [{ title: 'x', head_ref: 'feature-a', session_id: 'a\u0000b' }, /session_id "a\\u0000b" is not a session id \(a UUID\)/],
+      [{ title: 'x', head_ref: 'feature-a', session_id: 'a/b' }, /session_id "a\/b" is not a session id/],
     ];
     for (const [body, message, raw] of cases) {
       const res = await h.call(admin(), 'POST', base, body, raw);
@@ -270,7 +273,7 @@ describe('the state table of SPEC §3.1', () => {
   it('request-changes appends {text, by, at} and records an Event; bad feedback is 400', async () => {
     const { body } = await open({ title: 'feedback', head_ref: 'feature-a' });
     const id = body.change_request.cr_id;
-    for (const bad of [{}, { feedback: '' }, { feedback: '   ' }, { feedback: 3 }, { feedback: 'x', extra: 1 }]) {
+    for (const bad of [{}, { feedback: '' }, { feedback: '   ' }, { feedback: 3 }, { feedback: 'x', extra: 1 }, { feedback: 'a\u0000b' }]) {
       expect((await h.call(admin(), 'POST', `${base}/${id}/request-changes`, bad)).status).toBe(400);
     }
     await h.call(admin(), 'POST', `${base}/${id}/request-changes`, { feedback: 'rename the file' });

@@ -72,6 +72,7 @@ describe('project secrets REST', () => {
     expect((await h.call(secretWriter, 'PUT', `${base}/lower`, { value: 'x' })).status).toBe(400);
     expect((await h.call(secretWriter, 'PUT', `${base}/GOOD`, {})).status).toBe(400);
     expect((await h.call(secretWriter, 'PUT', `${base}/GOOD`, { value: 3 })).status).toBe(400);
+    expect(await h.call(secretWriter, 'PUT', `${base}/GOOD`, { value: 'v', zzz: 1 })).toMatchObject({ status: 400, body: { error: 'unknown field(s): zzz (allowed: value)' } });
     expect((await h.call(secretWriter, 'PUT', `${base}/GOOD`, undefined, 'not json')).status).toBe(400);
     expect((await h.call(secretWriter, 'DELETE', `${base}/SVC_X`)).status).toBe(400);
     expect((await stored())!.metadata.resourceVersion).toBe(before);

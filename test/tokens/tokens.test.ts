@@ -179,6 +179,10 @@ describe('/v1/tokens', () => {
     expect((await api('DELETE', '/tokens/alpha-temp', manager)).status).toBe(204);
     expect((await api('GET', '/projects', minted.body.value)).status).toBe(401);
     expect((await api('DELETE', '/tokens/alpha-temp', manager)).status).toBe(404);
+    // a name no token can have went into a label selector the cluster refused: 500
+    for (const name of ['%00', 'a%2Fb', '..', '__proto__', '%E2%80%AE', 'x'.repeat(5000)]) {
+      expect((await api('DELETE', `/tokens/${name}`, manager)).status, name.slice(0, 20)).toBe(404);
+    }
   });
 
   it('the admin token (svc dev) lists every token and may mint unscoped ones', async () => {

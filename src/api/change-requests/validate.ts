@@ -3,8 +3,10 @@
 import { branchNameProblem, isFullSha } from '../../git/index.js';
 import type { ChangeRequestStatusValue } from '../../resources/index.js';
 import { badRequest } from '../errors.js';
+import { parseUuid, UUID } from '../ids.js';
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { parseUuid };
+
 export const MAX_TITLE = 256;
 export const MAX_TEXT = 65_536;
 
@@ -78,6 +80,8 @@ export function parseCreate(body: unknown): CreateRequest {
   if (head === undefined || head === '') throw badRequest('head_ref is required');
   const base = optionalString(input, 'base_ref', 1024);
   const sessionId = optionalString(input, 'session_id', 1024);
+  // a session's id or nothing: another value was dropped without a word and the CR had no origin
+  if (sessionId !== undefined && sessionId !== '' && !UUID.test(sessionId)) throw badRequest(`session_id ${JSON.stringify(sessionId.slice(0, 64))} is not a session id (a UUID)`);
   return {
     title: t,
     description,
@@ -106,7 +110,7 @@ export function parseMerge(body: unknown): MergeBody {
 
 export function parseRequestChanges(body: unknown): string {
   const input = objectBody(body, ['feedback'], 'request changes');
-  const feedback = optionalString(input, 'feedback', MAX_TEXT);
+  const feedback = optionalText(input, 'feedback', MAX_TEXT); // it becomes the agent's prompt: no NUL, as a prompt
   if (feedback === undefined || feedback.trim() === '') throw badRequest('feedback is required and must not be empty');
   return feedback;
 }
@@ -122,7 +126,3 @@ export function parseStatusFilter(query: unknown): StatusFilter {
   throw badRequest(`status must be one of open, merged, closed, all (got ${JSON.stringify(query)})`);
 }
 
-export function parseUuid(value: string, what: string): string {
-  if (!UUID.test(value)) throw badRequest(`${what} ${JSON.stringify(value)} is not a UUID`);
-  return value.toLowerCase();
-}

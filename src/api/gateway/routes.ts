@@ -6,6 +6,7 @@ import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { ApiError, badRequest } from '../errors.js';
 import { parseUuid } from '../change-requests/validate.js';
+import { parseRfc3339 } from '../../lib/rfc3339.js';
 import {
   USAGE_GROUPINGS, isLlmProtocol, llmApiKeyProblem, llmProviderNameProblem, parseBudget, providerDefaults,
   type LlmBudget, type LlmProtocol, type Project, type UsageGrouping,
@@ -27,7 +28,6 @@ export const CAPABILITY = {
 
 const MAX_LOG_LIMIT = 1000;
 const DEFAULT_LOG_LIMIT = 100;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 function objectBody(body: unknown, shape: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(`request body must be a JSON object ${shape}`);
@@ -63,8 +63,8 @@ function queryString(req: Request, name: string): string | undefined {
 
 function parseSince(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
-  const time = Date.parse(value);
-  if (!RFC3339.test(value) || Number.isNaN(time)) throw badRequest(`since must be an RFC 3339 time such as 2026-01-31T00:00:00Z, got ${JSON.stringify(value)}`);
+  const time = parseRfc3339(value);
+  if (time === null) throw badRequest(`since must be an RFC 3339 time such as 2026-01-31T00:00:00Z, got ${JSON.stringify(value.slice(0, 64))}`);
   return new Date(time);
 }
 

@@ -7,6 +7,7 @@ import { sandboxTokenSession, secretsEqual, signCloneCredential, verifyCloneCred
 import { checkpointRef } from '../../lib/session-refs.js';
 import { CHECKPOINT_PUSHED_ANNOTATION, controllerOf, parseCheckpointPushed, sessionCredentialsLive, type Project, type Session } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
+import { UUID } from '../ids.js';
 
 /** What the gateway reads from the cluster. */
 export interface GitGatewayStore {
@@ -37,7 +38,6 @@ export interface GatewayCaller {
   session: Session;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export class Unauthenticated extends ApiError {
   constructor(message: string, readonly scheme: 'Basic' | 'Bearer') {

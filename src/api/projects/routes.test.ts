@@ -48,6 +48,17 @@ describe('parseCreateProject', () => {
     [{ name: 'web', repo_url: 'x', repoUrl: 'y' }, 'unknown field(s): repoUrl'],
     [{ name: 'web', repo_url: 'x', credentials_secret: 'My_Secret' }, 'credentials_secret "My_Secret" must be the name of a Secret'],
     [{ name: 'web', repo_url: 'x', credentials_secret: 3 }, 'credentials_secret 3 must be the name of a Secret'],
+    // what the controllers could never use was accepted (201) to fail later
+    [{ name: 'web', repo_url: '\u001b[31m' }, 'control characters'],
+    [{ name: 'web', repo_url: 'x' }, 'repo_url: invalid repository URL x: expected an absolute path or a file://, http(s):// or ssh URL'],
+    [{ name: 'web', repo_url: '--upload-pack=touch /tmp/p' }, 'expected an absolute path'],
+    [{ name: 'web', repo_url: 'ext::sh -c touch% /tmp/p' }, 'invalid repository URL'],
+    [{ name: 'web', repo_url: 'fd::17' }, 'invalid repository URL'],
+    [{ name: 'web', repo_url: 'http://[::1' }, 'not a URL'],
+    [{ name: 'web', repo_url: '../../etc/passwd' }, 'expected an absolute path'],
+    [{ name: 'web', repo_url: 'ssh://-oProxyCommand=x/y' }, 'a host or user name cannot begin with "-"'],
+    [{ name: 'web', repo_url: '-x@host:y' }, 'a host or user name cannot begin with "-"'],
+    [{ name: 'web', repo_url: 'git@-host:y' }, 'a host or user name cannot begin with "-"'],
   ])('rejects %j', (body, message) => {
     expect(problemOf(body)).toContain(message);
   });

@@ -1,12 +1,13 @@
 // Project REST routes (thin) and the pure parts behind them: request validation and the
 // serialized project shape (docs/api.md).
 import { Router } from 'express';
-import { branchNameProblem, localRepoRefusal } from '../../git/index.js';
+import { branchNameProblem, localRepoRefusal, remoteProblem } from '../../git/index.js';
 import { API_VERSION, PROJECT } from '../../resources/constants.js';
 import type { Project, Trigger } from '../../resources/index.js';
 import { requireAccess } from '../auth.js';
 import { canSeeProject } from '../authz.js';
 import { badRequest, notFound } from '../errors.js';
+import { UUID } from '../ids.js';
 import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
 import { serializeProject, serializeTrigger } from './serialize.js';
 
@@ -41,7 +42,6 @@ export interface CreateProjectRequest {
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CREATE_FIELDS = new Set(['name', 'repo_url', 'default_branch', 'description', 'credentials_secret']);
 // a Secret's name: a DNS-1123 subdomain
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -64,7 +64,13 @@ export function parseCreateProject(body: unknown): CreateProjectRequest {
     problems.push(`name ${JSON.stringify(name)} must be a DNS-1123 label: at most ${MAX_NAME} lower-case letters, digits and '-', starting and ending with a letter or digit`);
   }
   if (typeof repoUrl !== 'string' || repoUrl.trim() === '') problems.push('repo_url is required (a git clone URL or an absolute path)');
-  else if (/[\0\r\n]/.test(repoUrl)) problems.push('repo_url must not contain control characters');
+  // eslint-disable-next-line no-control-regex -- the point is to find control characters
+  else if (/[\u0000-\u001f\u007f]/.test(repoUrl)) problems.push('repo_url must not contain control characters');
+  else {
+    // the same reading the controllers give it: a URL they cannot use is refused here, not accepted to fail later
+    const problem = remoteProblem(repoUrl.trim());
+    if (problem) problems.push(`repo_url: ${problem}`);
+  }
   if (typeof branch !== 'string') problems.push('default_branch must be a string');
   else {
     const problem = branchNameProblem(branch);

@@ -22,7 +22,10 @@ function parseName(value: string): string {
 }
 
 function parseValue(body: unknown): string {
-  const value = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).value : undefined;
+  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.keys(body) : [];
+  const unknown = fields.filter((field) => field !== 'value');
+  if (unknown.length) throw badRequest(`unknown field(s): ${unknown.slice(0, 10).join(', ')} (allowed: value)`);
+  const value = fields.length ? (body as Record<string, unknown>).value : undefined;
   if (typeof value !== 'string') throw badRequest('request body must be a JSON object { "value": "<the secret>" } with a string value');
   const problem = secretValueProblem(value);
   if (problem) throw badRequest(problem);

@@ -35,7 +35,7 @@ describe('session requests', () => {
     expect(parseStatusFilter('running')).toBe('running');
     expect(status(() => parseStatusFilter('bogus'))).toBe(400);
     expect(parsePort('3000')).toBe(3000);
-    for (const p of ['0', '70000', 'x']) expect(status(() => parsePort(p))).toBe(400);
+    for (const p of ['0', '70000', 'x', '080', '+80', '8e1']) expect(status(() => parsePort(p))).toBe(400);
   });
 });
 

@@ -4,8 +4,10 @@ import { branchNameProblem } from '../../git/index.js';
 import { SESSION_STATUSES, type SessionStatusValue } from '../../resources/index.js';
 import { MAX_PROMPT_BYTES } from '../../sessions/index.js';
 import { badRequest } from '../errors.js';
+import { parseUuid } from '../ids.js';
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { parseUuid };
+
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 const MODEL = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._:/@-]+$/;
 
@@ -75,14 +77,10 @@ export function parseStatusFilter(value: unknown): SessionStatusValue | undefine
   return value as SessionStatusValue;
 }
 
-export function parseUuid(value: string, what: string): string {
-  if (!UUID.test(value)) throw badRequest(`${what} ${JSON.stringify(value)} is not a UUID`);
-  return value.toLowerCase();
-}
 
 /** A port inside the sandbox for /proxy/:port. */
 export function parsePort(value: string): number {
-  const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  const port = /^[1-9]\d{0,4}$/.test(value) ? Number(value) : NaN; // one way to write each port: not 080
   if (!(port >= 1 && port <= 65535)) throw badRequest(`port ${JSON.stringify(value)} must be 1-65535`);
   return port;
 }

@@ -6,10 +6,11 @@ import type { SerializedToken } from '../../lib/rest-shapes.js';
 import { CAPABILITIES } from '../../manifest/index.js';
 import { ApiError, badRequest } from '../errors.js';
 import { isExpired, TOKEN_NAME_PATTERN, type Access, type Principal, type TokenGrant, type TokenInfo } from '../tokens.js';
+import { UUID } from '../../lib/uuid.js';
+import { parseRfc3339 } from '../../lib/rfc3339.js';
 
 export type { SerializedToken };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KNOWN_CAPABILITIES = new Set<string>(CAPABILITIES);
 const CREATE_FIELDS = ['name', 'access', 'project_id', 'capabilities', 'expires_in', 'expires_at', 'user_id'];
 
@@ -44,8 +45,8 @@ export function expiryFrom(input: { expiresIn?: string; expiresAt?: string }, no
     return { expiresAt: new Date(now.getTime() + ms).toISOString() };
   }
   if (input.expiresAt !== undefined) {
-    const at = Date.parse(input.expiresAt);
-    if (Number.isNaN(at) || !/^\d{4}-\d\d-\d\dT/.test(input.expiresAt)) return { problem: `expires_at ${JSON.stringify(input.expiresAt)} is not an RFC 3339 timestamp` };
+    const at = parseRfc3339(input.expiresAt);
+    if (at === null) return { problem: `expires_at ${JSON.stringify(input.expiresAt.slice(0, 64))} is not an RFC 3339 timestamp with its offset, such as 2030-01-01T00:00:00Z` };
     if (at <= now.getTime()) return { problem: 'expires_at is in the past' };
     return { expiresAt: new Date(at).toISOString() };
   }

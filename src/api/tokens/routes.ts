@@ -3,6 +3,7 @@
 import { Router } from 'express';
 import { requireAccess } from '../auth.js';
 import { badRequest, notFound } from '../errors.js';
+import { clipText } from '../../lib/clip.js';
 import { canManageToken, narrowGrant, parseCreateToken, serializeToken } from './policy.js';
 import type { TokenService } from './service.js';
 
@@ -37,7 +38,7 @@ export function tokenRoutes(deps: TokenRoutesDeps): Router {
   router.delete('/:name', async (req, res) => {
     const caller = requireAccess(res, { access: 'write', projectUid: null, capability: 'project.members.manage' });
     const info = await deps.service.findByName(req.params.name);
-    if (!info || !canManageToken(caller, info)) throw notFound(`no token named ${req.params.name}`);
+    if (!info || !canManageToken(caller, info)) throw notFound(`no token named ${JSON.stringify(clipText(req.params.name, 129))}`);
     await deps.service.revoke(info);
     res.status(204).end();
   });

@@ -1,7 +1,7 @@
 // Token administration over the token Secrets (the store the API verifies against): mint,
 // list, revoke by name. Used by the REST routes and by `svc tokens` (an admin's kubeconfig).
 import { ApiError } from '../errors.js';
-import { mintToken, tokenInfo, type StoredSecret, type TokenGrant, type TokenInfo, type TokenSecret } from '../tokens.js';
+import { mintToken, tokenInfo, TOKEN_NAME_PATTERN, type StoredSecret, type TokenGrant, type TokenInfo, type TokenSecret } from '../tokens.js';
 
 /** The token Secrets of one namespace. */
 export interface TokenStore {
@@ -35,7 +35,8 @@ export class TokenService {
 
   /** By given name, or by Secret name for a token without one (svc dev's admin token). */
   async findByName(name: string): Promise<TokenInfo | undefined> {
-    const labelled = (await this.store.findByName(name)).map(tokenInfo).find((i) => i !== null);
+    // a name no token can have is no label value either: the cluster refused the selector (500)
+    const labelled = TOKEN_NAME_PATTERN.test(name) ? (await this.store.findByName(name)).map(tokenInfo).find((i) => i !== null) : undefined;
     return labelled ?? (await this.list()).find((i) => i.secretName === name);
   }
 

@@ -274,6 +274,7 @@ describe('trigger routes', () => {
     expect(fires[0]!.spec.variables).toMatchObject({ source: 'manual', actor: USER, message: { text: 'please', source: 'cli' } });
     expect((await call('POST', '/hook/fire', 'svc_reader', {})).status).toBe(403);
     expect((await call('POST', '/hook/fire', 'svc_admin', { message: { text: 5 } })).status).toBe(400);
+    expect(await call('POST', '/hook/fire', 'svc_admin', { message: { text: 'a\u0000b' } })).toMatchObject({ status: 400, body: { error: 'message.text must not contain a NUL character' } });
     expect((await call('POST', '/nope/fire', 'svc_admin', {})).status).toBe(404);
     expect((await call('POST', '/off/fire', 'svc_admin', {})).status).toBe(409);
   });
@@ -283,6 +284,8 @@ describe('trigger routes', () => {
     fires[0]!.status = { phase: 'fired', sessionName: 's-1' };
     const res = await call('GET', '/hook/fires', 'svc_reader');
     expect(res.body.fires).toEqual([{ name: fires[0]!.metadata.name, source: 'manual', fired_at: fires[0]!.spec.firedAt, phase: 'fired', reason: null, queue_position: null, session_id: 's-1', delivery_id: null }]);
+    expect((await call('GET', '/hook/fires?limit=1', 'svc_reader')).status).toBe(200);
+    for (const limit of ['0', '0x10', '1e2', '+1', '1.5', '']) expect((await call('GET', `/hook/fires?limit=${encodeURIComponent(limit)}`, 'svc_reader')).status, limit).toBe(400);
   });
 
   it('resume sets the annotation', async () => {

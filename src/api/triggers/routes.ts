@@ -47,6 +47,7 @@ export function parseFireRequest(body: unknown): { text: string; source?: string
   const { text, source, ...rest } = message as Record<string, unknown>;
   if (Object.keys(rest).length) problems.push(`unknown message field(s): ${Object.keys(rest).join(', ')} (allowed: text, source)`);
   if (typeof text !== 'string') problems.push('message.text is required and must be a string');
+  else if (text.includes('\0')) problems.push('message.text must not contain a NUL character'); // it becomes a prompt
   if (source !== undefined && typeof source !== 'string') problems.push('message.source must be a string');
   if (problems.length) throw badRequest(problems.join('; '), { problems });
   return { text: text as string, ...(source !== undefined ? { source: source as string } : {}) };
@@ -54,8 +55,8 @@ export function parseFireRequest(body: unknown): { text: string; source?: string
 
 function parseLimit(value: unknown): number {
   if (value === undefined) return 50;
-  const n = Number(value);
-  if (typeof value !== 'string' || !Number.isInteger(n) || n < 1 || n > MAX_FIRES) throw badRequest(`limit must be an integer from 1 to ${MAX_FIRES}`);
+  const n = typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : NaN; // not 0x10, 1e2 or +1
+  if (!(n >= 1 && n <= MAX_FIRES)) throw badRequest(`limit must be an integer from 1 to ${MAX_FIRES}`);
   return n;
 }
 

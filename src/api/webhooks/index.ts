@@ -9,6 +9,7 @@
 import express, { Router, type Request } from 'express';
 import { SLUG_PATTERN } from '../../resources/index.js';
 import { badRequest, notFound } from '../errors.js';
+import { UUID } from '../ids.js';
 import type { RouteGroup } from '../groups.js';
 import type { TriggerService, WebhookTarget } from '../triggers/index.js';
 
@@ -19,7 +20,6 @@ export interface WebhookRoutesConfig {
 }
 
 export const DEFAULT_WEBHOOK_BODY_LIMIT = '1mb';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function webhookRoutes(service: TriggerService, config: WebhookRoutesConfig): Router {
   const router = Router();

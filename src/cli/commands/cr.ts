@@ -6,6 +6,7 @@ import type { ChangeRequestPreview, SerializedChangeRequest } from '../../lib/re
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { resolveProjectId } from './link.js';
+import { UUID } from '../../lib/uuid.js';
 
 /** A change request as the REST API serializes it. */
 export type CrView = SerializedChangeRequest;
@@ -13,7 +14,6 @@ export type CrView = SerializedChangeRequest;
 /** The merge preview of SPEC §4.1, as the engine computes it, with the manifest gate's issues. */
 export type PreviewView = ChangeRequestPreview;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const short = (sha: string | null) => (sha ? sha.slice(0, 12) : '-');
 
 /** `3`, `#3` or a UUID -> a number or an id; anything else is a usage error. */

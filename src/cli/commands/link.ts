@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT } from '../output.js';
+import { UUID } from '../../lib/uuid.js';
 
 const run = promisify(execFile);
 const LINK_KEY = 'svc.project';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface ProjectSummary { id: string; name: string }
 

@@ -11,11 +11,11 @@ import { CliError, examples, formatTable, printJson, printLines } from '../outpu
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
 import { clipText } from '../../lib/clip.js';
+import { UUID } from '../../lib/uuid.js';
 
 /** A session as the REST API serializes it. */
 export type SessionView = SerializedSession;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function formatSessionList(sessions: SessionView[]): string[] {
   if (!sessions.length) return ['No sessions.'];
