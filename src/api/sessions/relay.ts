@@ -53,9 +53,14 @@ export async function relayToDaemon(service: SessionService, req: Request, res: 
     'x-svc-user-context': signContextHeader(target.sandboxToken, { sub: relay.userId, sid: relay.sessionId, scope: relay.scope }),
   };
   await new Promise<void>((resolve) => {
+    let settled = false;
     const failed = (why: string) => {
-      if (!res.headersSent) res.status(502).json({ error: `the sandbox of session ${relay.sessionId} ${why}` });
-      else res.destroy();
+      if (settled) return; // a later error of a request already answered
+      settled = true;
+      if (!res.headersSent) {
+        for (const name of res.getHeaderNames()) res.removeHeader(name); // what a writeHead that threw had set
+        res.status(502).json({ error: `the sandbox of session ${relay.sessionId} ${why}` });
+      } else res.destroy();
       resolve();
     };
     const upstream = http.request({ host, port, method: req.method, path: relay.path, headers }, (answer) => {
