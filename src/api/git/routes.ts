@@ -47,10 +47,10 @@ async function authenticated<T>(res: Response, check: () => Promise<T>): Promise
  * (pkt-lines of object ids; receive-pack bodies are not gzipped) come nowhere near, and a body of
  * zeros inflated 1000 times over pinned a GiB of the API's memory for 1 MB sent.
  */
-export const MAX_INFLATION = { ratio: 100, freeBytes: 1024 * 1024 };
+const MAX_INFLATION = { ratio: 100, freeBytes: 1024 * 1024 };
 
 /** Passes what `gunzip` gives while it stays within MAX_INFLATION of the `sent()` bytes that went in. */
-export function inflationBound(sent: () => number): Transform {
+function inflationBound(sent: () => number): Transform {
   let inflated = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
