@@ -6,7 +6,7 @@ describe('branch names', () => {
   it.each(['main', 'feature/x', 'release-1.2', '0b6a4f8e-1c2d-4e5f-8a9b-0c1d2e3f4a5b', 'a@b'])('accepts %s', (name) => {
     expect(branchNameProblem(name)).toBeNull();
   });
-  it.each(['', '-x', '@', '/a', 'a/', 'a.', 'a..b', 'a//b', 'a@{1}', 'a b', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[', 'a\\b', '.hidden', 'x/.y', 'a.lock', 'a/b.lock/c', 'tab\there'])(
+  it.each(['', '-x', '@', '/a', 'a/', 'a.', 'a..b', 'a//b', 'a@{1}', 'a b', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[', 'a\\b', '.hidden', 'x/.y', 'a.lock', 'a/b.lock/c', 'tab\there', 'HEAD'])(
     'refuses %j', (name) => {
       expect(branchNameProblem(name)).not.toBeNull();
     },

@@ -14,6 +14,7 @@ export function branchNameProblem(name: string): string | null {
   if (name.length > 255) return 'longer than 255 characters';
   if (name.startsWith('-')) return 'starts with "-"';
   if (name === '@') return 'is "@"';
+  if (name === 'HEAD') return 'is "HEAD" (git refuses it as a branch name)';
   if (name.startsWith('/') || name.endsWith('/')) return 'starts or ends with "/"';
   if (name.endsWith('.')) return 'ends with "."';
   if (name.includes('..')) return 'contains ".."';
