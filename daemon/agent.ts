@@ -1,7 +1,6 @@
 // svc-agent wiring: workspace, credential broker, engine supervisor, root session, activity and
 // the HTTP server. One instance per sandbox.
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { isLocalRepoUrl, type AgentConfig } from './config.js';
@@ -26,6 +25,7 @@ import type { DaemonBootMark, DaemonHealth } from '../src/lib/daemon-health.js';
 import { snapshotOf, StateReporter } from './state-events.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 import { clipText } from '../src/lib/clip.js';
+import { makeDirs } from '../src/lib/make-dirs.js';
 
 export type DaemonState = 'starting' | 'cloning' | 'restoring' | 'ready' | 'failed';
 
@@ -205,8 +205,8 @@ export class Agent {
 
   /** Starts serving, prepares the workspace, starts the engine. Resolves once listening. */
   async start(): Promise<number> {
-    mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
-    mkdirSync(this.config.workspace, { recursive: true });
+    makeDirs(this.stateDir, 0o700);
+    makeDirs(this.config.workspace);
     const auth = new RequestAuth(this.config.sandboxToken, this.config.sessionId);
     this.server = createDaemonServer(auth, {
       health: () => this.health(),

@@ -6,13 +6,14 @@
 // checkpoint's second parent (a commit of its own, daemon/conversation.ts). On boot a new sandbox
 // of the session restores the tree on top of the checkout when the checkpoint's parent is the
 // branch tip, as uncommitted changes; else it leaves it and says why.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DaemonCheckpoint } from '../src/lib/daemon-health.js';
 import { checkpointRef } from '../src/lib/session-refs.js';
 import type { CheckpointPolicy } from './config.js';
 import { GitError, type Workspace } from './git.js';
 import { transientCause } from '../src/lib/start-retry.js';
+import { makeDirs } from '../src/lib/make-dirs.js';
 
 export type CheckpointReason = 'turn' | 'interval' | 'stop';
 
@@ -164,7 +165,7 @@ export class Checkpointer {
 
   /** The working tree as a tree object, through the daemon's own index (the agent's is only read, once, for its stat cache). */
   private async worktreeTree(head: string): Promise<string> {
-    mkdirSync(path.dirname(this.indexFile), { recursive: true, mode: 0o700 });
+    makeDirs(path.dirname(this.indexFile), 0o700);
     const env = { GIT_INDEX_FILE: this.indexFile };
     if (!existsSync(this.indexFile)) {
       const agentIndex = path.join(this.workspace.directory, '.git', 'index');
@@ -213,7 +214,7 @@ export class Checkpointer {
   private async hashBlobs(contents: string[]): Promise<string[]> {
     const dir = path.join(this.options.stateDir, 'conversation-blobs');
     rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     try {
       const paths = contents.map((content, i) => {
         const file = path.join(dir, String(i));
@@ -231,7 +232,7 @@ export class Checkpointer {
 
   private remember(known: Known): void {
     this.known = known;
-    mkdirSync(path.dirname(this.recordFile), { recursive: true, mode: 0o700 });
+    makeDirs(path.dirname(this.recordFile), 0o700);
     const tmp = `${this.recordFile}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(known), { mode: 0o600 });
     renameSync(tmp, this.recordFile);
@@ -332,7 +333,7 @@ export class Checkpointer {
     const dir = path.join(this.options.stateDir, 'conversation-files');
     const index = path.join(this.options.stateDir, 'conversation.index');
     rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     try {
       const env = { GIT_INDEX_FILE: index };
       await this.git(['read-tree', treeish], false, env);

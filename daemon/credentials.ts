@@ -4,12 +4,13 @@
 // never lands in the remote URL, a file, argv or a log.
 import { createHash } from 'node:crypto';
 import net from 'node:net';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
 import { httpCall } from '../src/lib/http-call.js';
+import { makeDirs } from '../src/lib/make-dirs.js';
 
 export interface CredentialSource {
   apiUrl: string;
@@ -71,7 +72,7 @@ export class CredentialBroker {
 
   async listen(): Promise<void> {
     const dir = path.dirname(this.socketPath);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     // a folder someone else made (in a shared temp dir) could hand the credential to them
     const stat = statSync(dir);
     if (stat.uid !== process.getuid?.() || (stat.mode & 0o077) !== 0) throw new Error(`the credential socket's folder ${dir} is not this sandbox's own (owner ${stat.uid}, mode ${(stat.mode & 0o777).toString(8)})`);

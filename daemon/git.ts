@@ -1,8 +1,9 @@
 // The session workspace: clone, branch checkout, refresh (fast-forward only) and status for health.
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { redactUrls } from '../src/lib/redact-url.js';
+import { makeDirs } from '../src/lib/make-dirs.js';
 
 export interface GitResult { code: number; stdout: string; stderr: string }
 
@@ -99,7 +100,7 @@ export class Workspace {
     const fresh = !this.isRepository();
     if (fresh) {
       if (!repoUrl) throw new GitError('no repository to clone (SVC_REPO_URL is not set)');
-      mkdirSync(workspace, { recursive: true });
+      makeDirs(workspace);
       if (readdirSync(workspace).length > 0) throw new GitError(`workspace ${workspace} is not empty and not a git repository`);
       const also = this.options.cloneAlso;
       // a pattern, not the ref itself: a ref the remote does not have is no error

@@ -3,9 +3,10 @@
 // engine home (which survives daemon restarts, like the engine's own store) records both; the
 // engine's own store is the second witness when the marker was lost (the root is found by its
 // title, the prompt by a user message in it).
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EngineSupervisor } from './engine.js';
+import { makeDirs } from '../src/lib/make-dirs.js';
 
 interface Marker {
   svc_session_id: string;
@@ -44,7 +45,7 @@ export class RootSession {
   }
 
   private writeMarker(marker: Marker): void {
-    mkdirSync(path.dirname(this.markerPath), { recursive: true, mode: 0o700 });
+    makeDirs(path.dirname(this.markerPath), 0o700);
     const tmp = `${this.markerPath}.${process.pid}.tmp`;
     writeFileSync(tmp, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, this.markerPath);

@@ -2,7 +2,7 @@
 // backoff, giving up), and a daemon restart that must not send the initial prompt again.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   DaemonPool, PROJECT_ID, SESSION_ID, TOKEN, buildArtifacts, readCalls, signed,
@@ -41,6 +41,28 @@ describe('configuration', () => {
     const r = await runToExit({ SVC_PROJECT_ID: PROJECT_ID, SVC_SESSION_ID: SESSION_ID, SVC_SANDBOX_TOKEN: TOKEN, ...env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
+  });
+});
+
+describe('a sandbox folder removed under a booting svc-agent', () => {
+  it('exits saying why, where recursive mkdirSync spun at full speed for good (an orphan in CI)', async () => {
+    const { daemon } = await buildArtifacts();
+    const { workspace, home } = scratch();
+    const fd = openSync(home, 'r');
+    rmSync(home, { recursive: true, force: true });
+    // fd 3 of svc-agent: its engine home, deleted while open (as a bind mount of a removed folder looks)
+    const child = spawn(process.execPath, [daemon], {
+      env: { PATH: process.env.PATH, SVC_PROJECT_ID: PROJECT_ID, SVC_SESSION_ID: SESSION_ID, SVC_SANDBOX_TOKEN: TOKEN, SVC_SERVICE_PORT: '0', SVC_WORKSPACE: workspace, SVC_ENGINE_HOME: '/proc/self/fd/3' },
+      stdio: ['ignore', 'pipe', 'pipe', fd],
+    });
+    closeSync(fd);
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const spinning = setTimeout(() => child.kill('SIGKILL'), 20_000); // as it did: never left behind
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(spinning);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/svc-agent: ENOENT.*\.svc-agent/);
   });
 });
 
