@@ -54,7 +54,7 @@ export class CommandListCounter {
       const length = /^[0-9a-f]{4}$/i.test(this.length) ? parseInt(this.length, 16) : -1;
       this.length = '';
       // the flush-pkt ends the list (the pack follows); anything else not a pkt-line is receive-pack's to refuse
-      if (length === 0 || length < 4) {
+      if (length < 4) {
         this.done = true;
         return;
       }

@@ -7,8 +7,9 @@ import type { ChangeRequest, Project } from '../../resources/index.js';
 import { serializeChangeRequest } from './serialize.js';
 import type { ChangeRequestService } from './service.js';
 import {
-  parseCreate, parseEdit, parseEmpty, parseMerge, parseRequestChanges, parseStatusFilter, parseUuid,
+  parseCreate, parseEdit, parseEmpty, parseMerge, parseRequestChanges, parseStatusFilter,
 } from './validate.js';
+import { parseUuid } from '../ids.js';
 
 export interface ChangeRequestRoutesConfig {
   /** The namespace (account) whose projects this API serves. */

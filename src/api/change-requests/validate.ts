@@ -3,9 +3,7 @@
 import { branchNameProblem, isFullSha } from '../../git/index.js';
 import type { ChangeRequestStatusValue } from '../../resources/index.js';
 import { badRequest } from '../errors.js';
-import { parseUuid, UUID } from '../ids.js';
-
-export { parseUuid };
+import { UUID } from '../ids.js';
 
 export const MAX_TITLE = 256;
 export const MAX_TEXT = 65_536;

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { ApiError, badRequest } from '../errors.js';
-import { parseUuid } from '../change-requests/validate.js';
+import { parseUuid } from '../ids.js';
 import { parseRfc3339 } from '../../lib/rfc3339.js';
 import {
   USAGE_GROUPINGS, isLlmProtocol, llmApiKeyProblem, llmProviderNameProblem, parseBudget, providerDefaults,

@@ -8,7 +8,7 @@ import {
   advertiseRefs, advertisementError, ensureGatewayHooks, GitEngineError, PushTooLargeError, PushTooManyRefsError, receivePush, serveReceivePack, serveUploadPack,
   setMirrorHead, sweepPushQuarantine, GIT_SERVICES, type BasicCredentials, type GitService, type ReceivedPush,
 } from '../../git/index.js';
-import { KeyedSemaphore } from '../../lib/keyed-mutex.js';
+import { KeyedMutex, KeyedSemaphore } from '../../lib/keyed-mutex.js';
 import { checkpointRef, sessionBranchRef } from '../../lib/session-refs.js';
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from '../change-requests/store.js';
@@ -100,7 +100,7 @@ export function gitRoutes(service: GitGatewayService, config: GitRoutesConfig): 
 
   // per session: fetches in flight (each holds its request), pushes being received (each on disk)
   const fetches = new KeyedSemaphore(4);
-  const pushes = new KeyedSemaphore(1);
+  const pushes = new KeyedMutex();
 
   const caller = (req: Request, res: Response): Promise<GatewayCaller> =>
     authenticated(res, () => service.authenticateGit(config.namespace, projectIdOf(req), basicCredential(req.get('authorization'))));

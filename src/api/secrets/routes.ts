@@ -4,7 +4,7 @@ import { Router, type Request, type Response } from 'express';
 import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { badRequest } from '../errors.js';
-import { parseUuid } from '../change-requests/validate.js';
+import { parseUuid } from '../ids.js';
 import { secretNameProblem, secretValueProblem } from '../../resources/index.js';
 import type { ProjectSecretsService } from './service.js';
 
@@ -22,10 +22,10 @@ function parseName(value: string): string {
 }
 
 function parseValue(body: unknown): string {
-  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.keys(body) : [];
-  const unknown = fields.filter((field) => field !== 'value');
+  const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const unknown = Object.keys(input).filter((field) => field !== 'value');
   if (unknown.length) throw badRequest(`unknown field(s): ${unknown.slice(0, 10).join(', ')} (allowed: value)`);
-  const value = fields.length ? (body as Record<string, unknown>).value : undefined;
+  const { value } = input;
   if (typeof value !== 'string') throw badRequest('request body must be a JSON object { "value": "<the secret>" } with a string value');
   const problem = secretValueProblem(value);
   if (problem) throw badRequest(problem);

@@ -7,7 +7,8 @@ import type { Requirement } from '../authz.js';
 import { enginePath } from './engine-path.js';
 import { abortRun, relayToDaemon } from './relay.js';
 import type { SessionService } from './service.js';
-import { parsePort, parsePrompt, parseStart, parseStatusFilter, parseUuid } from './validate.js';
+import { parsePort, parsePrompt, parseStart, parseStatusFilter } from './validate.js';
+import { parseUuid } from '../ids.js';
 
 export interface SessionRoutesConfig {
   /** The namespace (account) whose projects this API serves. */

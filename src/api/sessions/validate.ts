@@ -4,9 +4,7 @@ import { branchNameProblem } from '../../git/index.js';
 import { SESSION_STATUSES, type SessionStatusValue } from '../../resources/index.js';
 import { MAX_PROMPT_BYTES } from '../../sessions/index.js';
 import { badRequest } from '../errors.js';
-import { parseUuid } from '../ids.js';
 
-export { parseUuid };
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,127}$/;
 const MODEL = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._:/@-]+$/;

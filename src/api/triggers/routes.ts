@@ -5,7 +5,7 @@ import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { badRequest } from '../errors.js';
 import { serializeTrigger } from '../projects/serialize.js';
-import { parseUuid } from '../change-requests/validate.js';
+import { parseUuid } from '../ids.js';
 import type { TriggerFire } from '../../resources/index.js';
 import type { TriggerService } from './service.js';
 
