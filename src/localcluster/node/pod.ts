@@ -7,7 +7,7 @@
 //   ContainerRunner.start -> resolve (image, env, mounts) -> launch(): jailed or plain spawn
 //   ContainerRunner.kill  -> stopProcess(): jail.terminate or a signal to the process group
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -282,12 +282,18 @@ class ContainerRunner {
 
 /** The kubelet's FallbackToLogsOnError: the log's last 80 lines, at most 2048 bytes. */
 function logTail(file: string): string | undefined {
+  let fd: number | undefined;
   try {
-    const text = readFileSync(file);
-    const tail = text.subarray(Math.max(0, text.length - 2048)).toString('utf8');
-    return tail.split('\n').slice(-81).join('\n').trim() || undefined;
+    // the last 2048 bytes only: the whole log (as large as the container made it) was read at every exit
+    fd = openSync(file, 'r');
+    const size = fstatSync(fd).size;
+    const tail = Buffer.alloc(Math.min(size, 2048));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    return tail.toString('utf8').split('\n').slice(-81).join('\n').trim() || undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
