@@ -36,7 +36,8 @@ import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, forgetLlmProject, metricsText } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { replicaHeartbeat } from './replica-lease.js';
-import { clusterConfigFromEnv, envInt, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
+import { envInt } from '../lib/env-int.js';
+import { clusterConfigFromEnv, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
 
 async function main(): Promise<void> {
   exitWithParent('svc api');

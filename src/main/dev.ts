@@ -24,7 +24,7 @@ import { Jail, parseSandboxMount } from '../lib/jail/index.js';
 import { ProcessSandboxProvider } from '../sandbox/process/provider.js';
 import { KUBERNETES_SANDBOX_SETTINGS } from '../sandbox/kubernetes/index.js';
 import { isolationLines, isolationStatus, type IsolationStatus } from './isolation-check.js';
-import { sandboxJail } from './sandbox-jail.js';
+import { JAIL_SETTINGS, sandboxJail } from './sandbox-jail.js';
 
 /** The package root (holding crds/ and dist/), found upward: this code may run from dist/src/main or from the CLI bundle in dist/cli. */
 function packageRoot(): string {
@@ -178,7 +178,7 @@ const COMPONENT_TUNABLES = ['SVC_ENGINE_COMMAND', 'SVC_MAX_CONCURRENT_SESSIONS',
   'SVC_MERGE_AUTHOR_NAME', 'SVC_MERGE_AUTHOR_EMAIL', 'SVC_DASHBOARD_DIR', 'SVC_GRACEFUL_SHUTDOWN_TIMEOUT_MS'];
 
 /** Every setting dev passes on from its environment to the operator and the API (docs/dev.md). */
-export const PASSED_ON_SETTINGS: readonly string[] = [...COMPONENT_TUNABLES, ...KUBERNETES_SANDBOX_SETTINGS, ...DAEMON_TUNABLES];
+export const PASSED_ON_SETTINGS: readonly string[] = [...COMPONENT_TUNABLES, ...KUBERNETES_SANDBOX_SETTINGS, ...DAEMON_TUNABLES, ...JAIL_SETTINGS];
 
 /** The session and trigger settings of `svc dev`'s flags and environment, as the operator's and the API's environment (contracts.md). */
 function sessionEnv(options: DevOptions): NodeJS.ProcessEnv {

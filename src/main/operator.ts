@@ -39,7 +39,8 @@ import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { enableProcessMetrics, metricsText, operatorMetrics, schedulerMetrics } from '../lib/metrics.js';
 import { mirrorPruner } from './mirror-pruner.js';
 import { objectMetrics } from './operator-metrics.js';
-import { clusterConfigFromEnv, envInt, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
+import { envInt } from '../lib/env-int.js';
+import { clusterConfigFromEnv, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
 import { DEFAULT_SANDBOX_RESYNC } from '../sandbox/index.js';
 

@@ -11,16 +11,6 @@ export function envString(name: string, fallback?: string): string {
   throw new Error(`${name} is not set`);
 }
 
-export function envInt(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER, env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
 /** KUBECONFIG when set, the pod's service account inside a cluster, else the default chain. */
 export function clusterConfigFromEnv(): ClusterConfig {
   const file = process.env.KUBECONFIG?.trim();

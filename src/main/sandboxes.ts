@@ -10,7 +10,8 @@ import { sandboxJail } from './sandbox-jail.js';
 import type { Project } from '../resources/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { apiBaseUrl, KubernetesSandboxProvider, kubernetesSettingsFromEnv, ProcessSandboxProvider, type SandboxProvider } from '../sandbox/index.js';
-import { envInt, envString } from './process.js';
+import { envInt } from '../lib/env-int.js';
+import { envString } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES } from '../lib/sandbox-stop.js';
 
 /** The package root: this file runs as dist/src/main/sandboxes.js. */

@@ -39,7 +39,10 @@ const ATTACKS = [
   'reach the local cluster through its own daemon\'s /proxy',
   'push straight into the host repository',
   'be uid 0',
+  'fork without bound',
 ];
+/** The sandboxes' task limit in this run (SVC_SANDBOX_MAX_PIDS): small, so that the fork bomb is cheap. */
+const MAX_PIDS = 256;
 const bundleDir = path.join(REPO_ROOT, 'node_modules', '.cache', 'svc-attacker', String(process.pid));
 let attacker: string;
 
@@ -107,7 +110,7 @@ describe.each(['process', 'kubernetes'] as const)('a malicious agent on the %s p
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), `svc-attacks-${provider}-`));
-    dev = await startDev({ dataDir: path.join(tmp, 'dev'), args: ['--provider', provider, ...fixtureEngineArgs(attacker)], timeoutMs: 90_000 });
+    dev = await startDev({ dataDir: path.join(tmp, 'dev'), extraEnv: { SVC_SANDBOX_MAX_PIDS: String(MAX_PIDS) }, args: ['--provider', provider, ...fixtureEngineArgs(attacker)], timeoutMs: 90_000 });
     kubeUrl = /server: "?(https?:\/\/[^"\s]+)/.exec(readFileSync(dev.kubeconfig, 'utf8'))![1]!;
     await project('victim');
     await project('attacker');
@@ -148,6 +151,14 @@ describe.each(['process', 'kubernetes'] as const)('a malicious agent on the %s p
   it('every attempt to leave the sandbox is blocked', () => {
     expect(report.attempts.filter((a) => !a.blocked)).toEqual([]);
     expect(report.attempts.map((a) => a.name)).toEqual(ATTACKS);
+  });
+
+  it('a fork bomb stops at the sandbox\'s task limit (SVC_SANDBOX_MAX_PIDS), and its daemon still answers', () => {
+    const forks = report.attempts.find((a) => a.name === 'fork without bound')!;
+    const forked = Number(/^forked (\d+) processes$/.exec(forks.detail)?.[1]);
+    // the daemon, the engine and the shells hold the rest; the report came through the daemon after it
+    expect(forked).toBeGreaterThan(MAX_PIDS / 2);
+    expect(forked).toBeLessThan(MAX_PIDS);
   });
 
   it('svc dev, its API and its operator keep running; the host repository got no ref', async () => {

@@ -3,7 +3,7 @@
 // saying it too; --unsafe-no-isolation warns loudly on every start.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chownSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,45 @@ describe('svc dev --sandbox-mount', () => {
       expect(r.stdout).not.toContain('svc dev is running');
     }
   });
+});
+
+describe("svc dev's jail settings from its environment", () => {
+  const SUBNET = '10.214.0.0/16';
+  afterAll(() => {
+    // the gateway address and route this range left on the host (svc keeps them for its next start)
+    for (const args of [['addr', 'del', '10.214.255.254/32', 'dev', 'lo'], ['route', 'del', 'unreachable', SUBNET]]) {
+      try { execFileSync('ip', args, { stdio: 'ignore' }); } catch { /* not there */ }
+    }
+  });
+
+  it('refuses a task limit it cannot use before starting anything', async () => {
+    const dataDir = path.join(tmp, 'bad-max-pids', 'dev');
+    for (const value of ['abc', '10']) {
+      const r = await run(process.execPath, [SVC, 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0'], { ...process.env, SVC_SANDBOX_MAX_PIDS: value });
+      expect(r.code, value).not.toBe(0);
+      expect(r.stderr, value).toContain(`svc dev could not start: SVC_SANDBOX_MAX_PIDS must be an integer >= 64, got "${value}"`);
+      expect(r.stdout).not.toContain('svc dev is running');
+    }
+  });
+
+  it('SVC_SANDBOX_SUBNET and SVC_SANDBOX_MAX_PIDS reach the sandboxes of the process provider: it runs in that range, its uid bounded to that many tasks', async () => {
+    const dir = path.join(tmp, 'jail-settings');
+    const dev = await startDev({ dataDir: path.join(dir, 'dev'), extraEnv: { SVC_SANDBOX_SUBNET: SUBNET, SVC_SANDBOX_MAX_PIDS: '128' }, args: fixtureEngineArgs(fixtureEngine), timeoutMs: 90_000 });
+    try {
+      expect(dev.sandboxApiUrl).toContain('10.214.255.254');
+      const { id } = await session(dev, dir);
+      // running: the sandbox reached the API at the range's gateway (the operator's jail and the API agree)
+      await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 90_000);
+      expect((await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim()).toMatch(/^10\.214\.\d+\.\d+:\d+$/);
+      const agents = readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+        try { return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`SVC_SESSION_ID=${id}`); } catch { return false; }
+      });
+      expect(agents.length).toBeGreaterThan(0);
+      for (const pid of agents) expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(/^Max processes\s+128\s+128\s/m);
+    } finally {
+      await dev.stop();
+    }
+  }, 180_000);
 });
 
 describe('svc dev where sandboxes cannot be isolated (not root)', () => {

@@ -169,6 +169,55 @@ describe('the sandbox jail', () => {
     await expect.poll(() => netnsPids(slot.netns), { timeout: 5_000 }).toEqual([]);
   }, 30_000);
 
+  it('bounds the processes of a sandbox: a fork loop stops at its task limit, the host forks on, release ends them all', async () => {
+    const bounded = new Jail({ apiPorts: [], toolchain: [], maxPids: 64 });
+    const slot = await bounded.allocate(owner, 'forks', []);
+    slots.push(slot);
+    // (an attempt to raise the limit first) 500 background sleeps in a subshell, one line per fork that worked; then the shell waits on
+    // its stdin without forking (a fork would fail while the sleeps hold the limit)
+    const child = await bounded.spawn(slot, {
+      argv: ['/bin/sh', '-c', '(ulimit -u 100000 2>/dev/null && echo raised); (i=0; while [ $i -lt 500 ]; do sleep 300 </dev/null >/dev/null 2>&1 & i=$((i+1)); echo $i; done; echo all); echo stopped; read x'],
+      env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+    await expect.poll(() => stdout, { timeout: 20_000 }).toContain('stopped');
+    expect(stdout).not.toContain('all');
+    expect(stdout).not.toContain('raised'); // the hard limit: only root outside may raise it
+    expect(stderr).toMatch(/fork/i);
+    const forked = Number(stdout.trim().split('\n').at(-2));
+    expect(forked).toBeGreaterThan(20);
+    expect(forked).toBeLessThan(64);
+    const tasks = Number(execFileSync('sh', ['-c', `ps -L -u ${slot.hostUid} --no-headers | wc -l`], { encoding: 'utf8' }).trim());
+    expect(tasks).toBeGreaterThan(20);
+    expect(tasks).toBeLessThanOrEqual(64);
+    expect(execFileSync('sh', ['-c', 'echo host forks'], { encoding: 'utf8' })).toBe('host forks\n');
+    await bounded.release(slot);
+    await expect.poll(() => execFileSync('sh', ['-c', `ps -L -u ${slot.hostUid} --no-headers | wc -l`], { encoding: 'utf8' }).trim(), { timeout: 5_000 }).toBe('0');
+  }, 30_000);
+
+  it('a sandbox of another address range (SVC_SANDBOX_SUBNET) is reached from the host, whatever other gateway is on lo', async () => {
+    const other = new Jail({ apiPorts: [], toolchain: [], subnet: '10.215.0.0/16' });
+    const slot = await other.allocate(owner, 'range', [8000]);
+    slots.push(slot);
+    try {
+      expect(slot.address).toMatch(/^10\.215\./);
+      const child = await other.spawn(slot, {
+        argv: [process.execPath, '-e', "require('node:http').createServer((q, r) => r.end('in 10.215')).listen(8000, '0.0.0.0')"],
+        env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      await expect.poll(() => fetch(`http://${slot.address}:8000/`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.text(), () => ''), { timeout: 10_000 }).toBe('in 10.215');
+      await other.terminate(slot, child.pid!, 0);
+    } finally {
+      await other.release(slot);
+      for (const args of [['addr', 'del', '10.215.255.254/32', 'dev', 'lo'], ['route', 'del', 'unreachable', '10.215.0.0/16']]) {
+        try { execFileSync('ip', args, { stdio: 'ignore' }); } catch { /* not there */ }
+      }
+    }
+  }, 30_000);
+
   it("release kills every process in the slot's namespace, and only those", async () => {
     const slot = await jail.allocate(owner, 'killed', [8000]);
     slots.push(slot);

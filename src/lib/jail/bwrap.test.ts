@@ -5,7 +5,7 @@ import { AddressPlan, firewallRules } from './net.js';
 const spec: BwrapSpec = {
   netnsPath: '/run/netns/svcj-7', hostUid: 1_900_000_007, hostGid: 1_900_000_000, uid: 1000, gid: 1000,
   toolchain: ['/srv/svc/dist'], volumes: [{ source: '/data/.svc-dev/sandboxes/default/s1/workspace', target: '/workspace', writable: true }, { source: '/cache', target: '/cache' }],
-  cwd: '/workspace', argv: ['node', '/srv/svc/bin/svc-agent.js'],
+  cwd: '/workspace', argv: ['node', '/srv/svc/bin/svc-agent.js'], maxPids: 4096,
 };
 
 describe('the jail command', () => {
@@ -27,6 +27,12 @@ describe('the jail command', () => {
     expect(inner.slice(inner.indexOf('bwrap'))).toEqual(expect.arrayContaining(['--unshare-user', '--uid', '1000', '--gid', '1000', '--disable-userns', '--new-session']));
     expect(inner.slice(-2)).toEqual(['node', '/srv/svc/bin/svc-agent.js']);
     expect(() => innerCommand({ ...spec, hostUid: 0 })).toThrow(/never runs as uid or gid 0/);
+  });
+
+  it('bounds the tasks of the sandbox uid before dropping to it (root sets the limit; the sandbox cannot raise it)', () => {
+    const inner = innerCommand(spec);
+    expect(inner.slice(0, 4)).toEqual(['prlimit', '--nproc=4096', '--', 'setpriv']);
+    expect(() => innerCommand({ ...spec, maxPids: 0 })).toThrow(/task limit/);
   });
 
   it('makes the parents of the toolchain and volumes enterable (755) and /tmp private', () => {

@@ -5,6 +5,7 @@
 //       (its options come from fd 3, so that        namespaces; a new root with the read-only
 //       host paths are not on its command line,     toolchain, the sandbox's own writable
 //       which the sandbox can read in /proc/1)      folders, /dev, /proc, a private /tmp
+//       prlimit --nproc=N                         at most N tasks of uid U at once (below)
 //       setpriv --reuid U --regid G ...           drops to the sandbox's own non-root uid, no
 //                                                 capabilities, no new privileges
 //         bwrap --unshare-user --uid u --gid g    INNER, unprivileged: a user namespace that
@@ -16,6 +17,10 @@
 // root keeps uid 0 outside; so root builds the filesystem view and the sandbox's uid wraps
 // itself in a user namespace inside it. An escape from the inner namespaces lands as uid U,
 // which owns nothing on the host but this sandbox's own folders.
+//
+// Each sandbox has a host uid of its own, so RLIMIT_NPROC, which the kernel counts per real uid
+// (and keeps as the ceiling of the user namespaces made below it), bounds the processes and
+// threads of the whole sandbox: a fork bomb stops there instead of taking every pid of the host.
 import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
@@ -45,6 +50,8 @@ export interface BwrapSpec {
   /** /tmp read-only too (a pod's readOnlyRootFilesystem). */
   readOnlyTmp?: boolean;
   hostname?: string;
+  /** At most this many processes and threads at once (the kubelet's --pod-max-pids). */
+  maxPids: number;
 }
 
 /** The host's system folders shown read-only: /usr and /etc, and /bin, /sbin, /lib* as they are (often symlinks into /usr). */
@@ -98,10 +105,12 @@ export function outerArgs(spec: BwrapSpec): string[] {
   return args;
 }
 
-/** setpriv, then the inner bwrap (unprivileged: the user namespace the payload sees), then the payload. */
+/** prlimit and setpriv, then the inner bwrap (unprivileged: the user namespace the payload sees), then the payload. */
 export function innerCommand(spec: BwrapSpec): string[] {
   if (spec.hostUid === 0 || spec.hostGid === 0) throw new Error('a jailed process never runs as uid or gid 0 on the host');
+  if (!(Number.isInteger(spec.maxPids) && spec.maxPids > 0)) throw new Error(`a jailed process needs a task limit, got ${spec.maxPids}`);
   return [
+    'prlimit', `--nproc=${spec.maxPids}`, '--',
     'setpriv', `--reuid=${spec.hostUid}`, `--regid=${spec.hostGid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
     'bwrap', '--unshare-user', '--uid', String(spec.uid), '--gid', String(spec.gid), '--disable-userns',
     // --dev again: mounts made in a user namespace are nodev, so /dev/null needs its own bind

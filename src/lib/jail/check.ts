@@ -15,6 +15,7 @@ export const REQUIRED_COMMANDS: readonly { command: string; pkg: string }[] = [
   { command: 'nft', pkg: 'nftables' },
   { command: 'nsenter', pkg: 'util-linux' },
   { command: 'setpriv', pkg: 'util-linux' },
+  { command: 'prlimit', pkg: 'util-linux' },
   { command: 'chown', pkg: 'coreutils' },
 ];
 

@@ -8,6 +8,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { chown, lstat, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { envInt } from '../env-int.js';
 import { childrenMap, isRunning, processTree } from '../proc.js';
 import { jailCommand, type Volume } from './bwrap.js';
 import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
@@ -36,7 +37,17 @@ export interface JailOptions {
   subnet?: string;
   /** Where slot records live (default /run/svc-jail). */
   runDir?: string;
+  /** Processes and threads a sandbox may have at once (SVC_SANDBOX_MAX_PIDS, default DEFAULT_MAX_PIDS). */
+  maxPids?: number;
 }
+
+/**
+ * Tasks a sandbox may have at once unless SVC_SANDBOX_MAX_PIDS says otherwise: OpenShift's pod
+ * default. An agent's builds and browsers use hundreds; a fork bomb stops here.
+ */
+export const DEFAULT_MAX_PIDS = 4096;
+/** Fewer would not leave svc-agent and an engine their threads. */
+export const MIN_MAX_PIDS = 64;
 
 export interface JailLaunch {
   argv: readonly string[];
@@ -84,8 +95,10 @@ async function handOver(folder: string, uid: number, gid: number): Promise<void>
 export class Jail {
   readonly networks: SandboxNetworks;
   private readonly mounts: Volume[];
+  readonly maxPids: number;
 
   constructor(private readonly options: JailOptions) {
+    this.maxPids = options.maxPids ?? envInt('SVC_SANDBOX_MAX_PIDS', DEFAULT_MAX_PIDS, MIN_MAX_PIDS);
     const subnet = options.subnet ?? (process.env.SVC_SANDBOX_SUBNET?.trim() || DEFAULT_SUBNET);
     this.networks = new SandboxNetworks({ plan: new AddressPlan(subnet), apiPorts: options.apiPorts, runDir: options.runDir });
     this.mounts = (options.mounts ?? []).map((m) => ({ source: m.source ?? m.path, target: m.path, writable: m.writable }));
@@ -138,6 +151,7 @@ export class Jail {
       cwd: launch.cwd,
       argv: launch.argv,
       readOnlyTmp: launch.readOnlyTmp,
+      maxPids: this.maxPids,
     });
     const command = launch.niceness ? ['nice', '-n', String(launch.niceness), ...argv] : argv;
     const child = spawn(command[0]!, command.slice(1), {

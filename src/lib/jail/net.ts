@@ -6,7 +6,7 @@
 //   lo: 127.0.0.1 (cluster, metrics, ...)        lo: 127.0.0.1 (its engine, its own ports)
 //   lo: G/32 (the gateway: the API listens here)
 //   svcjN (no address) --- veth --------------- eth0: A/32, route G/32 dev eth0
-//   route A/32 dev svcjN; forwarding off on svcjN
+//   route A/32 dev svcjN src G; forwarding off on svcjN
 //
 // The host's 127.0.0.1 is not reachable from the namespace (a 127/8 destination leaves no
 // other interface), the sandbox has a route to G only (no default route: no internet, no other
@@ -149,6 +149,7 @@ export interface NetworkOptions {
 
 export class SandboxNetworks {
   private readonly slotDir: string;
+  private gatewayMade?: Promise<void>;
 
   constructor(private readonly options: NetworkOptions) {
     this.slotDir = path.join(options.runDir ?? RUN_DIR, 'slots');
@@ -179,6 +180,8 @@ export class SandboxNetworks {
 
   /** A free slot, its network made: namespace, veth, addresses, routes, firewall. */
   async allocate(owner: string, key: string, inboundPorts: readonly number[]): Promise<JailSlot> {
+    // G must be on lo before a route names it as its source (once per process; again after a failure)
+    await (this.gatewayMade ??= this.ensureGateway().catch((error: unknown) => { this.gatewayMade = undefined; throw error; }));
     await mkdir(this.slotDir, { recursive: true, mode: 0o700 });
     const { plan } = this.options;
     // start at a random slot: concurrent allocators rarely race for the same one
@@ -218,7 +221,9 @@ export class SandboxNetworks {
       `netns add ${slot.netns}`,
       `link add ${slot.hostVeth} type veth peer name eth0 netns ${slot.netns}`,
       `link set ${slot.hostVeth} up`,
-      `route add ${slot.address}/32 dev ${slot.hostVeth}`,
+      // replies go to G: the host's own choice of source address may be one the sandbox has no
+      // route to (another range's gateway on lo, the host's own address)
+      `route add ${slot.address}/32 dev ${slot.hostVeth} src ${this.gateway}`,
       '',
     ].join('\n'));
     // what arrives from a sandbox is for this host (the gateway) or dropped, never forwarded
