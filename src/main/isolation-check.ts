@@ -4,8 +4,8 @@ import { checkIsolation, describeProblems } from '../lib/jail/check.js';
 import { Jail } from '../lib/jail/index.js';
 
 export type IsolationStatus =
-  /** Sandboxes run jailed; the API must also listen on `gateway`. */
-  | { mode: 'jail'; gateway: string }
+  /** Sandboxes run jailed; the API must also listen on `gateway`. `limits`: what holds their tasks, CPU and memory. */
+  | { mode: 'jail'; gateway: string; limits: string }
   /** Isolation was asked for and cannot be had: sessions refuse to start, saying `message`. */
   | { mode: 'unavailable'; message: string; problems: string[] }
   /** --unsafe-no-isolation. */
@@ -25,13 +25,16 @@ export async function isolationStatus(unsafeNoIsolation: boolean): Promise<Isola
   if (!report.ok) return { mode: 'unavailable', message: describeProblems(report), problems: report.problems };
   const jail = new Jail({ apiPorts: [], toolchain: [] });
   await jail.networks.ensureGateway();
-  return { mode: 'jail', gateway: jail.gateway };
+  return { mode: 'jail', gateway: jail.gateway, limits: await jail.limitsLine() };
 }
 
 /** What svc dev prints about it. */
 export function isolationLines(status: IsolationStatus): string[] {
   switch (status.mode) {
-    case 'jail': return [`svc dev: sandboxes are isolated (own uid, namespaces and network; they reach the API at ${status.gateway})`];
+    case 'jail': return [
+      `svc dev: sandboxes are isolated (own uid, namespaces and network; they reach the API at ${status.gateway})`,
+      `svc dev: sandboxes have ${status.limits}`,
+    ];
     case 'none': return UNSAFE_WARNING;
     case 'unavailable': return [
       ...status.problems.map((problem) => `svc dev: ERROR: sandboxes cannot be isolated on this machine: ${problem}.`),

@@ -3,7 +3,7 @@
 // saying it too; --unsafe-no-isolation warns loudly on every start.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chownSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,11 +34,11 @@ async function api<T>(dev: DevInstance, method: string, urlPath: string, body?: 
 }
 
 /** A project on a repository of this machine, and a started session; resolves with the session's id. */
-async function session(dev: DevInstance, dir: string, owner?: number): Promise<{ projectId: string; id: string }> {
+async function session(dev: DevInstance, dir: string, owner?: number, sandbox?: Record<string, unknown>): Promise<{ projectId: string; id: string }> {
   const repo = path.join(dir, 'repo');
   makeRepo(repo, { 'svc.yaml': 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n' });
   if (owner !== undefined) execFileSync('chown', ['-R', `${owner}:${owner}`, repo]); // svc dev's user's own repository
-  const manifest = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'demo', namespace: 'default' }, spec: { repoUrl: repo, defaultBranch: 'main' } };
+  const manifest = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'demo', namespace: 'default' }, spec: { repoUrl: repo, defaultBranch: 'main', ...(sandbox ? { sandbox } : {}) } };
   await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(manifest));
   await waitFor('project Ready', async () => (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'], dev.env)) === 'True', 60_000);
   const projectId = (await runOk('kubectl', ['get', 'project', 'demo', '-o', 'jsonpath={.metadata.uid}'], dev.env)).trim();
@@ -82,12 +82,16 @@ describe("svc dev's jail settings from its environment", () => {
     }
   });
 
-  it('SVC_SANDBOX_SUBNET and SVC_SANDBOX_MAX_PIDS reach the sandboxes of the process provider: it runs in that range, its uid bounded to that many tasks', async () => {
+  it('SVC_SANDBOX_SUBNET, SVC_SANDBOX_MAX_PIDS and the sizes reach the sandboxes of the process provider: it runs in that range, bounded to that many tasks, in a control group of its template\'s memory and the default CPU', async () => {
     const dir = path.join(tmp, 'jail-settings');
-    const dev = await startDev({ dataDir: path.join(dir, 'dev'), extraEnv: { SVC_SANDBOX_SUBNET: SUBNET, SVC_SANDBOX_MAX_PIDS: '128' }, args: fixtureEngineArgs(fixtureEngine), timeoutMs: 90_000 });
+    const dev = await startDev({
+      dataDir: path.join(dir, 'dev'), extraEnv: { SVC_SANDBOX_SUBNET: SUBNET, SVC_SANDBOX_MAX_PIDS: '128', SVC_SANDBOX_CPU: '2', SVC_SANDBOX_MEMORY_MIB: '1536' },
+      args: fixtureEngineArgs(fixtureEngine), timeoutMs: 90_000,
+    });
     try {
       expect(dev.sandboxApiUrl).toContain('10.214.255.254');
-      const { id } = await session(dev, dir);
+      expect(dev.output()).toMatch(/svc dev: sandboxes have at most 128 tasks each; CPU and memory as their template says \(cgroup v[12]\)/);
+      const { id } = await session(dev, dir, undefined, { memory: 1024 });
       // running: the sandbox reached the API at the range's gateway (the operator's jail and the API agree)
       await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 90_000);
       expect((await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim()).toMatch(/^10\.214\.\d+\.\d+:\d+$/);
@@ -96,6 +100,16 @@ describe("svc dev's jail settings from its environment", () => {
       });
       expect(agents.length).toBeGreaterThan(0);
       for (const pid of agents) expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(/^Max processes\s+128\s+128\s/m);
+      // its group: the template's 1024 MiB (not the default's 1536), the default's two cores
+      const v1 = existsSync('/sys/fs/cgroup/memory/cgroup.procs');
+      const group = (controller: string) => {
+        const parent = v1 ? `/sys/fs/cgroup/${controller}/svc-sandboxes` : '/sys/fs/cgroup/svc-sandboxes';
+        const name = readdirSync(parent).find((g) => existsSync(`${parent}/${g}/cgroup.procs`) && readFileSync(`${parent}/${g}/cgroup.procs`, 'utf8').split('\n').includes(agents[0]!));
+        return path.join(parent, name ?? 'none');
+      };
+      expect(group('memory')).toMatch(/svc-sandboxes\/svcj-\d+$/);
+      expect(readFileSync(path.join(group('memory'), v1 ? 'memory.limit_in_bytes' : 'memory.max'), 'utf8').trim()).toBe(String(1024 * 2 ** 20));
+      expect(readFileSync(path.join(group('cpu'), v1 ? 'cpu.cfs_quota_us' : 'cpu.max'), 'utf8').trim()).toMatch(/^200000( 100000)?$/);
     } finally {
       await dev.stop();
     }

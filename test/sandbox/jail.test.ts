@@ -198,6 +198,37 @@ describe('the sandbox jail', () => {
     await expect.poll(() => execFileSync('sh', ['-c', `ps -L -u ${slot.hostUid} --no-headers | wc -l`], { encoding: 'utf8' }).trim(), { timeout: 5_000 }).toBe('0');
   }, 30_000);
 
+  it('holds a sandbox to its CPU and memory (its own control group): a busy loop gets its share of a core, a memory hog is killed, release removes the group', async () => {
+    expect(await jail.limitsLine()).toMatch(/CPU and memory as their template says \(cgroup v[12]\)/);
+    const slot = await jail.allocate(owner, 'limits', []);
+    slots.push(slot);
+    // a quarter of a core: 1.5 s of wall clock get at most about 0.4 s of CPU
+    const busy = await jail.spawn(slot, {
+      argv: [process.execPath, '-e', 'const end = Date.now() + 1500; while (Date.now() < end); const u = process.cpuUsage(); console.log((u.user + u.system) / 1000)'],
+      env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'pipe', 'inherit'], limits: { cpu: 0.25, memoryBytes: 256 * 2 ** 20 },
+    });
+    let out = '';
+    busy.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+    await new Promise((resolve) => busy.once('close', resolve));
+    expect(Number(out.trim())).toBeGreaterThan(100);
+    expect(Number(out.trim())).toBeLessThan(600);
+    // 64 MiB: a program that touches 400 MiB is killed by the kernel, the host is not asked for it
+    await jail.setLimits(slot, { memoryBytes: 64 * 2 ** 20 });
+    const hog = await jail.spawn(slot, {
+      argv: [process.execPath, '-e', 'const held = []; for (let i = 0; i < 100; i++) held.push(Buffer.alloc(4 * 2 ** 20, 1)); console.log("survived")'],
+      env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let hogOut = '';
+    hog.stdout!.on('data', (c: Buffer) => { hogOut += c.toString(); });
+    const exit = await new Promise<[number | null, string | null]>((resolve) => hog.once('exit', (code, signal) => resolve([code, signal])));
+    expect(hogOut).not.toContain('survived');
+    expect(exit).not.toEqual([0, null]);
+    const groups = execFileSync('sh', ['-c', `ls -d /sys/fs/cgroup/*/svc-sandboxes/${slot.netns} /sys/fs/cgroup/svc-sandboxes/${slot.netns} 2>/dev/null || true`], { encoding: 'utf8' }).trim();
+    expect(groups).not.toBe('');
+    await jail.release(slot);
+    expect(execFileSync('sh', ['-c', `ls -d /sys/fs/cgroup/*/svc-sandboxes/${slot.netns} /sys/fs/cgroup/svc-sandboxes/${slot.netns} 2>/dev/null || true`], { encoding: 'utf8' }).trim()).toBe('');
+  }, 30_000);
+
   it('a sandbox of another address range (SVC_SANDBOX_SUBNET) is reached from the host, whatever other gateway is on lo', async () => {
     const other = new Jail({ apiPorts: [], toolchain: [], subnet: '10.215.0.0/16' });
     const slot = await other.allocate(owner, 'range', [8000]);

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { envInt } from '../env-int.js';
 import { childrenMap, isRunning, processTree } from '../proc.js';
 import { jailCommand, type Volume } from './bwrap.js';
-import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
+import { machineCgroups, type SandboxCgroups, type SandboxLimits } from './cgroup.js';
+import { AddressPlan, DEFAULT_SUBNET, inNetns, netnsName, netnsPids, run, SandboxNetworks, type JailSlot } from './net.js';
 
 export { SYSTEM_PATHS, type Volume } from './bwrap.js';
 export { mountsFromEnv, parseSandboxMount, SandboxMountError } from './mounts.js';
@@ -39,7 +40,12 @@ export interface JailOptions {
   runDir?: string;
   /** Processes and threads a sandbox may have at once (SVC_SANDBOX_MAX_PIDS, default DEFAULT_MAX_PIDS). */
   maxPids?: number;
+  /** Where the cgroup hierarchy is mounted (default /sys/fs/cgroup), or false for no CPU and memory limits. */
+  cgroupRoot?: string | false;
 }
+
+/** The CPU and memory a sandbox may use (its template's, a Pod's limits); none when absent. */
+export type ResourceLimits = Pick<SandboxLimits, 'cpu' | 'memoryBytes'>;
 
 /**
  * Tasks a sandbox may have at once unless SVC_SANDBOX_MAX_PIDS says otherwise: OpenShift's pod
@@ -67,6 +73,8 @@ export interface JailLaunch {
   detached?: boolean;
   /** Its CPU priority, nice(1)'s (default 0): a sandbox made ahead of its session yields to those at work. */
   niceness?: number;
+  /** Its CPU and memory, enforced where the machine's cgroups can be written (limitsLine says); when absent, the slot's stay as they are. */
+  limits?: ResourceLimits;
 }
 
 /** The gateway address of a subnet: where the API listens for sandboxes. */
@@ -96,6 +104,7 @@ export class Jail {
   readonly networks: SandboxNetworks;
   private readonly mounts: Volume[];
   readonly maxPids: number;
+  private cgroupsFound?: Promise<SandboxCgroups | { unavailable: string }>;
 
   constructor(private readonly options: JailOptions) {
     this.maxPids = options.maxPids ?? envInt('SVC_SANDBOX_MAX_PIDS', DEFAULT_MAX_PIDS, MIN_MAX_PIDS);
@@ -119,17 +128,51 @@ export class Jail {
     return this.networks.rename(slot, key);
   }
 
-  /** Stops whatever still runs in the slot and removes its network. */
-  release(slot: Pick<JailSlot, 'index'>): Promise<void> {
-    return this.networks.release(slot);
+  /** Stops whatever still runs in the slot and removes its network and its control group. */
+  async release(slot: Pick<JailSlot, 'index'>): Promise<void> {
+    await this.networks.release(slot);
+    const cgroups = await this.cgroups();
+    // (a group a late exit still holds is left to the next sweep: it limits nothing once empty)
+    if (!('unavailable' in cgroups)) await cgroups.remove(netnsName(slot.index)).catch(() => undefined);
   }
 
   find(index: number, owner: string): Promise<JailSlot | undefined> {
     return this.networks.find(index, owner);
   }
 
-  sweep(owner: string, keep: (slot: JailSlot) => boolean): Promise<number> {
-    return this.networks.sweep(owner, keep);
+  async sweep(owner: string, keep: (slot: JailSlot) => boolean): Promise<number> {
+    const removed = await this.networks.sweep(owner, keep);
+    // groups of slots nobody holds any more (a crash between release's two steps)
+    const cgroups = await this.cgroups();
+    if (!('unavailable' in cgroups)) {
+      await cgroups.sweep((group) => {
+        const index = /^svcj-(\d+)$/.exec(group)?.[1];
+        return index === undefined || this.networks.held(Number(index));
+      });
+    }
+    return removed;
+  }
+
+  /** The machine's control groups for sandboxes (found once), or why CPU and memory go unlimited. */
+  cgroups(): Promise<SandboxCgroups | { unavailable: string }> {
+    this.cgroupsFound ??= this.options.cgroupRoot === false
+      ? Promise.resolve({ unavailable: 'turned off' })
+      : machineCgroups(this.options.cgroupRoot);
+    return this.cgroupsFound;
+  }
+
+  /** What svc dev says of the limits: how they are enforced, or why not. */
+  async limitsLine(): Promise<string> {
+    const cgroups = await this.cgroups();
+    return 'unavailable' in cgroups
+      ? `at most ${this.maxPids} tasks each; CPU and memory unlimited (${cgroups.unavailable})`
+      : `at most ${this.maxPids} tasks each; CPU and memory as their template says (cgroup v${cgroups.version})`;
+  }
+
+  /** Sets the CPU and memory of the sandbox in `slot` (a warm one given to its session). */
+  async setLimits(slot: JailSlot, limits: ResourceLimits): Promise<void> {
+    const cgroups = await this.cgroups();
+    if (!('unavailable' in cgroups)) await cgroups.set(slot.netns, { ...limits, pids: this.maxPids });
   }
 
   /**
@@ -140,6 +183,10 @@ export class Jail {
   async spawn(slot: JailSlot, launch: JailLaunch): Promise<ChildProcess> {
     // the sandbox's own folders become its uid's (never a --sandbox-mount: that stays the user's)
     for (const v of launch.volumes) if (v.writable) await handOver(v.source, slot.hostUid, slot.hostGid);
+    const found = await this.cgroups();
+    const cgroups = 'unavailable' in found ? undefined : found;
+    // its CPU and memory when given, else what the slot's group has (another container of its pod)
+    await cgroups?.set(slot.netns, { ...launch.limits, pids: this.maxPids }, launch.limits ? undefined : ['pids']);
     const { argv, fd3 } = jailCommand({
       netnsPath: slot.netnsPath,
       hostUid: slot.hostUid,
@@ -164,6 +211,13 @@ export class Jail {
       child.once('spawn', () => resolve());
       child.once('error', reject);
     });
+    // into its group before it forks: bwrap waits for its options on fd 3, written below
+    try {
+      await cgroups?.enter(slot.netns, child.pid!);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw new Error(`cannot put the sandbox in its control group: ${(error as Error).message}`);
+    }
     const args = child.stdio[3] as NodeJS.WritableStream;
     args.on('error', () => undefined); // bwrap gone early: its exit says why
     args.end(fd3);

@@ -252,6 +252,11 @@ export class SandboxNetworks {
   }
 
   /** Kills every process in the slot's namespace, removes the network and then the record. */
+  /** Whether slot `index` has a record (someone holds it). */
+  held(index: number): boolean {
+    return existsSync(this.recordPath(index));
+  }
+
   async release(slot: Pick<JailSlot, 'index'>): Promise<void> {
     await this.teardown(slotOf({ index: slot.index, owner: '', key: '', createdAt: '' }, this.options.plan));
     await rm(this.recordPath(slot.index), { force: true });

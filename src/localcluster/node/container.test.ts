@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContainerConfigError, expandVars, resolveProcess, rewriteMountPath, type ResolveInput } from './container.js';
+import { ContainerConfigError, expandVars, parseQuantity, podLimits, resolveProcess, rewriteMountPath, type ResolveInput } from './container.js';
 
 describe('expandVars', () => {
   it('replaces defined $(VAR), keeps unknown ones, and $$ escapes', () => {
@@ -54,5 +54,24 @@ describe('resolveProcess', () => {
       .rejects.toThrow("couldn't find key b in Secret ns/s");
     const { env } = await resolveProcess(base({ name: 'c', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'b', optional: true } } }] }, sources));
     expect(env.X).toBeUndefined();
+  });
+});
+
+describe('pod limits (the size of the pod\'s group on an isolated node)', () => {
+  const pod = (...limits: (Record<string, string> | undefined)[]) => ({ spec: { containers: limits.map((l, i) => ({ name: `c${i}`, ...(l ? { resources: { limits: l } } : {}) })) } });
+
+  it.each([['500m', 0.5], ['2', 2], ['1.5', 1.5], ['2048Mi', 2048 * 2 ** 20], ['1Gi', 2 ** 30], ['1G', 1e9], ['128974848', 128974848], ['1e3', 1000], ['100k', 1e5]] as const)('reads %s as %d', (text, value) => {
+    expect(parseQuantity(text, 'x')).toBe(value);
+  });
+
+  it.each(['', 'lots', '1.5.5', '-1', '1Xi', '1 Gi'])('refuses %j', (text) => {
+    expect(() => parseQuantity(text, 'container c limits.memory')).toThrow(ContainerConfigError);
+  });
+
+  it('sums the containers\' limits, and leaves a resource unlimited when one container does', () => {
+    expect(podLimits(pod({ cpu: '1', memory: '2048Mi' }, { cpu: '500m', memory: '512Mi' }))).toEqual({ cpu: 1.5, memoryBytes: 2560 * 2 ** 20 });
+    expect(podLimits(pod({ cpu: '1', memory: '1Gi' }, { memory: '1Gi' }))).toEqual({ cpu: undefined, memoryBytes: 2 ** 31 });
+    expect(podLimits(pod(undefined))).toEqual({ cpu: undefined, memoryBytes: undefined });
+    expect(() => podLimits(pod({ memory: 'a lot' }))).toThrow(/container c0 limits.memory: "a lot" is not a quantity/);
   });
 });

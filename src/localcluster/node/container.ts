@@ -228,3 +228,35 @@ export function runAs(pod: KObject, container: Container, image: ImageConfig): R
   if (!Number.isInteger(uid) || uid < 0 || !Number.isInteger(gid) || gid < 0) throw new ContainerConfigError(`runAsUser and runAsGroup must be non-negative integers, got ${uid} and ${gid}`);
   return { uid, gid, readOnlyRoot: own.readOnlyRootFilesystem === true };
 }
+
+const QUANTITY = /^([+]?(?:\d+(?:\.\d*)?|\.\d+))(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
+const SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A Kubernetes quantity (`500m`, `2`, `2048Mi`, `1e9`) as a number; ContainerConfigError when it is none. */
+export function parseQuantity(value: string, what: string): number {
+  const m = QUANTITY.exec(value.trim());
+  if (!m) throw new ContainerConfigError(`${what}: ${JSON.stringify(value)} is not a quantity`);
+  return Number(m[1]) * (m[2] !== undefined ? 10 ** Number(m[2]) : SUFFIX[m[3] ?? ''] ?? 1);
+}
+
+/**
+ * The pod's CPU (cores) and memory (bytes) as the kubelet sizes a pod's group: the sum of its
+ * containers' limits, and no limit on a resource some container leaves unlimited.
+ */
+export function podLimits(pod: KObject): { cpu?: number; memoryBytes?: number } {
+  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers) ?? [];
+  const sum = (resource: 'cpu' | 'memory') => {
+    let total = 0;
+    for (const c of containers) {
+      const limit = c.resources?.limits?.[resource];
+      if (limit === undefined) return undefined;
+      total += parseQuantity(String(limit), `container ${c.name} limits.${resource}`);
+    }
+    return containers.length && total > 0 ? total : undefined;
+  };
+  const memory = sum('memory');
+  return { cpu: sum('cpu'), memoryBytes: memory === undefined ? undefined : Math.ceil(memory) };
+}

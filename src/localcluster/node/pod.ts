@@ -11,10 +11,10 @@ import { closeSync, createWriteStream, fstatSync, openSync, readSync } from 'nod
 import { mkdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { Jail, JailSlot } from '../../lib/jail/index.js';
+import type { Jail, JailSlot, ResourceLimits } from '../../lib/jail/index.js';
 import type { KObject } from '../status.js';
 import type { NodeApi } from './api.js';
-import { ContainerConfigError, resolveProcess, runAs, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
+import { ContainerConfigError, podLimits, resolveProcess, runAs, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
 import { podStatus, terminatedFromExit, type ContainerState, type ContainerView, type PodCondition, type Terminated } from './status.js';
 
 export interface PodContext {
@@ -83,6 +83,7 @@ class ContainerRunner {
     let spec: ProcessSpec;
     let mounts: LocalMount[];
     let user: RunAs | undefined;
+    let limits: ResourceLimits | undefined;
     try {
       mounts = await this.pod.mounts(this.spec);
       // jailed, mount paths are real inside: nothing to rewrite
@@ -91,8 +92,10 @@ class ContainerRunner {
         pod: obj, container: this.spec, image, podIP: this.pod.ip, hostIP: ctx.hostIP, mounts: rewrites, commands: ctx.commands,
         defaultCwd: placement ? '/' : this.pod.dir, sources: this.pod.sources,
       });
-      if (placement) user = runAs(obj, this.spec, image);
-      else {
+      if (placement) {
+        user = runAs(obj, this.spec, image);
+        limits = podLimits(obj);
+      } else {
         Object.assign(spec.env, await ctx.podEnv?.({ namespace: this.pod.namespace, name: this.pod.name, ip: this.pod.ip }));
         await mkdir(spec.cwd, { recursive: true });
       }
@@ -114,7 +117,7 @@ class ContainerRunner {
     const logFile = createWriteStream(logPath);
     let child: ChildProcess;
     try {
-      child = await this.launch(spec, mounts, user, image);
+      child = await this.launch(spec, mounts, user, image, limits);
     } catch (err) {
       logFile.end();
       if (this.pod.stopped) return;
@@ -144,7 +147,7 @@ class ContainerRunner {
   }
 
   /** The container's process: jailed in the pod's slot on an isolated node, else a plain child. */
-  private async launch(spec: ProcessSpec, mounts: LocalMount[], user: RunAs | undefined, image: ImageConfig): Promise<ChildProcess> {
+  private async launch(spec: ProcessSpec, mounts: LocalMount[], user: RunAs | undefined, image: ImageConfig, limits?: ResourceLimits): Promise<ChildProcess> {
     const placement = this.pod.placement;
     if (placement && 'jail' in placement) {
       return placement.jail.spawn(placement.slot, {
@@ -155,6 +158,8 @@ class ContainerRunner {
         ],
         uid: user?.uid, gid: user?.gid, readOnlyTmp: user?.readOnlyRoot,
         stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+        // the pod's group, as the kubelet sizes it (every container of the pod sets the same)
+        limits,
       });
     }
     return spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -20,7 +20,7 @@ import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/pro
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
-import type { Jail, JailSlot, Volume } from '../../lib/jail/index.js';
+import type { Jail, JailSlot, ResourceLimits, Volume } from '../../lib/jail/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
@@ -57,6 +57,11 @@ export interface ProcessProviderOptions {
    * wait for them (docs/sandboxes.md "Warm sandboxes"). Only with isolation.
    */
   warm?: number;
+  /**
+   * CPU cores and memory (MiB) of a sandbox whose template gives none (SVC_SANDBOX_CPU,
+   * SVC_SANDBOX_MEMORY_MIB, as a Pod's); held where the jail can use the machine's cgroups.
+   */
+  defaultResources?: { cpu: number; memory: number };
 }
 
 interface SandboxState {
@@ -253,7 +258,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
     let child: ChildProcess;
     try {
       // svc-agent itself, loaded, reads its session's settings from the pipe (src/lib/warm-sandbox.ts)
-      child = await this.spawnJailed(slot, dir, warmEnvironment(this.jailedEnv(null)), this.options.agentCommand, 'pipe', WARM_NICENESS);
+      child = await this.spawnJailed(slot, dir, warmEnvironment(this.jailedEnv(null)), this.limitsOf(null), this.options.agentCommand, 'pipe', WARM_NICENESS);
     } catch (error) {
       await jail.release(slot).catch(() => undefined);
       throw error;
@@ -295,6 +300,14 @@ export class ProcessSandboxProvider implements SandboxProvider {
     }
     this.fillWarmSoon();
     sandbox.given = true;
+    try {
+      await this.jail!.setLimits(sandbox.slot, this.limitsOf(request));
+    } catch (error) {
+      // (a limit below what its svc-agent already uses): a sandbox of its own instead
+      process.stderr.write(`svc: a warm sandbox could not take the limits of ${request.namespace}/${request.name}: ${(error as Error).message}\n`);
+      void this.stopWarm(sandbox).catch(() => undefined);
+      return null;
+    }
     this.watchExit(sandbox.child, request);
     await rm(dir, { recursive: true, force: true });
     await mkdir(path.dirname(dir), { recursive: true });
@@ -394,7 +407,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
     const jail = this.jail!;
     const slot = await jail.allocate(this.owner, `${request.namespace}/${request.name}`, [DAEMON_PORT]);
     try {
-      const child = await this.spawnJailed(slot, dir, this.jailedEnv(request));
+      const child = await this.spawnJailed(slot, dir, this.jailedEnv(request), this.limitsOf(request));
       this.watchExit(child, request);
       return { pid: child.pid!, address: `${slot.address}:${DAEMON_PORT}`, slot: slot.index };
     } catch (error) {
@@ -409,7 +422,14 @@ export class ProcessSandboxProvider implements SandboxProvider {
     return (this.options.pathPrepend ?? []).map((source, i) => ({ source, target: i === 0 ? BIN_DIR : `${BIN_DIR}${i}`, writable: false }));
   }
 
-  private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore', niceness = 0): Promise<ChildProcess> {
+  /** The CPU and memory of `request`'s template, else the defaults (a warm sandbox's before its session). */
+  private limitsOf(request: SandboxRequest | null): ResourceLimits {
+    const cpu = request?.template.cpu ?? this.options.defaultResources?.cpu;
+    const memory = request?.template.memory ?? this.options.defaultResources?.memory;
+    return { cpu, memoryBytes: memory === undefined ? undefined : memory * 2 ** 20 };
+  }
+
+  private async spawnJailed(slot: JailSlot, dir: string, env: Record<string, string>, limits: ResourceLimits, argv = this.options.agentCommand, stdin: 'ignore' | 'pipe' = 'ignore', niceness = 0): Promise<ChildProcess> {
     const bins = this.binMounts();
     const log = openDaemonLog(dir);
     try {
@@ -421,6 +441,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
         stdio: [stdin, log, log],
         detached: true,
         niceness,
+        limits,
       });
       child.unref();
       return child;
