@@ -28,7 +28,8 @@ beforeAll(async () => {
     labelSelector: LABEL,
     dataDir: path.join(tc.dir, 'node'),
     images: (image) => (image === 'fixture:1' ? { entrypoint: ['/bin/fixture'], env: { PATH: '/usr/bin:/bin' } } : undefined),
-    commands: { '/bin/fixture': [process.execPath, server] },
+    // /bin/hog: a program that takes memory until something stops it
+    commands: { '/bin/fixture': [process.execPath, server], '/bin/hog': [process.execPath, '-e', 'const held = []; for (;;) held.push(Buffer.alloc(4 * 2 ** 20, 1))'] },
     // the fixture lives outside the toolchain: shown read-only, as --sandbox-mount does
     isolation: { jail: new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: path.dirname(server), writable: false }] }) },
     restartBackoffMs: 200,
@@ -99,6 +100,25 @@ it('refuses runAsNonRoot with an image that runs as root (CreateContainerConfigE
     expect(waiting.message).toContain('container has runAsNonRoot and image will run as root');
   } finally {
     await tc.api('DELETE', '/api/v1/namespaces/default/pods/as-root');
+    await slotsFreed();
+  }
+});
+
+it('holds a pod to the sum of its containers\' limits (its own control group); a container the kernel ends for memory is OOMKilled, as the kubelet says', async () => {
+  const res = await tc.api('POST', '/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'small', labels: { [LABEL]: 'yes' } },
+    spec: {
+      restartPolicy: 'Never',
+      securityContext: { runAsUser: 1000 },
+      containers: [{ name: 'main', image: 'fixture:1', command: ['/bin/hog'], resources: { limits: { cpu: '250m', memory: '64Mi' } } }],
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  try {
+    const terminated = await eventually(async () => (await pod('small')).status?.containerStatuses?.[0]?.state.terminated, 'terminated', 200);
+    expect(terminated.reason).toBe('OOMKilled');
+  } finally {
+    await tc.api('DELETE', '/api/v1/namespaces/default/pods/small');
     await slotsFreed();
   }
 });

@@ -179,6 +179,25 @@ describe('process provider', () => {
     expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
   }, 60_000);
 
+  it('a sandbox held to its template\'s memory: svc-agent past it is ended by the kernel, and the sandbox fails saying so (OOMKilled, the limit)', async () => {
+    const provider = new ProcessSandboxProvider(providerOptions);
+    // 24 MiB: less than node itself needs
+    const small = { ...request, name: 'oom-sandbox', uid: 'uid-oom', template: { memory: 24 } };
+    const started = await provider.ensure(small);
+    try {
+      const seen = await waitFor('the sandbox gone', async () => {
+        const o = await provider.observe(small);
+        return o.state === 'absent' || o.state === 'failed' ? o : undefined;
+      }, 30_000);
+      expect(seen.state).toBe('failed'); // not started again: it would only run out again
+      expect(seen.reason, `${seen.message}: ${readFileSync(path.join(providerOptions.dataDir, 'default', 'oom-sandbox', 'daemon.log'), 'utf8').slice(-2000)}`).toBe('OOMKilled');
+      expect(seen.message).toMatch(/exited after the kernel ended \d+ of its processes for using its memory limit of 24 MiB/);
+      expect(seen.message).toContain(`the sandbox process ${started.detail!.pid} exited`);
+    } finally {
+      await provider.delete(small);
+    }
+  }, 60_000);
+
   it('a start after an operator crashed between its spawn and state.json kills what that operator left', async () => {
     const crashed = { ...request, name: '7d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e4f', uid: 'uid-strays' };
     const home = path.join(providerOptions.dataDir, 'default', crashed.name, 'home');

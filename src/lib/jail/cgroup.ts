@@ -5,7 +5,7 @@
 // container without delegation, not root), sandboxes run with RLIMIT_NPROC only and svc dev says
 // so at start.
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** What one sandbox may use; an absent limit is none. */
@@ -121,6 +121,20 @@ export class SandboxCgroups {
       } catch (error) {
         throw new Error(`cannot set ${file} of sandbox group ${group} to ${value}: ${(error as Error).message}`);
       }
+    }
+  }
+
+  /** How often the kernel ended a process of `group` for its memory, and the limit; undefined when unknown. */
+  async oomKills(group: string): Promise<{ count: number; limitBytes?: number } | undefined> {
+    const dir = this.layout.dirs(group).memory;
+    const [events, limit] = this.layout.version === 2 ? ['memory.events', 'memory.max'] : ['memory.oom_control', 'memory.limit_in_bytes'];
+    try {
+      const count = Number(/^oom_kill (\d+)$/m.exec(await readFile(path.join(dir, events), 'utf8'))?.[1] ?? 0);
+      const bytes = Number((await readFile(path.join(dir, limit), 'utf8')).trim());
+      // (v1 says "no limit" with the largest page-aligned number, v2 with "max")
+      return { count, ...(Number.isFinite(bytes) && bytes < 2 ** 62 ? { limitBytes: bytes } : {}) };
+    } catch {
+      return undefined; // (no group: removed, or never made)
     }
   }
 

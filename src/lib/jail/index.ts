@@ -169,6 +169,12 @@ export class Jail {
       : `at most ${this.maxPids} tasks each; CPU and memory as their template says (cgroup v${cgroups.version})`;
   }
 
+  /** How often the kernel ended a process of slot `index` for its memory, and the limit (SandboxCgroups.oomKills). */
+  async oomKills(index: number): Promise<{ count: number; limitBytes?: number } | undefined> {
+    const cgroups = await this.cgroups();
+    return 'unavailable' in cgroups ? undefined : cgroups.oomKills(netnsName(index));
+  }
+
   /** Sets the CPU and memory of the sandbox in `slot` (a warm one given to its session). */
   async setLimits(slot: JailSlot, limits: ResourceLimits): Promise<void> {
     const cgroups = await this.cgroups();
@@ -221,6 +227,12 @@ export class Jail {
     const args = child.stdio[3] as NodeJS.WritableStream;
     args.on('error', () => undefined); // bwrap gone early: its exit says why
     args.end(fd3);
+    // resolved once nsenter joined the namespace: until then `running` would call the sandbox gone
+    // (a provider observing right after its start saw it "exited" and started it again)
+    for (let waited = 0; !inNetns(child.pid!, slot.netnsPath) && waited < 5_000; waited += 2) {
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     return child;
   }
 

@@ -115,6 +115,8 @@ class ContainerRunner {
     if (older >= 0) await rm(path.join(logDir, `${older}.log`), { force: true });
     const logPath = path.join(logDir, `${this.view.restartCount}.log`);
     const logFile = createWriteStream(logPath);
+    // (read before the start: the exit's listener must be in place before the next await)
+    const oomKillsBefore = await this.oomKills();
     let child: ChildProcess;
     try {
       child = await this.launch(spec, mounts, user, image, limits);
@@ -135,8 +137,11 @@ class ContainerRunner {
     child.once('error', (err) => { spawnError = err; });
     const exited = new Promise<void>((resolve) => child.once('close', (code, signal) => {
       logFile.end(() => {
-        this.onExit(code, signal, startedAt, containerID, logPath, spawnError);
-        resolve();
+        // as the kubelet: a container the kernel ended for its pod's memory is OOMKilled
+        void this.oomKills().then((after) => {
+          this.onExit(code, signal, startedAt, containerID, logPath, spawnError, after > oomKillsBefore);
+          resolve();
+        });
       });
     }));
     this.run = { child, logPath, startedAt, containerID, exited };
@@ -165,12 +170,20 @@ class ContainerRunner {
     return spawn(spec.argv[0]!, spec.argv.slice(1), { env: spec.env, cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, logPath: string, spawnError?: Error): void {
+  /** How often the kernel ended a process of this pod's group for its memory (0 unjailed or unknown). */
+  private async oomKills(): Promise<number> {
+    const placement = this.pod.placement;
+    if (!placement || !('jail' in placement)) return 0;
+    return (await placement.jail.oomKills(placement.slot.index))?.count ?? 0;
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, startedAt: string, containerID: string, logPath: string, spawnError?: Error, oomKilled = false): void {
     this.stopProbes();
     this.run = undefined;
     const terminated: Terminated = spawnError
       ? { exitCode: 128, reason: 'StartError', message: spawnError.message, startedAt, finishedAt: new Date().toISOString(), containerID }
       : terminatedFromExit(code, signal, startedAt, new Date().toISOString(), containerID);
+    if (oomKilled && terminated.exitCode !== 0) terminated.reason = 'OOMKilled';
     if (!spawnError && terminated.exitCode !== 0 && this.spec.terminationMessagePolicy === 'FallbackToLogsOnError') {
       const message = logTail(logPath);
       if (message) terminated.message = message;

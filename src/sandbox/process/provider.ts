@@ -185,11 +185,20 @@ export class ProcessSandboxProvider implements SandboxProvider {
       this.known.add(this.dir(ref));
       return { state: 'running', address: state.address, detail: { pid: state.pid } };
     }
-    return {
-      state: 'absent',
-      reason: 'Exited',
-      message: `the sandbox process ${state.pid} exited; its output is in ${path.join(this.dir(ref), 'daemon.log')}`,
-    };
+    const log = path.join(this.dir(ref), 'daemon.log');
+    // its group outlives it until the slot is released: did it run out of memory? Then it failed,
+    // as a Pod OOMKilled does for the kubernetes provider: started again it would only do it again
+    const slot = this.jail && state.slot !== undefined ? await this.jail.find(state.slot, this.owner) : undefined;
+    const oom = slot?.key === `${ref.namespace}/${ref.name}` ? await this.jail!.oomKills(slot.index) : undefined;
+    if (oom?.count) {
+      const limit = oom.limitBytes ? `its memory limit of ${Math.round(oom.limitBytes / 2 ** 20)} MiB` : 'its memory limit';
+      return {
+        state: 'failed',
+        reason: 'OOMKilled',
+        message: `the sandbox process ${state.pid} exited after the kernel ended ${oom.count} of its processes for using ${limit}: give its template more memory (else SVC_SANDBOX_MEMORY_MIB); its output is in ${log}`,
+      };
+    }
+    return { state: 'absent', reason: 'Exited', message: `the sandbox process ${state.pid} exited; its output is in ${log}` };
   }
 
   async observe(ref: SandboxRef): Promise<SandboxObservation> {
