@@ -29,17 +29,17 @@ describe('sandbox control groups', () => {
 
   it('v2: hands the controllers down, then writes cpu.max, memory.max and pids.max of the group; a left-out limit is lifted', async () => {
     const g = `${GROUP_PARENT}/svcj-7`;
-    const root = tree({ 'cgroup.controllers': 'cpuset cpu io memory pids', 'cgroup.subtree_control': '', [`${g}/cpu.max`]: '', [`${g}/memory.max`]: '', [`${g}/pids.max`]: '', [`${g}/cgroup.procs`]: '' });
+    const root = tree({ 'cgroup.controllers': 'cpuset cpu io memory pids', 'cgroup.subtree_control': '', [`${g}/cpu.max`]: '', [`${g}/memory.max`]: '', [`${g}/memory.swap.max`]: '', [`${g}/pids.max`]: '', [`${g}/cgroup.procs`]: '' });
     const cgroups = await machineCgroups(root);
     expect(cgroups).toBeInstanceOf(SandboxCgroups);
     const c = cgroups as SandboxCgroups;
     expect(c.version).toBe(2);
     expect(read(root, 'cgroup.subtree_control')).toBe('+cpu +memory +pids');
     expect(read(root, `${GROUP_PARENT}/cgroup.subtree_control`)).toBe('+cpu +memory +pids');
-    await c.set('svcj-7', { cpu: 1.5, memoryBytes: 2 ** 30, pids: 4096 }); // (no memory.swap.max here: skipped)
-    expect([read(root, `${g}/cpu.max`), read(root, `${g}/memory.max`), read(root, `${g}/pids.max`)]).toEqual(['150000 100000', String(2 ** 30), '4096']);
+    await c.set('svcj-7', { cpu: 1.5, memoryBytes: 2 ** 30, pids: 4096 });
+    expect([read(root, `${g}/cpu.max`), read(root, `${g}/memory.max`), read(root, `${g}/memory.swap.max`), read(root, `${g}/pids.max`)]).toEqual(['150000 100000', String(2 ** 30), '0', '4096']);
     await c.set('svcj-7', { pids: 64 });
-    expect([read(root, `${g}/cpu.max`), read(root, `${g}/memory.max`), read(root, `${g}/pids.max`)]).toEqual(['max 100000', 'max', '64']);
+    expect([read(root, `${g}/cpu.max`), read(root, `${g}/memory.max`), read(root, `${g}/memory.swap.max`), read(root, `${g}/pids.max`)]).toEqual(['max 100000', 'max', 'max', '64']);
     await c.set('svcj-7', { cpu: 2, pids: 100 }, ['pids']);
     expect([read(root, `${g}/cpu.max`), read(root, `${g}/pids.max`)]).toEqual(['max 100000', '100']);
     await c.enter('svcj-7', 4242);

@@ -56,8 +56,8 @@ const v2 = (root: string): Layout => ({
   writes: (limits) => [
     ['cpu', 'cpu.max', limits.cpu ? `${Math.max(1000, Math.round(limits.cpu * CPU_PERIOD_US))} ${CPU_PERIOD_US}` : `max ${CPU_PERIOD_US}`],
     ['memory', 'memory.max', limits.memoryBytes ? String(limits.memoryBytes) : 'max'],
-    // no swap beyond the limit: a sandbox over it is ended, as a Pod is
-    ['memory', 'memory.swap.max', '0'],
+    // no swap past a limit: a sandbox over it is ended, as a Pod is
+    ['memory', 'memory.swap.max', limits.memoryBytes ? '0' : 'max'],
     ['pids', 'pids.max', limits.pids ? String(limits.pids) : 'max'],
   ],
 });
