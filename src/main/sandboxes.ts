@@ -60,8 +60,8 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
   await mkdir(binDir, { recursive: true, mode: 0o755 });
   await chmod(binDir, 0o755);
   await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec '${process.execPath}' '${path.join(PACKAGE_ROOT, 'bin/svc.js')}' "$@"\n`, { mode: 0o755 });
-  // a template without cpu or memory gets a Pod's defaults (SVC_SANDBOX_CPU, SVC_SANDBOX_MEMORY_MIB)
-  const { cpu, memory } = kubernetesSettingsFromEnv(env);
+  // a template without cpu, memory or disk gets a Pod's defaults (SVC_SANDBOX_CPU, SVC_SANDBOX_MEMORY_MIB, SVC_SANDBOX_DISK_MIB)
+  const { cpu, memory, disk } = kubernetesSettingsFromEnv(env);
   const provider = new ProcessSandboxProvider({
     dataDir,
     agentCommand: [process.execPath, path.join(PACKAGE_ROOT, 'bin/svc-agent.js')],
@@ -71,7 +71,7 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
     isolation: isolation === 'none' ? 'none' : sandboxJail(apiUrl, PACKAGE_ROOT, env),
     // SVC_SANDBOX_WARM: jailed sandboxes started ahead of their session (docs/sandboxes.md "Warm sandboxes")
     warm: envInt('SVC_SANDBOX_WARM', 1, 0, 16, env),
-    defaultResources: { cpu, memory },
+    defaultResources: { cpu, memory, disk },
   });
   // leftovers of a crashed svc dev (jail slots no live sandbox holds) go once this operator leads
   return { provider, apiUrl, repoUrl, stop: () => provider.stopAll(), lead: () => void provider.sweepOnce() };

@@ -198,6 +198,31 @@ describe('process provider', () => {
     }
   }, 60_000);
 
+  it('a sandbox over its template\'s disk is evicted as the kubelet evicts a pod: stopped, failed as Evicted with the sizes, not started again, its folders kept', async () => {
+    const provider = new ProcessSandboxProvider({ ...providerOptions, diskCheckIntervalMs: 200 });
+    const big = { ...request, name: 'disk-sandbox', uid: 'uid-disk', template: { disk: 2 } };
+    const started = await provider.ensure(big);
+    try {
+      const address = started.address!;
+      await waitFor('engine ready', async () => (await readDaemonHealth(address))?.engine.state === 'ready', 30_000);
+      expect((await provider.observe(big)).state).toBe('running'); // under 2 MiB so far
+      const workspace = path.join(providerOptions.dataDir, 'default', 'disk-sandbox', 'workspace');
+      writeFileSync(path.join(workspace, 'big.bin'), Buffer.alloc(4 * 2 ** 20, 1));
+      const seen = await waitFor('evicted', async () => {
+        const o = await provider.observe(big);
+        return o.state === 'failed' ? o : undefined;
+      }, 30_000);
+      expect(seen.reason).toBe('Evicted');
+      expect(seen.message).toMatch(/use [4-9] MiB, over its disk limit of 2 MiB/);
+      await waitFor('the daemon gone', async () => { try { process.kill(started.detail!.pid!, 0); return false; } catch { return true; } });
+      expect(await provider.ensure(big)).toMatchObject({ state: 'failed', reason: 'Evicted' });
+      expect(existsSync(path.join(workspace, 'big.bin'))).toBe(true);
+    } finally {
+      await provider.delete(big);
+      await provider.stopAll();
+    }
+  }, 60_000);
+
   it('a start after an operator crashed between its spawn and state.json kills what that operator left', async () => {
     const crashed = { ...request, name: '7d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e4f', uid: 'uid-strays' };
     const home = path.join(providerOptions.dataDir, 'default', crashed.name, 'home');

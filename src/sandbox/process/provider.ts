@@ -14,7 +14,7 @@
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { randomBytes } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -61,7 +61,9 @@ export interface ProcessProviderOptions {
    * CPU cores and memory (MiB) of a sandbox whose template gives none (SVC_SANDBOX_CPU,
    * SVC_SANDBOX_MEMORY_MIB, as a Pod's); held where the jail can use the machine's cgroups.
    */
-  defaultResources?: { cpu: number; memory: number };
+  defaultResources?: { cpu: number; memory: number; disk?: number };
+  /** How often a running sandbox's folders are measured against its disk limit (default DISK_CHECK_INTERVAL_MS). */
+  diskCheckIntervalMs?: number;
 }
 
 interface SandboxState {
@@ -72,7 +74,14 @@ interface SandboxState {
   slot?: number;
   uid: string;
   startedAt: string;
+  /** Its workspace and engine home may hold this much (the template's disk), as a Pod's ephemeral storage. */
+  diskLimitBytes?: number;
+  /** Why it was stopped for good (over its disk limit): it is not started again. */
+  evicted?: string;
 }
+
+/** As the kubelet's eviction manager measures a pod's ephemeral storage: now and then, not on every write. */
+const DISK_CHECK_INTERVAL_MS = 30_000;
 
 /** Where the image puts things (SPEC §2.6), and so where a jailed sandbox sees them. */
 const WORKSPACE = '/workspace';
@@ -154,10 +163,14 @@ export class ProcessSandboxProvider implements SandboxProvider {
   private readonly warming = new Set<Promise<void>>();
   private refill: NodeJS.Timeout | null = null;
   private stopping = false;
+  private readonly diskCheck: NodeJS.Timeout;
+  private diskChecking = false;
 
   constructor(private readonly options: ProcessProviderOptions) {
     this.host = options.host ?? '127.0.0.1';
     this.jail = options.isolation === 'none' ? null : options.isolation;
+    this.diskCheck = setInterval(() => void this.evictOverDisk(), options.diskCheckIntervalMs ?? DISK_CHECK_INTERVAL_MS);
+    this.diskCheck.unref();
   }
 
   private dir(ref: SandboxRef): string {
@@ -181,6 +194,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   private async observeState(ref: SandboxRef, state: SandboxState | null): Promise<SandboxObservation> {
     if (!state || state.uid !== ref.uid) return { state: 'absent' };
+    if (state.evicted) return { state: 'failed', reason: 'Evicted', message: state.evicted };
     if (await this.running(state)) {
       this.known.add(this.dir(ref));
       return { state: 'running', address: state.address, detail: { pid: state.pid } };
@@ -369,12 +383,44 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /** Writes what a restarted operator reads of a started sandbox. */
   private async recordStarted(request: SandboxRequest, dir: string, started: Omit<SandboxState, 'uid' | 'startedAt'>): Promise<SandboxObservation> {
-    const state: SandboxState = { ...started, uid: request.uid, startedAt: new Date().toISOString() };
-    const file = path.join(dir, 'state.json');
-    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    const disk = request.template.disk ?? this.options.defaultResources?.disk;
+    const state: SandboxState = { ...started, uid: request.uid, startedAt: new Date().toISOString(), ...(disk ? { diskLimitBytes: disk * 2 ** 20 } : {}) };
+    await writeState(dir, state);
     this.known.add(dir);
     return { state: 'provisioning', address: state.address, detail: { pid: state.pid } };
+  }
+
+  /**
+   * The kubelet's eviction of a pod over its ephemeral-storage limit: each running sandbox's
+   * workspace and engine home are measured (du, outside this process) and one over its template's
+   * disk is stopped (its svc-agent checkpoints on the way out) and failed as Evicted, its folders
+   * kept. One pass at a time.
+   */
+  private async evictOverDisk(): Promise<void> {
+    if (this.diskChecking || this.stopping) return;
+    this.diskChecking = true;
+    try {
+      for (const dir of [...this.known]) {
+        const state = await readStateFile(path.join(dir, 'state.json'));
+        if (!state?.diskLimitBytes || state.evicted) continue;
+        const used = await diskUsage([path.join(dir, 'workspace'), path.join(dir, 'home')]);
+        if (used === undefined || used <= state.diskLimitBytes) continue;
+        await this.locks.run(dir, async () => {
+          const now = await readStateFile(path.join(dir, 'state.json'));
+          if (now?.uid !== state.uid || now.evicted) return;
+          const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+          const evicted = `evicted: the sandbox's workspace and engine home use ${mib(used)} MiB, over its disk limit of ${mib(state.diskLimitBytes!)} MiB (the template's disk, else SVC_SANDBOX_DISK_MIB); its folders are kept`;
+          await writeState(dir, { ...now, evicted });
+          await this.stopState(now);
+        });
+        const [namespace, name] = path.relative(this.options.dataDir, dir).split(path.sep) as [string, string];
+        for (const listener of this.exitListeners) listener({ namespace, name, uid: state.uid });
+      }
+    } catch (error) {
+      process.stderr.write(`svc: measuring sandboxes' disk failed: ${(error as Error).message}\n`);
+    } finally {
+      this.diskChecking = false;
+    }
   }
 
   onExit(listener: (ref: SandboxRef) => void): () => void {
@@ -505,6 +551,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /** Stops every sandbox process this operator started or found, keeping their folders (a clean operator stop). */
   async stopAll(): Promise<void> {
+    clearInterval(this.diskCheck);
     await this.stopWarmAll();
     await Promise.all([...this.known].map(async (dir) => {
       const state = await readStateFile(path.join(dir, 'state.json'));
@@ -590,6 +637,22 @@ export class ProcessSandboxProvider implements SandboxProvider {
     if (alive(pid)) throw new Error(`the sandbox process ${pid} still runs after SIGKILL`);
   }
 
+}
+
+async function writeState(dir: string, state: SandboxState): Promise<void> {
+  const file = path.join(dir, 'state.json');
+  await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+}
+
+/** Bytes of disk `folders` take (du: blocks, one file system, hard links once); undefined when du fails. */
+function diskUsage(folders: string[]): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    execFile('du', ['-sxB1', '--total', ...folders.filter((f) => existsSync(f))], { timeout: 120_000, maxBuffer: 1 << 20 }, (error, stdout) => {
+      const total = /^(\d+)\s+total$/m.exec(stdout ?? '')?.[1];
+      resolve(total === undefined ? undefined : Number(total));
+    });
+  });
 }
 
 async function readStateFile(file: string): Promise<SandboxState | null> {
