@@ -179,10 +179,10 @@ describe('process provider', () => {
     expect(await new ProcessSandboxProvider(providerOptions).observe(request)).toMatchObject({ state: 'absent', reason: 'Exited' });
   }, 60_000);
 
-  it('a sandbox held to its template\'s memory: svc-agent past it is ended by the kernel, and the sandbox fails saying so (OOMKilled, the limit)', async () => {
-    const provider = new ProcessSandboxProvider(providerOptions);
-    // 24 MiB: less than node itself needs
-    const small = { ...request, name: 'oom-sandbox', uid: 'uid-oom', template: { memory: 24 } };
+  it('a sandbox held to its template\'s memory: its program past it is ended by the kernel, and the sandbox fails saying so (OOMKilled, the limit)', async () => {
+    // in svc-agent's place, a program that takes memory until something stops it
+    const provider = new ProcessSandboxProvider({ ...providerOptions, agentCommand: [process.execPath, '-e', 'const held = []; for (;;) held.push(Buffer.alloc(4 * 2 ** 20, 1))'] });
+    const small = { ...request, name: 'oom-sandbox', uid: 'uid-oom', template: { memory: 64 } };
     const started = await provider.ensure(small);
     try {
       const seen = await waitFor('the sandbox gone', async () => {
@@ -191,7 +191,7 @@ describe('process provider', () => {
       }, 30_000);
       expect(seen.state).toBe('failed'); // not started again: it would only run out again
       expect(seen.reason, `${seen.message}: ${readFileSync(path.join(providerOptions.dataDir, 'default', 'oom-sandbox', 'daemon.log'), 'utf8').slice(-2000)}`).toBe('OOMKilled');
-      expect(seen.message).toMatch(/exited after the kernel ended \d+ of its processes for using its memory limit of 24 MiB/);
+      expect(seen.message).toMatch(/exited after the kernel ended \d+ of its processes for using its memory limit of 64 MiB/);
       expect(seen.message).toContain(`the sandbox process ${started.detail!.pid} exited`);
     } finally {
       await provider.delete(small);
