@@ -12,9 +12,9 @@ describe('isolationLines', () => {
   });
 
   it('names the gateway address and the limits when sandboxes are isolated, and warns when they are not', () => {
-    const lines = isolationLines({ mode: 'jail', gateway: '10.213.255.254', limits: 'at most 4096 tasks each; CPU and memory unlimited (turned off)' });
+    const lines = isolationLines({ mode: 'jail', gateway: '10.213.255.254', limits: 'at most 4096 tasks each; CPU and memory not held (turned off)' });
     expect(lines[0]).toContain('reach the API at 10.213.255.254');
-    expect(lines[1]).toBe('svc dev: sandboxes have at most 4096 tasks each; CPU and memory unlimited (turned off)');
+    expect(lines[1]).toBe('svc dev: sandboxes have at most 4096 tasks each; CPU and memory not held (turned off)');
     expect(isolationLines({ mode: 'none' }).join('\n')).toContain('NOT isolated');
   });
 });

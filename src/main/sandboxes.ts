@@ -60,8 +60,11 @@ export async function sandboxSettingsFromEnv(client: KubeClient, env: NodeJS.Pro
   await mkdir(binDir, { recursive: true, mode: 0o755 });
   await chmod(binDir, 0o755);
   await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec '${process.execPath}' '${path.join(PACKAGE_ROOT, 'bin/svc.js')}' "$@"\n`, { mode: 0o755 });
-  // a template without cpu, memory or disk gets a Pod's defaults (SVC_SANDBOX_CPU, SVC_SANDBOX_MEMORY_MIB, SVC_SANDBOX_DISK_MIB)
-  const { cpu, memory, disk } = kubernetesSettingsFromEnv(env);
+  // a template without memory or disk gets a Pod's defaults (SVC_SANDBOX_MEMORY_MIB, SVC_SANDBOX_DISK_MIB);
+  // CPU only when asked for (SVC_SANDBOX_CPU): unasked, each sandbox's group shares the cores
+  // equally with the others, and a quota would only slow it on an idle machine (docs/sandboxes.md)
+  const { cpu: defaultCpu, memory, disk } = kubernetesSettingsFromEnv(env);
+  const cpu = env.SVC_SANDBOX_CPU?.trim() ? defaultCpu : undefined;
   const provider = new ProcessSandboxProvider({
     dataDir,
     agentCommand: [process.execPath, path.join(PACKAGE_ROOT, 'bin/svc-agent.js')],

@@ -90,7 +90,7 @@ describe("svc dev's jail settings from its environment", () => {
     });
     try {
       expect(dev.sandboxApiUrl).toContain('10.214.255.254');
-      expect(dev.output()).toMatch(/svc dev: sandboxes have at most 128 tasks each; CPU and memory as their template says \(cgroup v[12]\)/);
+      expect(dev.output()).toMatch(/svc dev: sandboxes have at most 128 tasks each, a fair share of the CPU, the memory their template gives \(cgroup v[12]\)/);
       const { id } = await session(dev, dir, undefined, { memory: 1024 });
       // running: the sandbox reached the API at the range's gateway (the operator's jail and the API agree)
       await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 90_000);

@@ -199,7 +199,7 @@ describe('the sandbox jail', () => {
   }, 30_000);
 
   it('holds a sandbox to its CPU and memory (its own control group): a busy loop gets its share of a core, a memory hog is killed, release removes the group', async () => {
-    expect(await jail.limitsLine()).toMatch(/CPU and memory as their template says \(cgroup v[12]\)/);
+    expect(await jail.limitsLine()).toMatch(/a fair share of the CPU, the memory their template gives \(cgroup v[12]\)/);
     const slot = await jail.allocate(owner, 'limits', []);
     slots.push(slot);
     // a quarter of a core: 1.5 s of wall clock get at most about 0.4 s of CPU
@@ -227,6 +227,38 @@ describe('the sandbox jail', () => {
     expect(groups).not.toBe('');
     await jail.release(slot);
     expect(execFileSync('sh', ['-c', `ls -d /sys/fs/cgroup/*/svc-sandboxes/${slot.netns} /sys/fs/cgroup/svc-sandboxes/${slot.netns} 2>/dev/null || true`], { encoding: 'utf8' }).trim()).toBe('');
+  }, 30_000);
+
+  it('shares the CPU by sandbox, not by process: eight busy loops in a sandbox get about what one busy loop of the host gets', async () => {
+    const slot = await jail.allocate(owner, 'shares', []);
+    slots.push(slot);
+    const spin = 'while :; do :; done';
+    // no CPU limit: its group's share alone holds it
+    const busy = await jail.spawn(slot, {
+      // each in a session of its own: the kernel's autogroups would give each its own share
+      argv: ['/bin/sh', '-c', `for i in 1 2 3 4 5 6 7 8; do setsid sh -c '${spin}' & done; wait`], env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'ignore'], limits: {},
+    });
+    const host = spawn('/bin/sh', ['-c', spin], { stdio: 'ignore' });
+    const ticks = (pid: number) => {
+      try {
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return Number(fields[11]) + Number(fields[12]);
+      } catch { return 0; }
+    };
+    const sandboxTicks = async () => (await netnsPids(slot.netns)).reduce((sum, pid) => sum + ticks(pid), 0);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const [s0, h0] = [await sandboxTicks(), ticks(host.pid!)];
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const [s1, h1] = [await sandboxTicks(), ticks(host.pid!)];
+      // one process per task would give the sandbox eight times the host loop's time
+      expect(h1 - h0).toBeGreaterThan(0);
+      expect((s1 - s0) / (h1 - h0)).toBeLessThan(3);
+    } finally {
+      host.kill('SIGKILL');
+      await jail.terminate(slot, busy.pid!, 0);
+      await jail.release(slot);
+    }
   }, 30_000);
 
   it('a sandbox of another address range (SVC_SANDBOX_SUBNET) is reached from the host, whatever other gateway is on lo', async () => {

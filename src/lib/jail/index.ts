@@ -165,8 +165,8 @@ export class Jail {
   async limitsLine(): Promise<string> {
     const cgroups = await this.cgroups();
     return 'unavailable' in cgroups
-      ? `at most ${this.maxPids} tasks each; CPU and memory unlimited (${cgroups.unavailable})`
-      : `at most ${this.maxPids} tasks each; CPU and memory as their template says (cgroup v${cgroups.version})`;
+      ? `at most ${this.maxPids} tasks each; CPU and memory not held (${cgroups.unavailable})`
+      : `at most ${this.maxPids} tasks each, a fair share of the CPU, the memory their template gives (cgroup v${cgroups.version})`;
   }
 
   /** How often the kernel ended a process of slot `index` for its memory, and the limit (SandboxCgroups.oomKills). */

@@ -58,10 +58,11 @@ export interface ProcessProviderOptions {
    */
   warm?: number;
   /**
-   * CPU cores and memory (MiB) of a sandbox whose template gives none (SVC_SANDBOX_CPU,
-   * SVC_SANDBOX_MEMORY_MIB, as a Pod's); held where the jail can use the machine's cgroups.
+   * CPU cores, memory and disk (MiB) of a sandbox whose template gives none (SVC_SANDBOX_CPU when
+   * set, SVC_SANDBOX_MEMORY_MIB, SVC_SANDBOX_DISK_MIB); CPU and memory held where the jail can use
+   * the machine's cgroups.
    */
-  defaultResources?: { cpu: number; memory: number; disk?: number };
+  defaultResources?: { cpu?: number; memory: number; disk?: number };
   /** How often a running sandbox's folders are measured against its disk limit (default DISK_CHECK_INTERVAL_MS). */
   diskCheckIntervalMs?: number;
 }
