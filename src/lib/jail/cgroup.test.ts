@@ -36,6 +36,7 @@ describe('sandbox control groups', () => {
     expect(c.version).toBe(2);
     expect(read(root, 'cgroup.subtree_control')).toBe('+cpu +memory +pids');
     expect(read(root, `${GROUP_PARENT}/cgroup.subtree_control`)).toBe('+cpu +memory +pids');
+    expect(read(root, `${GROUP_PARENT}/cpu.weight`)).toBe(String(100 * os.availableParallelism()));
     await c.set('svcj-7', { cpu: 1.5, memoryBytes: 2 ** 30, pids: 4096 });
     expect([read(root, `${g}/cpu.max`), read(root, `${g}/memory.max`), read(root, `${g}/memory.swap.max`), read(root, `${g}/pids.max`)]).toEqual(['150000 100000', String(2 ** 30), '0', '4096']);
     await c.set('svcj-7', { pids: 64 });
@@ -56,6 +57,7 @@ describe('sandbox control groups', () => {
     const root = tree(files);
     const c = (await machineCgroups(root)) as SandboxCgroups;
     expect(c.version).toBe(1);
+    expect(read(root, `cpu/${GROUP_PARENT}/cpu.shares`)).toBe(String(1024 * os.availableParallelism()));
     await c.set('svcj-3', { cpu: 0.25, memoryBytes: 64 * 2 ** 20, pids: 256 });
     const dir = (controller: string) => `${controller}/${GROUP_PARENT}/svcj-3`;
     expect(read(root, `${dir('cpu')}/cpu.cfs_quota_us`)).toBe('25000');

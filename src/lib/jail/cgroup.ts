@@ -6,6 +6,7 @@
 // so at start.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 
 /** What one sandbox may use; an absent limit is none. */
@@ -84,7 +85,11 @@ export class SandboxCgroups {
     return this.layout.version;
   }
 
-  /** The parent groups, once per process (v2: the controllers handed down to them). */
+  /**
+   * The parent groups, once per process (v2: the controllers handed down to them). The sandboxes
+   * together weigh as many busy processes as the machine has cores (the kubelet's weight for
+   * kubepods): under load they share the CPU with svc's own processes, not one share for all.
+   */
   prepare(): Promise<void> {
     this.parentReady ??= (async () => {
       if (this.layout.version === 2) {
@@ -93,8 +98,10 @@ export class SandboxCgroups {
         const enable = CONTROLLERS.map((c) => `+${c}`).join(' ');
         await writeFile(path.join(this.root, 'cgroup.subtree_control'), enable);
         await writeFile(path.join(parent, 'cgroup.subtree_control'), enable);
+        await writeFile(path.join(parent, 'cpu.weight'), String(Math.min(10_000, 100 * os.availableParallelism())));
       } else {
         for (const c of CONTROLLERS) await mkdir(path.join(this.root, c, GROUP_PARENT), { recursive: true });
+        await writeFile(path.join(this.root, 'cpu', GROUP_PARENT, 'cpu.shares'), String(1024 * os.availableParallelism()));
       }
     })().catch((error: unknown) => {
       this.parentReady = undefined;
