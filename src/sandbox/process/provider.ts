@@ -406,14 +406,16 @@ export class ProcessSandboxProvider implements SandboxProvider {
         if (!state?.diskLimitBytes || state.evicted) continue;
         const used = await diskUsage([path.join(dir, 'workspace'), path.join(dir, 'home')]);
         if (used === undefined || used <= state.diskLimitBytes) continue;
-        await this.locks.run(dir, async () => {
+        const evicted = await this.locks.run(dir, async () => {
           const now = await readStateFile(path.join(dir, 'state.json'));
-          if (now?.uid !== state.uid || now.evicted) return;
+          if (now?.uid !== state.uid || now.evicted) return false;
           const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-          const evicted = `evicted: the sandbox's workspace and engine home use ${mib(used)} MiB, over its disk limit of ${mib(state.diskLimitBytes!)} MiB (the template's disk, else SVC_SANDBOX_DISK_MIB); its folders are kept`;
-          await writeState(dir, { ...now, evicted });
+          const why = `evicted: the sandbox's workspace and engine home use ${mib(used)} MiB, over its disk limit of ${mib(state.diskLimitBytes!)} MiB (the template's disk, else SVC_SANDBOX_DISK_MIB); its folders are kept`;
+          await writeState(dir, { ...now, evicted: why });
           await this.stopState(now);
+          return true;
         });
+        if (!evicted) continue;
         const [namespace, name] = path.relative(this.options.dataDir, dir).split(path.sep) as [string, string];
         for (const listener of this.exitListeners) listener({ namespace, name, uid: state.uid });
       }
@@ -648,8 +650,11 @@ async function writeState(dir: string, state: SandboxState): Promise<void> {
 
 /** Bytes of disk `folders` take (du: blocks, one file system, hard links once); undefined when du fails. */
 function diskUsage(folders: string[]): Promise<number | undefined> {
+  const present = folders.filter((f) => existsSync(f));
+  // (du without a folder measures the operator's working directory)
+  if (present.length === 0) return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    execFile('du', ['-sxB1', '--total', ...folders.filter((f) => existsSync(f))], { timeout: 120_000, maxBuffer: 1 << 20 }, (error, stdout) => {
+    execFile('du', ['-sxB1', '--total', ...present], { timeout: 120_000, maxBuffer: 1 << 20 }, (error, stdout) => {
       const total = /^(\d+)\s+total$/m.exec(stdout ?? '')?.[1];
       resolve(total === undefined ? undefined : Number(total));
     });
