@@ -238,7 +238,8 @@ describe('the sandbox jail', () => {
       // each in a session of its own: the kernel's autogroups would give each its own share
       argv: ['/bin/sh', '-c', `for i in $(seq 16); do setsid sh -c '${spin}' & done; wait`], env: { PATH: '/usr/bin:/bin' }, cwd: '/', volumes: [], stdio: ['ignore', 'ignore', 'ignore'], limits: {},
     });
-    const host = spawn('/bin/sh', ['-c', spin], { stdio: 'ignore' });
+    // in a session of its own: the kernel gives it one share, not a part of this test runner's
+    const host = spawn('/bin/sh', ['-c', spin], { stdio: 'ignore', detached: true });
     const ticks = (pid: number) => {
       try {
         const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
