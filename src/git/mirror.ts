@@ -192,8 +192,13 @@ export class Mirror {
     });
   }
 
+  /** When the last fetch into this mirror ended (epoch ms); 0 when none did since it was invalidated. */
+  get fetchedAt(): number {
+    return lastFetch.get(this.dir) ?? 0;
+  }
+
   private isFresh(): boolean {
-    const at = lastFetch.get(this.dir) ?? 0;
+    const at = this.fetchedAt;
     return at > 0 && Date.now() - at < this.maxAgeMs;
   }
 

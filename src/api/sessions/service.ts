@@ -3,7 +3,8 @@
 // proxy's target, and request-changes feedback. The API writes Session spec and annotations
 // only; the Session controller does the rest and is the only writer of the status.
 import { randomUUID } from 'node:crypto';
-import { openMirror } from '../../git/index.js';
+import { openMirror, type Mirror } from '../../git/index.js';
+import { Lru } from '../../lib/lru.js';
 import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
@@ -27,12 +28,26 @@ export interface SessionServiceOptions {
 }
 
 const PATCH_ATTEMPTS = 10;
+/** How long a read of the default branch's manifest serves further starts (the mirror's fetch age). */
+const MANIFEST_REUSE_MS = 2000;
+
+/** A read of a project's default-branch manifest, shared by the starts that come while it is fresh. */
+interface ManifestRead {
+  startedAt: number;
+  read: Promise<unknown>;
+  /** Set once the read ended. */
+  doneAt?: number;
+  /** Its mirror, once opened: a fetch or an invalidation after the read ended makes it stale. */
+  mirror?: Mirror;
+}
 
 export class SessionService {
   private readonly store: SessionStore;
   /** One start at a time per namespace: the cap is counted and taken atomically within this API. */
   private readonly starts = new KeyedMutex();
   private readonly now: () => Date;
+  /** Per project: the last read of its default branch's manifest (one per project; bounded). */
+  private readonly manifestReads = new Lru<ManifestRead>(1024);
 
   constructor(private readonly options: SessionServiceOptions) {
     this.store = options.store;
@@ -45,13 +60,32 @@ export class SessionService {
     return project;
   }
 
-  /** The manifest document on the default branch, or null (none, unreadable, unreachable). */
-  private async defaultBranchManifest(project: Project): Promise<unknown> {
+  /**
+   * The manifest document on the default branch, or null (none, unreadable, unreachable). Starts
+   * within MANIFEST_REUSE_MS share one read, as they share the mirror's fetch: thirty at once
+   * were thirty times git's reads (up to 10 s each on two busy cores). Not past a newer fetch or
+   * an invalidation (a merge, a push through the git gateway): that start reads again.
+   */
+  private defaultBranchManifest(project: Project): Promise<unknown> {
+    const key = `${project.metadata.uid}\0${project.spec.repoUrl}\0${project.spec.defaultBranch}`;
+    const last = this.manifestReads.get(key);
+    if (last && Date.now() - last.startedAt < MANIFEST_REUSE_MS) {
+      const fetchedAt = last.mirror?.fetchedAt ?? 0;
+      if (last.doneAt === undefined || (fetchedAt !== 0 && fetchedAt <= last.doneAt)) return last.read;
+    }
+    const entry: ManifestRead = { startedAt: Date.now(), read: Promise.resolve(null) };
+    entry.read = this.readDefaultBranchManifest(project, entry).finally(() => { entry.doneAt = Date.now(); });
+    this.manifestReads.set(key, entry);
+    return entry.read;
+  }
+
+  private async readDefaultBranchManifest(project: Project, entry: ManifestRead): Promise<unknown> {
     try {
       const mirror = openMirror({
         cacheDir: this.options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl,
-        credentials: await this.store.gitCredentials(project), maxAgeMs: 2000,
+        credentials: await this.store.gitCredentials(project), maxAgeMs: MANIFEST_REUSE_MS,
       });
+      entry.mirror = mirror;
       await mirror.fetch();
       const sha = await mirror.resolveBranch(project.spec.defaultBranch || 'main');
       if (!sha) return null;
