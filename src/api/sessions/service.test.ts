@@ -3,7 +3,7 @@
 // on PATH that logs each call); a merge or a push svc saw (an invalidated mirror) is read again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openMirror } from '../../git/index.js';
@@ -53,7 +53,7 @@ beforeAll(() => {
   // every git the service runs, logged, then the real one
   const bin = path.join(tmp, 'bin');
   calls = path.join(tmp, 'git-calls');
-  execFileSync('mkdir', [bin]);
+  mkdirSync(bin);
   const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$1" >> '${calls}'\nexec '${realGit}' "$@"\n`);
   chmodSync(path.join(bin, 'git'), 0o755);

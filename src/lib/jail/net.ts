@@ -21,8 +21,9 @@
 // leftovers and anyone removes those of an owner whose directory is gone.
 import { execFile } from 'node:child_process';
 import { existsSync, statSync, type Stats } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeJsonReplacing } from '../write-json.js';
 
 export const RUN_DIR = '/run/svc-jail';
 /** Default address range of sandboxes; override with SVC_SANDBOX_SUBNET (a /16). */
@@ -246,8 +247,7 @@ export class SandboxNetworks {
     const record: SlotRecord = { index: slot.index, owner: slot.owner, key, createdAt: slot.createdAt };
     const file = this.recordPath(slot.index);
     // replaced whole (the record stays there throughout: it is the slot's lock)
-    await writeFile(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
-    await rename(`${file}.tmp`, file);
+    await writeJsonReplacing(file, record);
     return { ...slot, key };
   }
 

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
@@ -25,6 +25,7 @@ import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 import { fitsWarm, warmEnvironment } from '../../lib/warm-sandbox.js';
+import { writeJsonReplacing } from '../../lib/write-json.js';
 import { DAEMON_LOG_TAIL_BYTES } from '../../resources/session-log.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 
@@ -642,10 +643,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
 }
 
-async function writeState(dir: string, state: SandboxState): Promise<void> {
-  const file = path.join(dir, 'state.json');
-  await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
-  await rename(`${file}.tmp`, file);
+function writeState(dir: string, state: SandboxState): Promise<void> {
+  return writeJsonReplacing(path.join(dir, 'state.json'), state);
 }
 
 /** Bytes of disk `folders` take (du: blocks, one file system, hard links once); undefined when du fails. */
