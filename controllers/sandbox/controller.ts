@@ -142,8 +142,10 @@ export function sandboxController(options: SandboxControllerOptions): Controller
     // a start waits on the jail, the process and the daemon's health: ten at once should not queue
     concurrency: 16,
     // its own status writes do not wake it; the daemon's state events (an annotation the API
-    // writes) and the end of a sandbox's process do, and it looks again now and then without them
+    // writes), the end of a sandbox's process and a change of its Pod do, and it looks again now
+    // and then without them
     predicates: [anyOf(generationChanged, labelsChanged, annotationsChanged, deletionStarted)],
+    owns: provider.owns,
     sources: provider.onExit ? [{ subscribe: (enqueue) => provider.onExit!((ref) => enqueue({ namespace: ref.namespace, name: ref.name })) }] : [],
     // the process or Pod lives outside the cluster: removed before the Sandbox goes, which says
     // `archived` meanwhile when its Session was deleted (a stopped session's Sandbox goes by

@@ -4,7 +4,7 @@
 // status; a provider only makes the world match a request and reports what it sees. Engine
 // readiness and activity are read by the controller from the daemon's GET /svc/health at
 // `address`, the same way for every provider.
-import type { SandboxTemplate } from '../resources/index.js';
+import type { ResourceType, SandboxTemplate } from '../resources/index.js';
 
 /** Which sandbox, and who owns what the provider creates (the Sandbox resource). */
 export interface SandboxRef {
@@ -48,6 +48,12 @@ export interface SandboxObservation {
 
 export interface SandboxProvider {
   readonly name: 'process' | 'kubernetes';
+  /**
+   * Kinds of cluster objects the provider makes for a sandbox, each with its Sandbox as controller
+   * owner: the Sandbox controller watches them (controller-runtime's Owns), so that a change to one
+   * (a Pod deleted from outside) is looked at at once, not at the next resync.
+   */
+  readonly owns?: ResourceType[];
   /** Creates the sandbox when absent; idempotent. Resolves with what it then sees. */
   ensure(request: SandboxRequest, signal?: AbortSignal): Promise<SandboxObservation>;
   /** What exists now for the sandbox (also after an operator restart). */

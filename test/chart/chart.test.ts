@@ -85,7 +85,7 @@ describe('charts/svc', () => {
     expect(verbs(operator, 'projects/status')).toEqual(['update']);
     expect(verbs(operator, 'triggers')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
     expect(verbs(operator, 'secrets')).toEqual(['create', 'delete', 'get', 'update']);
-    expect(verbs(operator, 'pods')).toEqual(['create', 'delete', 'get']);
+    expect(verbs(operator, 'pods')).toEqual(['create', 'delete', 'get', 'list', 'watch']); // list, watch: the Sandbox controller watches its Pods
     expect(verbs(operator, 'triggerfires')).toEqual(['create', 'delete', 'get', 'list', 'watch']); // delete: retention
     expect(verbs(operator, 'configmaps')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']); // the delivery ledger
     expect(verbs(operator, 'triggerfires/status')).toEqual(['update']);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { sessionProcesses } from '../helpers/processes.js';
 import { makeRepo, run, runOk, waitFor } from './util.js';
 
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
@@ -95,16 +96,14 @@ describe("svc dev's jail settings from its environment", () => {
       // running: the sandbox reached the API at the range's gateway (the operator's jail and the API agree)
       await waitFor('the session running', async () => (await runOk('kubectl', ['get', 'session', id, '-o', 'jsonpath={.status.status}'], dev.env)) === 'running', 90_000);
       expect((await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim()).toMatch(/^10\.214\.\d+\.\d+:\d+$/);
-      const agents = readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
-        try { return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`SVC_SESSION_ID=${id}`); } catch { return false; }
-      });
+      const agents = sessionProcesses(id);
       expect(agents.length).toBeGreaterThan(0);
       for (const pid of agents) expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(/^Max processes\s+128\s+128\s/m);
       // its group: the template's 1024 MiB (not the default's 1536), the default's two cores
       const v1 = existsSync('/sys/fs/cgroup/memory/cgroup.procs');
       const group = (controller: string) => {
         const parent = v1 ? `/sys/fs/cgroup/${controller}/svc-sandboxes` : '/sys/fs/cgroup/svc-sandboxes';
-        const name = readdirSync(parent).find((g) => existsSync(`${parent}/${g}/cgroup.procs`) && readFileSync(`${parent}/${g}/cgroup.procs`, 'utf8').split('\n').includes(agents[0]!));
+        const name = readdirSync(parent).find((g) => existsSync(`${parent}/${g}/cgroup.procs`) && readFileSync(`${parent}/${g}/cgroup.procs`, 'utf8').split('\n').includes(String(agents[0])));
         return path.join(parent, name ?? 'none');
       };
       expect(group('memory')).toMatch(/svc-sandboxes\/svcj-\d+$/);

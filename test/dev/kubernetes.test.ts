@@ -1,6 +1,7 @@
 // Issue 12 §5: `svc dev --provider kubernetes`. Sessions run as real Pods and Secrets in the local
 // cluster, played by the node simulator (the real svc-agent, the fixture engine): checked with
-// kubectl, health through the pod IP, stop deletes both, a pod killed from outside is reported,
+// kubectl, health through the pod IP, stop deletes both, a pod killed from outside is reported at
+// once (by its watch, also when its daemon is frozen and says nothing),
 // an engine that cannot start and an image that cannot be pulled fail the session with the
 // reason, and no token value ever sits in a Pod spec.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fixtureEngineArgs, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
+import { sessionProcesses } from '../helpers/processes.js';
 import { makeRepo, run, runOk, waitFor } from './util.js';
 
 let tmp: string;
@@ -48,11 +50,11 @@ async function startSession(projectName: string, body: Record<string, unknown> =
   return res.body.session.id;
 }
 
-function sessionUntil(projectName: string, id: string, check: (s: SessionView) => boolean, what: string): Promise<SessionView> {
+function sessionUntil(projectName: string, id: string, check: (s: SessionView) => boolean, what: string, timeoutMs = 90_000): Promise<SessionView> {
   return waitFor(what, async () => {
     const res = await api<{ session: SessionView }>('GET', `/projects/${projectIds.get(projectName)}/sessions/${id}`);
     return res.status === 200 && check(res.body.session) ? res.body.session : undefined;
-  }, 90_000);
+  }, timeoutMs);
 }
 
 beforeAll(async () => {
@@ -67,8 +69,9 @@ beforeAll(async () => {
   dev = await startDev({
     dataDir: path.join(tmp, 'dev'),
     args: ['--provider', 'kubernetes', ...engine],
-    // a failing engine gives up fast
-    extraEnv: { SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '100' },
+    // a failing engine gives up fast; a sandbox is looked at without being told once an hour, so
+    // what these tests see of a Pod reached the operator by the Pod's own change
+    extraEnv: { SVC_ENGINE_MAX_RESTARTS: '1', SVC_ENGINE_RESTART_BACKOFF_MS: '100', SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS: '3600', SVC_SANDBOX_RESYNC_RUNNING_SECONDS: '3600' },
     timeoutMs: 90_000,
   });
   await project('web');
@@ -113,6 +116,33 @@ describe('svc dev --provider kubernetes', () => {
     expect(failed.reason).toBe('PodDeleted');
     // a failed session keeps nothing running: the sandbox Secret goes too
     await waitFor('the sandbox Secret gone', async () => !(await exists('secret', `svc-sandbox-${first}`)));
+  }, 150_000);
+
+  it('notices at once a pod deleted while its daemon cannot say a word (frozen)', async () => {
+    const id = await startSession('web');
+    await sessionUntil('web', id, (s) => s.status === 'running', 'the session running');
+    // its start's last state event told and acted on: from now on nothing wakes its controllers
+    // but a change of the Pod
+    const lastEvent = () => kubectl('get', 'sandbox', id, '-o', `jsonpath={.metadata.annotations.svc\\.dev/daemon-event}`);
+    let seen = await lastEvent();
+    await waitFor('the daemon quiet for 3 s', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const now = await lastEvent();
+      if (now === seen) return true;
+      seen = now;
+      return false;
+    }, 60_000);
+    const frozen = sessionProcesses(id);
+    expect(frozen.length).toBeGreaterThan(0);
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    try {
+      await kubectl('delete', 'pod', `svc-sandbox-${id}`, '--wait=false');
+      const failed = await sessionUntil('web', id, (s) => s.status === 'failed', 'the session failed', 30_000);
+      expect(failed).toMatchObject({ reason: 'PodDeleted', sandbox_state: 'error' });
+    } finally {
+      for (const pid of frozen) try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+    }
+    await waitFor('the Pod gone', async () => !(await exists('pod', `svc-sandbox-${id}`)), 60_000);
   }, 150_000);
 
   it('stop deletes the Pod and the Secret, stopped only once the Pod is gone, its work saved on the way out; the branch stays', async () => {

@@ -3,7 +3,7 @@
 // SVC_ALLOW_LOCAL_REPOS unless the caller passes it).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { adminKubeconfig } from '../../src/localcluster/index.js';
@@ -19,6 +19,13 @@ export interface MainProcess {
   url: string;
   /** Sends `signal` (default SIGTERM) and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The host's processes of a session's sandbox (those with its SVC_SESSION_ID), jailed or not. */
+export function sessionProcesses(sessionId: string): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`SVC_SESSION_ID=${sessionId}`); } catch { return false; }
+  });
 }
 
 /** An admin kubeconfig file for `cluster` (its URL, token and certificate) in a new temp dir. */

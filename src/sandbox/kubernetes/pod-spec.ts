@@ -1,13 +1,15 @@
 // What the kubernetes provider creates for one sandbox, as pure functions: a Secret with every
 // secret value (tokens, project secrets) and a hardened Pod that reads it only by reference.
 // Both are owned by the Sandbox, so they go with it.
-import { LABEL_SANDBOX, LABEL_SESSION, type KubeObject, type OwnerReference } from '../../resources/index.js';
+import { LABEL_SANDBOX, LABEL_SESSION, POD, type KubeObject, type OwnerReference, type ResourceType } from '../../resources/index.js';
 import type { SandboxRef, SandboxRequest } from '../provider.js';
 import type { KubernetesSandboxSettings } from './settings.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
 
 /** Every sandbox pod carries it (the node simulator and the chart's NetworkPolicy select on it). */
 export const SANDBOX_COMPONENT_LABELS = { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/component': 'sandbox' } as const;
+/** Sandbox pods and nothing else: the operator caches only these Pods. */
+export const SANDBOX_POD: ResourceType = { ...POD, labelSelector: LABEL_SANDBOX };
 export const ENTRYPOINT = '/usr/local/bin/svc-entrypoint';
 /** The one container of a sandbox Pod. */
 export const SANDBOX_CONTAINER = 'sandbox';

@@ -4,7 +4,7 @@ import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } fro
 import { POD, SECRET, controllerOf, type KubeObject } from '../../resources/index.js';
 import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 import { observePod } from './observe.js';
-import { SANDBOX_CONTAINER, sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
+import { SANDBOX_CONTAINER, SANDBOX_POD, sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
 import type { KubernetesSandboxSettings } from './settings.js';
 
 /** `pods/log` has no byte tail: this many lines, then cut to the bytes asked for. */
@@ -16,6 +16,8 @@ function ignoreNotFound(err: unknown): void {
 
 export class KubernetesSandboxProvider implements SandboxProvider {
   readonly name = 'kubernetes' as const;
+  /** Its Pods: one deleted or ended is looked at at once (a daemon killed or frozen says nothing). */
+  readonly owns = [SANDBOX_POD];
   private readonly pods: ResourceClient<KubeObject>;
   private readonly secrets: ResourceClient<KubeObject>;
 
