@@ -14,13 +14,14 @@
 // the child through its environment only: never argv, a file or a log. Detached, so that an
 // operator killed with SIGKILL leaves its sandboxes running for the next operator to find.
 import { randomBytes } from 'node:crypto';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
 import type { Jail, JailSlot, ResourceLimits, Volume } from '../../lib/jail/index.js';
+import { diskUsage } from '../../lib/disk-usage.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
@@ -645,19 +646,6 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
 function writeState(dir: string, state: SandboxState): Promise<void> {
   return writeJsonReplacing(path.join(dir, 'state.json'), state);
-}
-
-/** Bytes of disk `folders` take (du: blocks, one file system, hard links once); undefined when du fails. */
-function diskUsage(folders: string[]): Promise<number | undefined> {
-  const present = folders.filter((f) => existsSync(f));
-  // (du without a folder measures the operator's working directory)
-  if (present.length === 0) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    execFile('du', ['-sxB1', '--total', ...present], { timeout: 120_000, maxBuffer: 1 << 20 }, (error, stdout) => {
-      const total = /^(\d+)\s+total$/m.exec(stdout ?? '')?.[1];
-      resolve(total === undefined ? undefined : Number(total));
-    });
-  });
 }
 
 async function readStateFile(file: string): Promise<SandboxState | null> {
