@@ -2,8 +2,8 @@
 // cluster, played by the node simulator (the real svc-agent, the fixture engine): checked with
 // kubectl, health through the pod IP, stop deletes both, a pod killed from outside is reported at
 // once (by its watch, also when its daemon is frozen and says nothing),
-// an engine that cannot start and an image that cannot be pulled fail the session with the
-// reason, and no token value ever sits in a Pod spec.
+// a sandbox over its disk is evicted, an engine that cannot start and an image that cannot be
+// pulled fail the session with the reason, and no token value ever sits in a Pod spec.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -22,7 +22,7 @@ const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
 const kubectlJson = async <T>(...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json')) as T;
 const exists = async (kind: string, name: string) => (await run('kubectl', ['get', kind, name, '-o', 'name'], dev.env)).code === 0;
 
-interface SessionView { id: string; status: string; reason: string | null; sandbox_state: string | null }
+interface SessionView { id: string; status: string; reason: string | null; message: string | null; sandbox_state: string | null }
 interface PodView { metadata: { name: string; ownerReferences: { kind: string; name: string }[] }; spec: Record<string, unknown>; status: { phase?: string; podIP?: string } }
 interface SandboxView { status?: { state?: string; address?: string; reason?: string; podName?: string } }
 
@@ -165,6 +165,16 @@ describe('svc dev --provider kubernetes', () => {
     // the stopped Sandbox goes too (retention); the Session stays the record
     await waitFor('the Sandbox gone', async () => !(await exists('sandbox', id)), 60_000);
     expect((await api<{ session: SessionView }>('GET', `/projects/${projectIds.get('web')}/sessions/${id}`)).body.session).toMatchObject({ status: 'stopped', sandbox_state: 'stopped' });
+  }, 150_000);
+
+  it('a sandbox that fills its disk is evicted as a kubelet evicts its Pod: the session fails Evicted, saying which limit', async () => {
+    await project('small', { disk: 2 });
+    const id = await startSession('small', { prompt: `#fixture ${JSON.stringify({ spawn: 'head -c 4194304 /dev/zero > big.bin' })}` });
+    // the node measures its pods every 10 s
+    const failed = await sessionUntil('small', id, (s) => s.status === 'failed', 'the session failed', 60_000);
+    expect(failed).toMatchObject({ reason: 'Evicted', sandbox_state: 'error' });
+    expect(failed.message).toContain('Usage of EmptyDir volume "workspace" exceeds the limit "2Mi".');
+    await waitFor('the Pod gone', async () => !(await exists('pod', `svc-sandbox-${id}`)), 60_000);
   }, 150_000);
 
   it('an engine that cannot start fails the session with the reason', async () => {

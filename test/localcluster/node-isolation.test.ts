@@ -1,11 +1,13 @@
 // The node simulator isolated (issue 20 §1), as under `svc dev --provider kubernetes`: each pod
 // jailed on its own address, each container as its securityContext says (runAsUser, runAsGroup,
-// runAsNonRoot, readOnlyRootFilesystem), its slot gone with the pod.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// runAsNonRoot, readOnlyRootFilesystem), its slot gone with the pod; held to its memory and its
+// ephemeral storage as a kubelet holds it.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Jail, RUN_DIR } from '../../src/lib/jail/index.js';
 import { startNodeSimulator, type NodeSimulator } from '../../src/localcluster/node/index.js';
+import { podDir } from '../../src/localcluster/node/logs.js';
 import { eventually, startTestCluster, type TestCluster } from './helpers.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/node/server.mjs');
@@ -29,11 +31,16 @@ beforeAll(async () => {
     dataDir: path.join(tc.dir, 'node'),
     images: (image) => (image === 'fixture:1' ? { entrypoint: ['/bin/fixture'], env: { PATH: '/usr/bin:/bin' } } : undefined),
     // /bin/hog: a program that takes memory until something stops it
-    commands: { '/bin/fixture': [process.execPath, server], '/bin/hog': [process.execPath, '-e', 'const held = []; for (;;) held.push(Buffer.alloc(4 * 2 ** 20, 1))'] },
+    // /bin/fill: a program that writes 3 MiB to the emptyDir at /data, then idles
+    commands: {
+      '/bin/fixture': [process.execPath, server], '/bin/hog': [process.execPath, '-e', 'const held = []; for (;;) held.push(Buffer.alloc(4 * 2 ** 20, 1))'],
+      '/bin/fill': [process.execPath, '-e', "require('fs').writeFileSync('/data/fill', Buffer.alloc(3 * 2 ** 20, 1)); setInterval(() => {}, 2 ** 30)"],
+    },
     // the fixture lives outside the toolchain: shown read-only, as --sandbox-mount does
     isolation: { jail: new Jail({ apiPorts: [], toolchain: [], mounts: [{ path: path.dirname(server), writable: false }] }) },
     restartBackoffMs: 200,
     killGraceMs: 2000,
+    storageCheckIntervalMs: 200,
   });
 });
 afterAll(async () => {
@@ -119,6 +126,37 @@ it('holds a pod to the sum of its containers\' limits (its own control group); a
     expect(terminated.reason).toBe('OOMKilled');
   } finally {
     await tc.api('DELETE', '/api/v1/namespaces/default/pods/small');
+    await slotsFreed();
+  }
+});
+
+it('evicts a pod over its ephemeral storage as the kubelet does (Failed, Evicted, its message), its processes gone; one within its limits runs on', async () => {
+  const filler = (name: string, volume: Record<string, unknown>, limits: Record<string, string>) => tc.api('POST', '/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { [LABEL]: 'yes' } },
+    spec: {
+      securityContext: { runAsUser: 1000 },
+      containers: [{ name: 'main', image: 'fixture:1', command: ['/bin/fill'], resources: { limits }, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      volumes: [{ name: 'data', emptyDir: volume }],
+    },
+  });
+  for (const [name, volume, limits] of [['over-pod', {}, { 'ephemeral-storage': '1Mi' }], ['over-volume', { sizeLimit: '1Mi' }, {}], ['within', { sizeLimit: '16Mi' }, { 'ephemeral-storage': '16Mi' }]] as const) {
+    const res = await filler(name, volume, limits);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+  type Status = { phase?: string; reason?: string; message?: string };
+  try {
+    const evicted = async (name: string) => eventually(async () => { const s = (await pod(name)).status as Status | undefined; return s?.phase === 'Failed' ? s : undefined; }, `${name} evicted`, 200);
+    expect(await evicted('over-pod')).toMatchObject({ reason: 'Evicted', message: 'Pod ephemeral local storage usage exceeds the total limit of containers 1Mi.' });
+    expect(await evicted('over-volume')).toMatchObject({ reason: 'Evicted', message: 'Usage of EmptyDir volume "data" exceeds the limit "1Mi".' });
+    // its 3 MiB written, then measured as often as the others (every 200 ms here): within 16 MiB
+    const filled = path.join(podDir(path.join(tc.dir, 'node'), (await pod('within')).metadata.uid), 'v', 'data', 'fill');
+    await eventually(async () => existsSync(filled) && statSync(filled).size === 3 * 2 ** 20, 'the 3 MiB written', 200);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(((await pod('within')).status as Status).phase).toBe('Running');
+    // the evicted pods' slots (their processes) are gone, the running one keeps its own
+    await eventually(async () => slotsOfNode().length === 1, 'the evicted pods\' slots freed');
+  } finally {
+    for (const name of ['over-pod', 'over-volume', 'within']) await tc.api('DELETE', `/api/v1/namespaces/default/pods/${name}`);
     await slotsFreed();
   }
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContainerConfigError, expandVars, parseQuantity, podLimits, resolveProcess, rewriteMountPath, type ResolveInput } from './container.js';
+import { ContainerConfigError, expandVars, parseQuantity, podLimits, resolveProcess, rewriteMountPath, storageLimits, type ResolveInput } from './container.js';
 
 describe('expandVars', () => {
   it('replaces defined $(VAR), keeps unknown ones, and $$ escapes', () => {
@@ -73,5 +73,19 @@ describe('pod limits (the size of the pod\'s group on an isolated node)', () => 
     expect(podLimits(pod({ cpu: '1', memory: '1Gi' }, { memory: '1Gi' }))).toEqual({ cpu: undefined, memoryBytes: 2 ** 31 });
     expect(podLimits(pod(undefined))).toEqual({ cpu: undefined, memoryBytes: undefined });
     expect(() => podLimits(pod({ memory: 'a lot' }))).toThrow(/container c0 limits.memory: "a lot" is not a quantity/);
+  });
+});
+
+describe('storage limits (what the node evicts a pod past)', () => {
+  it('each emptyDir\'s sizeLimit, and the containers\' ephemeral-storage together (as given for one container)', () => {
+    const pod = (containers: Record<string, string>[], volumes: Record<string, unknown>[]) => ({ spec: { containers: containers.map((limits, i) => ({ name: `c${i}`, resources: { limits } })), volumes } });
+    expect(storageLimits(pod([{ 'ephemeral-storage': '2Mi' }], [{ name: 'workspace', emptyDir: { sizeLimit: '2Mi' } }, { name: 'home', emptyDir: { sizeLimit: '2Gi' } }, { name: 'scratch', emptyDir: {} }]))).toEqual({
+      volumes: [{ name: 'workspace', bytes: 2 * 2 ** 20, text: '2Mi' }, { name: 'home', bytes: 2 ** 31, text: '2Gi' }],
+      pod: { bytes: 2 * 2 ** 20, text: '2Mi' },
+    });
+    expect(storageLimits(pod([{ 'ephemeral-storage': '1Mi' }, { 'ephemeral-storage': '1Mi' }], []))).toEqual({ volumes: [], pod: { bytes: 2 * 2 ** 20, text: String(2 * 2 ** 20) } });
+    // a container without one leaves the pod unlimited (its volumes' limits still hold)
+    expect(storageLimits(pod([{ 'ephemeral-storage': '1Mi' }, {}], []))).toEqual({ volumes: [] });
+    expect(() => storageLimits(pod([], [{ name: 'v', emptyDir: { sizeLimit: 'big' } }]))).toThrow(/volume v emptyDir.sizeLimit: "big" is not a quantity/);
   });
 });

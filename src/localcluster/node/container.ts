@@ -242,21 +242,40 @@ export function parseQuantity(value: string, what: string): number {
   return Number(m[1]) * (m[2] !== undefined ? 10 ** Number(m[2]) : SUFFIX[m[3] ?? ''] ?? 1);
 }
 
+/** The sum of the containers' limits of `resource`; undefined when some container leaves it unlimited. */
+function containersLimit(pod: KObject, resource: 'cpu' | 'memory' | 'ephemeral-storage'): number | undefined {
+  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers) ?? [];
+  let total = 0;
+  for (const c of containers) {
+    const limit = c.resources?.limits?.[resource];
+    if (limit === undefined) return undefined;
+    total += parseQuantity(String(limit), `container ${c.name} limits.${resource}`);
+  }
+  return containers.length && total > 0 ? total : undefined;
+}
+
 /**
  * The pod's CPU (cores) and memory (bytes) as the kubelet sizes a pod's group: the sum of its
  * containers' limits, and no limit on a resource some container leaves unlimited.
  */
 export function podLimits(pod: KObject): { cpu?: number; memoryBytes?: number } {
-  const containers = ((pod.spec as { containers?: Container[] } | undefined)?.containers) ?? [];
-  const sum = (resource: 'cpu' | 'memory') => {
-    let total = 0;
-    for (const c of containers) {
-      const limit = c.resources?.limits?.[resource];
-      if (limit === undefined) return undefined;
-      total += parseQuantity(String(limit), `container ${c.name} limits.${resource}`);
-    }
-    return containers.length && total > 0 ? total : undefined;
-  };
-  const memory = sum('memory');
-  return { cpu: sum('cpu'), memoryBytes: memory === undefined ? undefined : Math.ceil(memory) };
+  const memory = containersLimit(pod, 'memory');
+  return { cpu: containersLimit(pod, 'cpu'), memoryBytes: memory === undefined ? undefined : Math.ceil(memory) };
+}
+
+/** What the kubelet holds a pod's ephemeral storage to: its emptyDirs' sizeLimit, and its containers' limits together. */
+export interface StorageLimits {
+  volumes: { name: string; bytes: number; text: string }[];
+  pod?: { bytes: number; text: string };
+}
+
+export function storageLimits(pod: KObject): StorageLimits {
+  const spec = (pod.spec ?? {}) as { volumes?: { name: string; emptyDir?: { sizeLimit?: string | number } }[]; containers?: Container[] };
+  const volumes = (spec.volumes ?? []).flatMap((v) => {
+    const limit = v.emptyDir?.sizeLimit;
+    return limit === undefined ? [] : [{ name: v.name, bytes: parseQuantity(String(limit), `volume ${v.name} emptyDir.sizeLimit`), text: String(limit) }];
+  });
+  const total = containersLimit(pod, 'ephemeral-storage');
+  const limited = (spec.containers ?? []).map((c) => c.resources?.limits?.['ephemeral-storage']);
+  return { volumes, ...(total === undefined ? {} : { pod: { bytes: total, text: limited.length === 1 ? String(limited[0]) : String(Math.ceil(total)) } }) };
 }

@@ -50,6 +50,11 @@ export interface NodeSimulatorOptions {
   maxRestartBackoffMs?: number;
   /** Cap on the termination grace period (default 10 s). */
   killGraceMs?: number;
+  /**
+   * How often each pod's disk is measured against its ephemeral-storage limits (default 10 s, the
+   * kubelet's eviction interval): a pod over them is evicted (Failed, Evicted), as a kubelet does.
+   */
+  storageCheckIntervalMs?: number;
   /** Hollow pods (hollow.ts, README.md) listen on 127.<this>.x.y (default 77). */
   hollowAddressOctet?: number;
   log?: (line: string) => void;
@@ -211,14 +216,14 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   /** The stop under way of each pod being stopped: a second look at a pod waits for the same. */
   const stoppingByUid = new Map<string, Promise<void>>();
 
-  async function evict(uid: string): Promise<void> {
+  async function evict(uid: string, graceMs?: number): Promise<void> {
     const under = stoppingByUid.get(uid);
     if (under) return under;
     const worker = workers.get(uid);
     if (!worker) return;
     workers.delete(uid);
     log(`node simulator: stopping pod ${worker.key}`);
-    const stopped = worker.stop();
+    const stopped = worker instanceof PodWorker ? worker.stop(graceMs) : worker.stop();
     stopping.add(stopped);
     stoppingByUid.set(uid, stopped);
     try { await stopped; } finally { stopping.delete(stopped); stoppingByUid.delete(uid); }
@@ -253,6 +258,25 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
     return list.metadata.resourceVersion;
   }
 
+  // the kubelet's local storage eviction: a pod over its limits is Failed (Evicted) and its
+  // containers killed at once (grace 0, as the kubelet evicts for ephemeral storage)
+  let measuring = false;
+  const storageCheck = setInterval(() => {
+    if (measuring) return;
+    measuring = true;
+    void (async () => {
+      for (const [uid, worker] of [...workers]) {
+        if (!(worker instanceof PodWorker) || worker.stopped) continue;
+        const message = await worker.storageOverLimit();
+        if (!message || workers.get(uid) !== worker) continue;
+        log(`node simulator: evicting pod ${worker.key}: ${message}`);
+        await worker.markEvicted(message);
+        await evict(uid, 0);
+      }
+    })().catch((err: Error) => log(`node simulator: measuring pods' disk failed: ${err.message}`)).finally(() => { measuring = false; });
+  }, options.storageCheckIntervalMs ?? 10_000);
+  storageCheck.unref();
+
   const loop = (async () => {
     let resourceVersion: string | undefined;
     while (!controller.signal.aborted) {
@@ -279,6 +303,7 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
   return {
     pods: () => new Map([...workers.values()].map((w) => [w.key, w.ip])),
     async close() {
+      clearInterval(storageCheck);
       controller.abort();
       await loop;
       await admitting;

@@ -11,10 +11,11 @@ import { closeSync, createWriteStream, fstatSync, openSync, readSync } from 'nod
 import { mkdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { diskUsage } from '../../lib/disk-usage.js';
 import type { Jail, JailSlot, ResourceLimits } from '../../lib/jail/index.js';
 import type { KObject } from '../status.js';
 import type { NodeApi } from './api.js';
-import { ContainerConfigError, podLimits, resolveProcess, runAs, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
+import { ContainerConfigError, podLimits, resolveProcess, runAs, storageLimits, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
 import { podStatus, terminatedFromExit, type ContainerState, type ContainerView, type PodCondition, type Terminated } from './status.js';
 
 export interface PodContext {
@@ -292,9 +293,9 @@ class ContainerRunner {
     clearTimeout(timer);
   }
 
-  async stop(): Promise<void> {
+  async stop(graceMs = Math.min(this.pod.ctx.killGraceMs, this.pod.gracePeriodMs)): Promise<void> {
     this.stopProbes();
-    await this.kill(Math.min(this.pod.ctx.killGraceMs, this.pod.gracePeriodMs));
+    await this.kill(graceMs);
   }
 }
 
@@ -392,6 +393,8 @@ export class PodWorker {
   private conditions?: PodCondition[];
   private writing = Promise.resolve();
   private dirty = false;
+  /** Why the node evicted the pod (its ephemeral storage): its status says Failed, Evicted. */
+  private evicted?: string;
   readonly sources;
 
   constructor(readonly obj: KObject, readonly ip: string, readonly dir: string, readonly ctx: PodContext, readonly placement?: PodPlacement) {
@@ -449,6 +452,7 @@ export class PodWorker {
         containers: this.containers.map((c) => ({ ...c.view })), previousConditions: this.conditions, now: new Date().toISOString(),
       });
       this.conditions = status.conditions as PodCondition[];
+      if (this.evicted) Object.assign(status, { phase: 'Failed', reason: 'Evicted', message: this.evicted });
       try {
         await this.ctx.api.patchPodStatus(this.namespace, this.name, this.uid, status);
       } catch (err) {
@@ -457,11 +461,39 @@ export class PodWorker {
     });
   }
 
-  /** The pod is gone (or going): stop every container and forget its files. */
-  async stop(): Promise<void> {
+  /**
+   * The kubelet's eviction message when the pod holds more disk than it may (an emptyDir over its
+   * sizeLimit, else volumes and logs together over its containers' ephemeral-storage limits).
+   */
+  async storageOverLimit(): Promise<string | undefined> {
+    let limits;
+    try {
+      limits = storageLimits(this.obj);
+    } catch {
+      return undefined; // a quantity that is none: its container says so when it starts
+    }
+    for (const volume of limits.volumes) {
+      const used = await diskUsage([path.join(this.dir, 'v', volume.name)]);
+      if (used !== undefined && used > volume.bytes) return `Usage of EmptyDir volume "${volume.name}" exceeds the limit "${volume.text}".`;
+    }
+    if (!limits.pod) return undefined;
+    const used = await diskUsage([this.dir]);
+    return used !== undefined && used > limits.pod.bytes ? `Pod ephemeral local storage usage exceeds the total limit of containers ${limits.pod.text}.` : undefined;
+  }
+
+  /** Evicted by the node: its status says so (Failed, Evicted, why) before its containers are stopped. */
+  async markEvicted(message: string): Promise<void> {
+    this.evicted = message;
+    void this.event('Warning', 'Evicted', message);
+    this.changed();
+    await this.writing;
+  }
+
+  /** The pod is gone (or going, or evicted: then `graceMs` 0): stop every container and forget its files. */
+  async stop(graceMs?: number): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await Promise.all(this.containers.map((c) => c.stop()));
+    await Promise.all(this.containers.map((c) => c.stop(graceMs)));
     await this.writing;
     if (this.placement && 'jail' in this.placement) {
       // what fails here is swept later (a restarted node, or anyone once the node's folder is gone)
