@@ -86,8 +86,8 @@ export class Agent {
   private mark(phase: DaemonBootMark): void {
     this.bootMarks[phase] ??= new Date().toISOString();
   }
-  /** A start step waiting out a transient failure (health's daemon.retry). */
-  private startRetry: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
+  /** A start step waiting out a transient failure (health's daemon.retry; a state event). */
+  startRetry: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
   /** The start step that gave up (health's daemon.failed_step): the Sandbox's reason names it. */
   private failedStep: StartStep | null = null;
   private wakeRetry: (() => void) | null = null;

@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventKind, StateReporter, type StateSnapshot } from './state-events.js';
+import { eventKind, snapshotOf, StateReporter, type SnapshotSources, type StateSnapshot } from './state-events.js';
 
-const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0 };
+const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0, waitingOut: null };
 const received: { auth: string | undefined; body: string }[] = [];
 let answer: { status: number; headers?: Record<string, string> } = { status: 202 };
 let server: http.Server;
@@ -37,8 +37,23 @@ describe('eventKind', () => {
     // a turn whose model call is retried (ModelReachable), and one whose retry succeeded
     [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, 'changed'],
     [{ ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true }, 'changed'],
+    // a start step that waits out a transient failure (the Sandbox says so at once)
+    [base, { ...base, waitingOut: 'clone: the connection was cut off' }, 'changed'],
   ] as const)('%o -> %o: %s', (before, after, kind) => {
     expect(eventKind(before, after)).toBe(kind);
+  });
+});
+
+describe('snapshotOf', () => {
+  it('a start step waiting out a failure is a change once (its step and cause), not at every attempt', () => {
+    const agent = (startRetry: SnapshotSources['startRetry']): SnapshotSources => ({
+      state: 'cloning', engine: { state: 'stopped', restarts: 0 }, rootSession: { id: null, initialPromptSentAt: null },
+      progress: { busy: false, retrying: false, report: () => ({ state: 'ok', stalls: 0 }) }, checkpoints: { report: () => ({ sha: null }) }, startRetry,
+    });
+    expect(snapshotOf(agent(null))).toEqual(base);
+    const first = snapshotOf(agent({ step: 'clone', cause: 'the connection was cut off', attempt: 1 } as SnapshotSources['startRetry']));
+    expect(first.waitingOut).toBe('clone: the connection was cut off');
+    expect(snapshotOf(agent({ step: 'clone', cause: 'the connection was cut off', attempt: 5 } as SnapshotSources['startRetry']))).toEqual(first);
   });
 });
 

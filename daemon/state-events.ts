@@ -19,6 +19,8 @@ export interface StateSnapshot {
   checkpoint: string | null;
   stalled: boolean;
   stalls: number;
+  /** A start step waiting out a transient failure ("clone: the connection was cut off"): the Sandbox says so at once. */
+  waitingOut: string | null;
 }
 
 /** The parts of the agent a snapshot is read from (all in memory). */
@@ -28,6 +30,7 @@ export interface SnapshotSources {
   rootSession: { id: string | null; initialPromptSentAt: string | null };
   progress: { busy: boolean; retrying: boolean; report(): { state: string; stalls: number } };
   checkpoints: { report(): { sha: string | null } };
+  startRetry: { step: string; cause: string } | null;
 }
 
 export function snapshotOf(agent: SnapshotSources): StateSnapshot {
@@ -43,6 +46,8 @@ export function snapshotOf(agent: SnapshotSources): StateSnapshot {
     checkpoint: agent.checkpoints.report().sha,
     stalled: progress.state === 'stalled',
     stalls: progress.stalls,
+    // the step and the cause, not the attempt: a retry says so once, not at every attempt
+    waitingOut: agent.startRetry && `${agent.startRetry.step}: ${agent.startRetry.cause}`,
   };
 }
 

@@ -75,7 +75,12 @@ beforeAll(async () => {
   const { fixtureEngine } = await buildArtifacts();
   dev = await startDev({
     args: fixtureEngineArgs(fixtureEngine),
-    extraEnv: { SVC_START_DEADLINE_MS: String(DEADLINE_MS), SVC_START_RETRY_BACKOFF_MS: '200', SVC_START_RETRY_MAX_BACKOFF_MS: '500' },
+    // a sandbox is looked at without being told once an hour: that it waits out a failure reaches
+    // its status by svc-agent's state event
+    extraEnv: {
+      SVC_START_DEADLINE_MS: String(DEADLINE_MS), SVC_START_RETRY_BACKOFF_MS: '200', SVC_START_RETRY_MAX_BACKOFF_MS: '500',
+      SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS: '3600', SVC_SANDBOX_RESYNC_RUNNING_SECONDS: '3600',
+    },
   });
   const root = path.join(dev.dataDir, 'git-host');
   mkdirSync(root, { recursive: true });
