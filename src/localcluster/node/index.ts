@@ -260,20 +260,23 @@ export async function startNodeSimulator(options: NodeSimulatorOptions): Promise
 
   // the kubelet's local storage eviction: a pod over its limits is Failed (Evicted) and its
   // containers killed at once (grace 0, as the kubelet evicts for ephemeral storage)
+  async function evictOverStorage(): Promise<void> {
+    for (const [uid, worker] of [...workers]) {
+      if (!(worker instanceof PodWorker) || worker.stopped) continue;
+      const message = await worker.storageOverLimit();
+      if (!message || workers.get(uid) !== worker) continue;
+      log(`node simulator: evicting pod ${worker.key}: ${message}`);
+      await worker.markEvicted(message);
+      await evict(uid, 0);
+    }
+  }
   let measuring = false;
   const storageCheck = setInterval(() => {
     if (measuring) return;
     measuring = true;
-    void (async () => {
-      for (const [uid, worker] of [...workers]) {
-        if (!(worker instanceof PodWorker) || worker.stopped) continue;
-        const message = await worker.storageOverLimit();
-        if (!message || workers.get(uid) !== worker) continue;
-        log(`node simulator: evicting pod ${worker.key}: ${message}`);
-        await worker.markEvicted(message);
-        await evict(uid, 0);
-      }
-    })().catch((err: Error) => log(`node simulator: measuring pods' disk failed: ${err.message}`)).finally(() => { measuring = false; });
+    evictOverStorage()
+      .catch((err: Error) => log(`node simulator: measuring pods' disk failed: ${err.message}`))
+      .finally(() => { measuring = false; });
   }, options.storageCheckIntervalMs ?? 10_000);
   storageCheck.unref();
 

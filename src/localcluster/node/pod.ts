@@ -15,7 +15,7 @@ import { diskUsage } from '../../lib/disk-usage.js';
 import type { Jail, JailSlot, ResourceLimits } from '../../lib/jail/index.js';
 import type { KObject } from '../status.js';
 import type { NodeApi } from './api.js';
-import { ContainerConfigError, podLimits, resolveProcess, runAs, storageLimits, type Container, type ImageConfig, type ProcessSpec, type Probe, type RunAs } from './container.js';
+import { ContainerConfigError, podLimits, resolveProcess, runAs, storageLimits, type Container, type ImageConfig, type StorageLimits, type ProcessSpec, type Probe, type RunAs } from './container.js';
 import { podStatus, terminatedFromExit, type ContainerState, type ContainerView, type PodCondition, type Terminated } from './status.js';
 
 export interface PodContext {
@@ -466,7 +466,7 @@ export class PodWorker {
    * sizeLimit, else volumes and logs together over its containers' ephemeral-storage limits).
    */
   async storageOverLimit(): Promise<string | undefined> {
-    let limits;
+    let limits: StorageLimits;
     try {
       limits = storageLimits(this.obj);
     } catch {
