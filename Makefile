@@ -18,9 +18,10 @@ node_modules/.package-lock.json: package-lock.json package.json
 install: node_modules/.package-lock.json ## install the locked dependencies (and, as root, the Debian packages sandbox isolation needs)
 	@scripts/system-packages.sh
 
-build: install ## compile TypeScript to dist/, bundle the CLI, svc-agent and the dashboard
+build: install ## compile TypeScript to dist/, bundle the CLI, svc-agent, the API, the operator and the dashboard
 	$(NPM_BIN)/tsc -p tsconfig.build.json
 	node src/cli/bundle.mjs
+	node src/main/bundle.mjs
 	node daemon/bundle.mjs
 	node web/build.mjs
 

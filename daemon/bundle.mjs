@@ -5,23 +5,17 @@
 // to the tsc output when the bundle is missing or older.
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from '../src/lib/node-bundle.mjs';
 
 const outdir = new URL('../dist/daemon/', import.meta.url).pathname;
 // what is loaded later (import()) goes to chunks of its own: not even parsed before it is needed
 rmSync(`${outdir}svc-agent-chunks`, { recursive: true, force: true });
 await build({
+  ...NODE_BUNDLE,
   entryPoints: { 'svc-agent': new URL('./main.ts', import.meta.url).pathname },
   outdir,
   outExtension: { '.js': '.mjs' },
   splitting: true,
   chunkNames: 'svc-agent-chunks/[name]-[hash]',
-  bundle: true,
   minify: true,
-  sourcemap: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  // CommonJS dependencies call require() for node built-ins.
-  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
 });

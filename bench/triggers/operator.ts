@@ -1,5 +1,5 @@
 // The operator of bench/triggers, in its own process: the Trigger controller (status, retention,
-// the delivery ledger) and the TriggerFire controller exactly as src/main/operator.ts composes
+// the delivery ledger) and the TriggerFire controller exactly as src/main/operator-root.ts composes
 // them, on one namespace (BENCH_NAMESPACE). In place of the Session and Sandbox controllers, a
 // stand-in ends every new Session at once (status `stopped`, as the Session controller writes it
 // for a session stopped before it ran): fires finish and retention runs as in a deployment, and

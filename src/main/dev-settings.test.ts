@@ -14,7 +14,7 @@ const SET_BY_DEV = ['SVC_HTTP_PORT', 'SVC_HTTP_HOST', 'SVC_HTTP_SANDBOX_HOST', '
 const readBy = (file: string) => new Set(readFileSync(new URL(file, import.meta.url), 'utf8').match(/SVC_[A-Z0-9_]+/g));
 
 describe('the settings svc dev passes on', () => {
-  it.each(['./operator.ts', './api.ts'])('covers every setting %s reads', (file) => {
+  it.each(['./operator-root.ts', './api-root.ts'])('covers every setting %s reads', (file) => {
     const missing = [...readBy(file)].filter((name) => !PASSED_ON_SETTINGS.includes(name) && !SET_BY_DEV.includes(name));
     expect(missing).toEqual([]);
   });

@@ -167,7 +167,7 @@ const DAEMON_TUNABLES = ['SVC_SANDBOX_DIRECT_LOCAL_REPOS', 'SVC_SANDBOX_WARM', '
   'SVC_LLM_MAX_REQUEST_BYTES', 'SVC_LLM_USAGE_RETENTION_DAYS', 'SVC_LLM_USAGE_MAX_RECORDS'];
 
 /**
- * The operator's and the API's own settings (src/main/operator.ts, api.ts) that dev passes on from its
+ * The operator's and the API's own settings (src/main/operator-root.ts, api-root.ts) that dev passes on from its
  * environment, as the chart passes its values on: `SVC_TRIGGER_FIRE_HISTORY=3 svc dev` works like
  * `--fire-history 3` (a flag wins). Only these: dev's shell may hold SVC_API_URL and a token.
  */

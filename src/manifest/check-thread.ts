@@ -125,7 +125,8 @@ export class ManifestCheckThread {
   private started(): Worker {
     if (this.worker) return this.worker;
     const fromSource = import.meta.url.endsWith('.ts');
-    const module = new URL(fromSource ? './check.ts' : './check.js', import.meta.url).href;
+    // '../manifest/': the same file from src/manifest, dist/src/manifest and the API's bundle in dist/src/main
+    const module = new URL(fromSource ? '../manifest/check.ts' : '../manifest/check.js', import.meta.url).href;
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, fromSource } });
     worker.unref();
     this.loaded = false;

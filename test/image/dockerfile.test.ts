@@ -56,6 +56,8 @@ describe('images/svc/Dockerfile', () => {
     expect(all(stages[0]!, 'RUN').map((r) => r.args).join('\n')).toMatch(/npm install[\s\S]*tsc -p tsconfig.build.json/);
     // the API serves the dashboard from dist/web: the image must build it
     expect(all(stages[0]!, 'RUN').map((r) => r.args).join('\n')).toContain('node web/build.mjs');
+    // the API and the operator start from their bundles (src/main/entry.ts), built after tsc
+    expect(all(stages[0]!, 'RUN').map((r) => r.args).join('\n')).toMatch(/tsc -p tsconfig.build.json[\s\S]*node src\/main\/bundle.mjs/);
     expect(stages[1]!.from).toBe('build');
     expect(all(stages[1]!, 'RUN')[0]!.args).toMatch(/npm prune --omit=dev/);
   });
