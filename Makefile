@@ -18,12 +18,23 @@ node_modules/.package-lock.json: package-lock.json package.json
 install: node_modules/.package-lock.json ## install the locked dependencies (and, as root, the Debian packages sandbox isolation needs)
 	@scripts/system-packages.sh
 
-build: install ## compile TypeScript to dist/, bundle the CLI, svc-agent, the API, the operator and the dashboard
+build: install dist/.built ## compile TypeScript to dist/, bundle the CLI, svc-agent, the API, the operator and the dashboard
+
+# What the build reads (tests aside): with none of them newer than the last build and all it makes
+# there, `make build` (and so `make dev` and `make test`) starts at once instead of compiling the
+# same files again.
+BUILD_INPUTS := $(shell find bin src controllers daemon web crds -type f -not -name '*.test.ts') \
+	package.json tsconfig.json tsconfig.build.json Makefile
+BUILD_OUTPUTS := dist/src/cli/main.js dist/cli/svc.mjs dist/src/main/api.bundle.mjs dist/src/main/operator.bundle.mjs \
+	dist/daemon/svc-agent.mjs dist/web/index.html
+.PHONY: missing-build-output
+dist/.built: node_modules/.package-lock.json $(BUILD_INPUTS) $(if $(filter-out $(wildcard $(BUILD_OUTPUTS)),$(BUILD_OUTPUTS)),missing-build-output)
 	$(NPM_BIN)/tsc -p tsconfig.build.json
 	node src/cli/bundle.mjs
 	node src/main/bundle.mjs
 	node daemon/bundle.mjs
 	node web/build.mjs
+	@touch $@
 
 lint: install ## eslint, including the import fences of DESIGN.md §5
 	$(NPM_BIN)/eslint .
