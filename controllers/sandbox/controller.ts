@@ -103,8 +103,10 @@ const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestam
  */
 async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
   const ref: SandboxRef = { namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! };
+  // what the provider makes (a Pod), read from this controller's caches (it owns them)
+  const observe = () => provider.observe(ref, ctx.signal, (type) => ctx.resource(type));
   if (sandbox.spec.desiredState === 'stopped') {
-    const before = await provider.observe(ref);
+    const before = await observe();
     if (sandbox.status?.state === 'error') await keepFailureLog(provider, sandbox, ref, ctx);
     // running, or something of it left behind (a dead process's folder)
     const left = before.state !== 'absent' || before.reason !== undefined;
@@ -112,10 +114,10 @@ async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: R
     await provider.delete(ref);
     // a Pod's deletion is only asked for: it runs its grace (the daemon's stop checkpoint) until it
     // is gone, and the sandbox is stopped only then (a process provider's delete waits for the exit)
-    const after = await provider.observe(ref);
+    const after = await observe();
     return { provider: after.state === 'absent' ? { state: 'absent' } : after, health: null, action: before.state !== 'absent' ? 'deleted' : null };
   }
-  let observation = await provider.observe(ref);
+  let observation = await observe();
   let action: SandboxObserved['action'] = null;
   let launchError: SandboxObserved['launchError'];
   // A sandbox in error is not started again by itself (its Session has failed).

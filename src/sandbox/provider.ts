@@ -4,7 +4,7 @@
 // status; a provider only makes the world match a request and reports what it sees. Engine
 // readiness and activity are read by the controller from the daemon's GET /svc/health at
 // `address`, the same way for every provider.
-import type { ResourceType, SandboxTemplate } from '../resources/index.js';
+import type { KubeObject, ResourceType, SandboxTemplate } from '../resources/index.js';
 
 /** Which sandbox, and who owns what the provider creates (the Sandbox resource). */
 export interface SandboxRef {
@@ -46,6 +46,9 @@ export interface SandboxObservation {
   detail?: { podName?: string; pid?: number };
 }
 
+/** Reads of the controller's cache of a kind a provider `owns` (kept by a watch: stale only until its next event). */
+export type OwnedCache = (type: ResourceType) => { get(namespace: string, name: string): KubeObject | undefined };
+
 export interface SandboxProvider {
   readonly name: 'process' | 'kubernetes';
   /**
@@ -56,8 +59,11 @@ export interface SandboxProvider {
   readonly owns?: ResourceType[];
   /** Creates the sandbox when absent; idempotent. Resolves with what it then sees. */
   ensure(request: SandboxRequest, signal?: AbortSignal): Promise<SandboxObservation>;
-  /** What exists now for the sandbox (also after an operator restart). */
-  observe(ref: SandboxRef, signal?: AbortSignal): Promise<SandboxObservation>;
+  /**
+   * What exists now for the sandbox (also after an operator restart). `cached`: the controller's
+   * caches of the kinds in `owns`, which a provider may read instead of the cluster.
+   */
+  observe(ref: SandboxRef, signal?: AbortSignal, cached?: OwnedCache): Promise<SandboxObservation>;
   /** Removes the sandbox and everything the provider made for it; idempotent. */
   delete(ref: SandboxRef, signal?: AbortSignal): Promise<void>;
   /**

@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeClient, loadClusterConfig } from '../../src/kube/index.js';
-import { SANDBOX, type KubeObject } from '../../src/resources/index.js';
+import { POD, SANDBOX, type KubeObject } from '../../src/resources/index.js';
 import { Jail, packageToolchain } from '../../src/lib/jail/index.js';
 import { startSandboxNode } from '../../src/main/sandbox-node.js';
 import type { NodeSimulator } from '../../src/localcluster/node/index.js';
-import { DEFAULT_SETTINGS, KubernetesSandboxProvider, type KubernetesSandboxSettings } from '../../src/sandbox/kubernetes/index.js';
+import { DEFAULT_SETTINGS, KubernetesSandboxProvider, sandboxObjectName, type KubernetesSandboxSettings } from '../../src/sandbox/kubernetes/index.js';
 import type { SandboxRequest } from '../../src/sandbox/index.js';
+import type { OwnedCache } from '../../src/sandbox/provider.js';
 import { buildArtifacts, cleanupArtifacts, PROJECT_ID, TOKEN } from '../daemon/harness.js';
 import { eventually, startTestCluster, type TestCluster } from '../localcluster/helpers.js';
 
@@ -98,6 +99,28 @@ describe('kubernetes provider with the node simulator', () => {
     await eventually(async () => (await provider.observe(request)).state === 'running', 'running', 400);
     await tc.kubectlOk(['delete', 'pod', `svc-sandbox-${request.name}`, '--wait=false']);
     expect(await provider.observe(request)).toMatchObject({ state: 'failed', reason: 'PodDeleted' });
+    await provider.delete(request);
+  });
+
+  it("reads its Pod from the controller's cache when the cache holds it, from the cluster when not", async () => {
+    const provider = new KubernetesSandboxProvider(client, settings);
+    const request = await sandbox('0b6c9a4e-0000-4000-8000-000000000006');
+    await provider.ensure(request);
+    const name = sandboxObjectName(request.name);
+    const live = await client.resource<KubeObject>(POD).get('default', name);
+    // what the cache says is what is seen (the cluster's Pod has not failed)
+    const evicted = { ...live, status: { phase: 'Failed', reason: 'Evicted', message: 'said by the cache' } };
+    const asked: string[] = [];
+    const cacheOf = (pod: KubeObject | undefined): OwnedCache => (type) => ({
+      get: (namespace, podName) => { asked.push(`${type.plural} ${namespace}/${podName}`); return pod; },
+    });
+    expect(await provider.observe(request, undefined, cacheOf(evicted))).toMatchObject({ state: 'failed', reason: 'Evicted', message: `pod ${name}: said by the cache` });
+    expect(asked).toEqual([`pods default/${name}`]);
+    // not in the cache yet (just created): the cluster's Pod, never a deleted one
+    expect((await provider.observe(request, undefined, cacheOf(undefined))).state).not.toBe('failed');
+    // the cache's Pod of that name belongs to an earlier Sandbox: the cluster's
+    const earlier = { ...evicted, metadata: { ...evicted.metadata, ownerReferences: [{ ...evicted.metadata.ownerReferences![0]!, uid: 'an-earlier-sandbox' }] } };
+    expect((await provider.observe(request, undefined, cacheOf(earlier))).state).not.toBe('failed');
     await provider.delete(request);
   });
 

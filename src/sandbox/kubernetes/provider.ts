@@ -2,7 +2,7 @@
 // by the Sandbox. The Secret is written first, so the Pod never starts without its references.
 import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } from '../../kube/index.js';
 import { POD, SECRET, controllerOf, type KubeObject } from '../../resources/index.js';
-import type { SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
+import type { OwnedCache, SandboxObservation, SandboxProvider, SandboxRef, SandboxRequest } from '../provider.js';
 import { observePod } from './observe.js';
 import { SANDBOX_CONTAINER, SANDBOX_POD, sandboxObjectName, sandboxPod, sandboxSecret, unbuildable } from './pod-spec.js';
 import type { KubernetesSandboxSettings } from './settings.js';
@@ -36,8 +36,12 @@ export class KubernetesSandboxProvider implements SandboxProvider {
     return observePod({ pod, secretExists, now: this.now(), provisioningDeadlineMs: this.settings.provisioningDeadlineMs, maxRestarts: this.settings.maxRestarts });
   }
 
-  async observe(ref: SandboxRef): Promise<SandboxObservation> {
-    const pod = await this.own(this.pods, ref);
+  async observe(ref: SandboxRef, _signal?: AbortSignal, cached?: OwnedCache): Promise<SandboxObservation> {
+    // the controller's cache when it holds this Sandbox's Pod (a watch keeps it: a change there
+    // brings the next look); else the cluster, so that a Pod too new for the cache is never taken
+    // for a deleted one
+    const fromCache = cached?.(SANDBOX_POD).get(ref.namespace, sandboxObjectName(ref.name));
+    const pod = fromCache && controllerOf(fromCache)?.uid === ref.uid ? fromCache : await this.own(this.pods, ref);
     return this.observation(pod, pod ? true : (await this.own(this.secrets, ref)) !== undefined);
   }
 
