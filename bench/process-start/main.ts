@@ -6,68 +6,38 @@
 // 200; the operator's health port listens, a standby beside svc dev's leader), the CPU the process
 // used by then, and its resident memory then. Needs the build (make build);
 // run with `npx tsx bench/process-start/main.ts`.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { statFields } from '../../src/lib/proc.js';
+import { removeDevDir, startDev } from '../../test/helpers/dev.js';
+import { startApiProcess, startOperatorProcess } from '../../test/helpers/processes.js';
 import { median, writeSection } from '../lib/report.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = path.join(ROOT, 'dist/src/main');
 const TICK_MS = 1000 / 100; // USER_HZ: /proc's clock ticks are 1/100 s on Linux
 
 interface Start { wallMs: number; cpuMs: number; rssMb: number }
 
 /** utime + stime of `pid` in ms, and its resident memory in MB. */
 function usage(pid: number): { cpuMs: number; rssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid)!;
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
   return { cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS, rssMb: rssKb / 1024 };
 }
 
-async function startDev(dataDir: string): Promise<{ stop: () => Promise<void>; kubeconfig: string }> {
-  const dev = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'dev', '--data-dir', dataDir, '--api-port', '0', '--kube-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const exited = new Promise<void>((resolve) => dev.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => { output += chunk.toString(); if (output.includes('svc dev is running.')) resolve(); };
-    dev.stdout!.on('data', onData);
-    dev.stderr!.on('data', onData);
-    void exited.then(() => reject(new Error(`svc dev exited:\n${output}`)));
-  });
-  return { kubeconfig: path.join(dataDir, 'kubeconfig'), stop: async () => { dev.kill('SIGTERM'); await exited; } };
-}
-
-/** Starts `script`, waits until it is ready, measures, stops it. */
+/** Starts `script` as the chart would (test/helpers/processes.ts), waits until it is ready, measures, stops it. */
 async function startOnce(script: string, role: 'api' | 'operator', kubeconfig: string): Promise<Start> {
   const mirrors = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-mirrors-'));
+  const env = { SVC_MIRROR_DIR: mirrors };
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [path.join(MAIN, script)], {
-    env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig, SVC_NAMESPACE: 'default',
-      SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1', SVC_MIRROR_DIR: mirrors, SVC_POD_NAME: `bench-${process.pid}`,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const main = role === 'api'
+    ? await startApiProcess(kubeconfig, env, { script: script as 'api.js' | 'api-root.js' })
+    : await startOperatorProcess(kubeconfig, env, script as 'operator.js' | 'operator-root.js');
   try {
-    let output = '';
-    const listening = role === 'api' ? /svc api listening on http:\/\/127\.0\.0\.1:(\d+)/ : /health on port (\d+)/;
-    const port = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer) => { output += chunk.toString(); const m = listening.exec(output); if (m) resolve(m[1]!); };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      void exited.then(() => reject(new Error(`${script} exited:\n${output}`)));
-    });
-    while (role === 'api' && !(await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 10));
-    const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
-    return { wallMs, ...usage(child.pid!) };
+    return { wallMs: Number(process.hrtime.bigint() - started) / 1e6, ...usage(main.process.pid!) };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    await main.stop();
     rmSync(mirrors, { recursive: true, force: true });
   }
 }
@@ -79,8 +49,7 @@ const cases = [
   { name: 'operator, tsc output (`operator-root.js`, baseline)', script: 'operator-root.js', role: 'operator' as const },
 ];
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-start-'));
-const dev = await startDev(dataDir);
+const dev = await startDev();
 try {
   const samples = cases.map(() => [] as Start[]);
   for (const c of cases) await startOnce(c.script, c.role, dev.kubeconfig); // warm the file-system cache
@@ -108,5 +77,5 @@ try {
   console.log(markdown);
 } finally {
   await dev.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  removeDevDir(dev.dataDir);
 }

@@ -42,7 +42,10 @@ export async function adminToken(client: KubeClient, namespace = 'default'): Pro
   return token;
 }
 
-function startMain(script: 'api.js' | 'operator.js', env: NodeJS.ProcessEnv, listening: RegExp): Promise<MainProcess> {
+/** What a process runs: its entry (the chart's), or its composition root from the tsc output (bench/process-start's baseline). */
+type MainScript = 'api.js' | 'operator.js' | 'api-root.js' | 'operator-root.js';
+
+function startMain(script: MainScript, env: NodeJS.ProcessEnv, listening: RegExp): Promise<MainProcess> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist/src/main', script)], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_NAMESPACE: 'default', SVC_HTTP_PORT: '0', SVC_HTTP_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,8 +79,8 @@ function startMain(script: 'api.js' | 'operator.js', env: NodeJS.ProcessEnv, lis
  * The API process; resolves once its caches synced (`/readyz` 200: until then `/v1` answers 503),
  * or, with `ready: false`, as soon as it listens.
  */
-export async function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, options: { ready?: boolean } = {}): Promise<MainProcess> {
-  const api = await startMain('api.js', {
+export async function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, options: { ready?: boolean; script?: 'api.js' | 'api-root.js' } = {}): Promise<MainProcess> {
+  const api = await startMain(options.script ?? 'api.js', {
     KUBECONFIG: kubeconfig,
     SVC_MIRROR_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-api-mirrors-')),
     ...env,
@@ -90,8 +93,8 @@ export async function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv
 }
 
 /** The operator process; resolves once its health port listens. */
-export function startOperatorProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}): Promise<MainProcess> {
-  return startMain('operator.js', {
+export function startOperatorProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, script: 'operator.js' | 'operator-root.js' = 'operator.js'): Promise<MainProcess> {
+  return startMain(script, {
     KUBECONFIG: kubeconfig,
     SVC_POD_NAME: `op-${randomUUID().slice(0, 8)}`,
     SVC_LEASE_DURATION_SECONDS: '2',
