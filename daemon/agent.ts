@@ -86,8 +86,11 @@ export class Agent {
   private mark(phase: DaemonBootMark): void {
     this.bootMarks[phase] ??= new Date().toISOString();
   }
+  private waitingOut: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
   /** A start step waiting out a transient failure (health's daemon.retry; a state event). */
-  startRetry: NonNullable<DaemonHealth['daemon']['retry']> | null = null;
+  get startRetry(): NonNullable<DaemonHealth['daemon']['retry']> | null {
+    return this.waitingOut;
+  }
   /** The start step that gave up (health's daemon.failed_step): the Sandbox's reason names it. */
   private failedStep: StartStep | null = null;
   private wakeRetry: (() => void) | null = null;
@@ -287,18 +290,18 @@ export class Agent {
       const began = Date.now();
       try {
         const result = await run();
-        this.startRetry = null;
+        this.waitingOut = null;
         return result;
       } catch (err) {
         if (this.stopping) throw err;
         const failure = this.startFailure(step, err as Error, began);
         const decision = nextStartAttempt(failure, attempt, this.startedAt.getTime(), Date.now(), this.config.startRetry);
         if ('fail' in decision) {
-          this.startRetry = null;
+          this.waitingOut = null;
           this.failedStep = step;
           throw new Error(decision.fail);
         }
-        this.startRetry = { step, attempt, cause: decision.cause, error: failure.message, next_attempt_at: new Date(Date.now() + decision.retryInMs).toISOString() };
+        this.waitingOut = { step, attempt, cause: decision.cause, error: failure.message, next_attempt_at: new Date(Date.now() + decision.retryInMs).toISOString() };
         process.stderr.write(`svc-agent: ${step} failed (attempt ${attempt}): ${decision.cause}; trying again in ${decision.retryInMs} ms: ${failure.message}\n`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, decision.retryInMs);
