@@ -74,6 +74,13 @@ export interface RawResponse {
 /** How long an idle connection to the API server is kept (below the servers' idle timeouts: kube-apiserver 90 s, the local cluster 65 s). */
 const IDLE_CONNECTION_MS = 30_000;
 
+/**
+ * How long the credentials and TLS options read from the kubeconfig are reused before they are
+ * read again (a rotated service-account token or certificate is picked up within this, plus the
+ * minute client-node's token-file reader keeps a token); a 401 reads them again at once.
+ */
+const CREDENTIALS_REUSE_MS = 10_000;
+
 /** The TLS identity of a request's options: requests with the same one share connections. */
 function tlsIdentity(options: https.RequestOptions): string {
   const hash = createHash('sha256');
@@ -85,6 +92,8 @@ export class KubeClient {
   private eventCorrelator?: EventCorrelator;
   /** Keep-alive agents by TLS identity (client-node makes a new Agent, so a new TLS handshake, for every request). */
   private readonly agents = new Map<string, http.Agent>();
+  /** The options of the last read of the kubeconfig (client-node reads files and makes an Agent on every call). */
+  private prepared?: { readonly at: number; readonly options: Promise<https.RequestOptions> };
 
   constructor(
     readonly config: ClusterConfig,
@@ -96,17 +105,21 @@ export class KubeClient {
 
   /** One HTTP request to the API server; no error handling beyond the transport. */
   async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<RawResponse> {
+    const prepared = this.preparedOptions();
+    const res = await this.send(await prepared, method, path, body, contentType);
+    if (res.status !== 401) return res;
+    // the credentials may have changed since they were read (a rotated service-account token, an
+    // exec plugin's new token): read them again and send once more
+    if (this.prepared?.options === prepared) this.prepared = undefined;
+    return this.send(await this.preparedOptions(), method, path, body, contentType);
+  }
+
+  private send(prepared: https.RequestOptions, method: string, path: string, body: unknown, contentType: string): Promise<RawResponse> {
     const url = new URL(this.config.server + path);
-    const options: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
-    await this.config.kc.applyToHTTPSOptions(options);
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    if (payload !== undefined) {
-      options.headers = { ...options.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
-    }
+    const headers = { ...prepared.headers, Accept: 'application/json', ...(payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) }) };
+    const options: https.RequestOptions = { ...prepared, method, headers };
     const transport = url.protocol === 'https:' ? https : http;
-    if (url.protocol === 'http:' && options.agent instanceof https.Agent) delete options.agent;
-    // connections are reused (keep-alive) unless a proxy agent is configured
-    if (!this.config.kc.getCurrentCluster()?.proxyUrl) options.agent = this.agentFor(url.protocol, options);
     const send = (): Promise<RawResponse> => new Promise((resolve, reject) => {
       const req = transport.request(url, options, (res) => {
         const chunks: Buffer[] = [];
@@ -123,6 +136,29 @@ export class KubeClient {
       req.end(payload);
     });
     return send();
+  }
+
+  /** The kubeconfig's credentials and TLS options, read at most every CREDENTIALS_REUSE_MS. */
+  private preparedOptions(): Promise<https.RequestOptions> {
+    const now = Date.now();
+    if (this.prepared && now - this.prepared.at < CREDENTIALS_REUSE_MS) return this.prepared.options;
+    const options = this.prepareOptions();
+    const prepared = { at: now, options };
+    this.prepared = prepared;
+    // a failed read (a token file not there yet) is not kept: the next request reads again
+    options.catch(() => { if (this.prepared === prepared) this.prepared = undefined; });
+    return options;
+  }
+
+  /** Credentials, TLS options and the connection pool every request carries. */
+  private async prepareOptions(): Promise<https.RequestOptions> {
+    const options: https.RequestOptions = {};
+    await this.config.kc.applyToHTTPSOptions(options);
+    const protocol = new URL(this.config.server).protocol;
+    if (protocol === 'http:' && options.agent instanceof https.Agent) delete options.agent;
+    // connections are reused (keep-alive) unless a proxy agent is configured
+    if (!this.config.kc.getCurrentCluster()?.proxyUrl) options.agent = this.agentFor(protocol, options);
+    return options;
   }
 
   private agentFor(protocol: string, options: https.RequestOptions): http.Agent {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KubeError } from '../../src/kube/index.js';
+import { KubeClient, KubeError, loadClusterConfig } from '../../src/kube/index.js';
+import { adminKubeconfig } from '../../src/localcluster/index.js';
 import { EVENT, LEASE, PROJECT, SECRET, type KubeObject, type Project } from '../../src/resources/index.js';
 import { projectObject as project, useTestCluster } from './cluster.js';
 
@@ -66,5 +67,27 @@ describe('kube client against the local cluster', () => {
     const events = await env.client.resource<KubeObject & { reason: string; involvedObject: { uid: string } }>(EVENT).list('default');
     const mine = events.items.filter((e) => e.involvedObject.uid === owner.metadata.uid);
     expect(mine.map((e) => e.reason)).toEqual(['RepositoryUnreachable']);
+  });
+
+  it('reads the kubeconfig once for many requests, and again at once when the API server answers 401', async () => {
+    const { url, token, ca } = env.cluster;
+    const config = loadClusterConfig({ yaml: adminKubeconfig({ url, token, ca }) });
+    let reads = 0;
+    const apply = config.kc.applyToHTTPSOptions.bind(config.kc);
+    config.kc.applyToHTTPSOptions = (options) => { reads++; return apply(options); };
+    const client = new KubeClient(config, 'test');
+    const projects = client.resource<Project>(PROJECT);
+    for (let i = 0; i < 20; i++) await projects.list('default');
+    // client-node reads the CA, the certificate and the token files and makes an Agent on each call
+    expect(reads).toBe(1);
+
+    // the credentials change (a rotated token): a request with the ones read before is refused,
+    // and sent again with the new ones
+    const user = config.kc.getCurrentUser() as { token?: string };
+    user.token = 'not-the-token';
+    const wrong = new KubeClient(config, 'test').resource<Project>(PROJECT);
+    expect(await reasonOf(wrong.list('default'))).toBe('Unauthorized');
+    user.token = token;
+    expect((await wrong.list('default')).items).toBeInstanceOf(Array);
   });
 });
