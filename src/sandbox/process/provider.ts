@@ -141,6 +141,16 @@ function strays(home: string): number[] {
   return found;
 }
 
+/**
+ * Whether a stopped sandbox may have left processes behind, which spares a read of every
+ * process's environment on the machine when not: not one that ran in a jail slot (every process
+ * of it was in the slot's namespaces, killed with them), nor one whose engine home is gone or was
+ * never made (a stray names it, and it is made before any spawn).
+ */
+function mayLeaveStrays(state: SandboxState | null, home: string): boolean {
+  return state ? state.slot === undefined : existsSync(home);
+}
+
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -541,7 +551,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
     return this.locks.run(dir, async () => {
       const state = await this.readState(ref);
       if (state) await this.stopState(state);
-      await this.endStrays(path.join(dir, 'home'));
+      const home = path.join(dir, 'home');
+      if (mayLeaveStrays(state, home)) await this.endStrays(home);
       await rm(dir, { recursive: true, force: true });
       this.known.delete(dir);
     });
@@ -574,7 +585,8 @@ export class ProcessSandboxProvider implements SandboxProvider {
     const stopped = await Promise.allSettled(this.sandboxDirs().map((dir) => this.locks.run(dir, async () => {
       const state = await readStateFile(path.join(dir, 'state.json'));
       if (state) await this.stopState(state);
-      await this.endStrays(path.join(dir, 'home'));
+      const home = path.join(dir, 'home');
+      if (mayLeaveStrays(state, home)) await this.endStrays(home);
       this.known.delete(dir);
     })));
     await this.jail?.sweep(this.owner, () => false);
