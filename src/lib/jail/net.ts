@@ -239,9 +239,9 @@ export class SandboxNetworks {
       `route add ${this.gateway}/32 dev eth0`,
       '',
     ].join('\n');
-    // One process, not four: every fork of a large process (the operator) costs it about 5 ms of
-    // CPU. The host's side, then inside the namespace its addresses (argv: nothing secret) and its
-    // firewall (stdin). Nothing runs in the namespace before the sandbox is spawned into it.
+    // One process (there were four, then two): every fork of a large process (the operator) costs
+    // it about 5 ms of CPU. The host's side, then inside the namespace its addresses (argv: nothing
+    // secret) and its firewall (stdin). Nothing runs in the namespace before the sandbox does.
     await run('sh', ['-ec', BUILD_SCRIPT, 'svc-jail', host, slot.netnsPath, inside], firewallRules(this.gateway, this.options.apiPorts, inboundPorts),
       `ip and nft making the network of ${slot.netns}`);
     // what arrives from a sandbox is for this host (the gateway) or dropped, never forwarded
