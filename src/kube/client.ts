@@ -105,11 +105,13 @@ export class KubeClient {
 
   /** One HTTP request to the API server; no error handling beyond the transport. */
   async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<RawResponse> {
+    const kept = this.prepared?.options;
     const prepared = this.preparedOptions();
     const res = await this.send(await prepared, method, path, body, contentType);
-    if (res.status !== 401) return res;
-    // the credentials may have changed since they were read (a rotated service-account token, an
-    // exec plugin's new token): read them again and send once more
+    // refused with credentials read before this request: they may have changed since (a rotated
+    // service-account token, an exec plugin's new token); read them again and send once more.
+    // Credentials read for this request are not read twice.
+    if (res.status !== 401 || prepared !== kept) return res;
     if (this.prepared?.options === prepared) this.prepared = undefined;
     return this.send(await this.preparedOptions(), method, path, body, contentType);
   }
