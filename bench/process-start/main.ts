@@ -33,7 +33,7 @@ async function startOnce(script: string, role: 'api' | 'operator', kubeconfig: s
   const started = process.hrtime.bigint();
   const main = role === 'api'
     ? await startApiProcess(kubeconfig, env, { script: script as 'api.js' | 'api-root.js' })
-    : await startOperatorProcess(kubeconfig, env, script as 'operator.js' | 'operator-root.js');
+    : await startOperatorProcess(kubeconfig, env, { script: script as 'operator.js' | 'operator-root.js' });
   try {
     return { wallMs: Number(process.hrtime.bigint() - started) / 1e6, ...usage(main.process.pid!) };
   } finally {

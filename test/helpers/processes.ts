@@ -93,8 +93,8 @@ export async function startApiProcess(kubeconfig: string, env: NodeJS.ProcessEnv
 }
 
 /** The operator process; resolves once its health port listens. */
-export function startOperatorProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, script: 'operator.js' | 'operator-root.js' = 'operator.js'): Promise<MainProcess> {
-  return startMain(script, {
+export function startOperatorProcess(kubeconfig: string, env: NodeJS.ProcessEnv = {}, options: { script?: 'operator.js' | 'operator-root.js' } = {}): Promise<MainProcess> {
+  return startMain(options.script ?? 'operator.js', {
     KUBECONFIG: kubeconfig,
     SVC_POD_NAME: `op-${randomUUID().slice(0, 8)}`,
     SVC_LEASE_DURATION_SECONDS: '2',
