@@ -1,7 +1,7 @@
 // The `svc` command line. Each command group lives in commands/<group>.ts and registers itself
 // here; groups import their heavy modules inside actions, so `svc --version` loads little.
 import { Command, CommanderError } from 'commander';
-import { CliError, EXIT, examples } from './output.js';
+import { CliError, EXIT, examples, onOutputError } from './output.js';
 import { packageVersion } from './version.js';
 import { registerManifestCommands } from './commands/manifest.js';
 import { registerTriggersCommands } from './commands/triggers.js';
@@ -16,13 +16,9 @@ import { registerSessionsCommands } from './commands/sessions.js';
 import { registerTokensCommands } from './commands/tokens.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 
-// A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
-  });
-}
+// A reader that goes away (`svc cr ls | head`) is not an error: stop quietly, as Unix tools do
+// (`svc dev` keeps running until a signal stops it: output.ts).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', onOutputError);
 
 const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerManifestCommands,

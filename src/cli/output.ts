@@ -17,6 +17,25 @@ export function setExitCode(code: ExitCode): void {
   process.exitCode = code;
 }
 
+/** Errors of a write to stdout or stderr that mean nobody reads it any more: a closed pipe, a hung-up terminal. */
+const READER_GONE = new Set(['EPIPE', 'EIO', 'ERR_STREAM_DESTROYED']);
+let runsUntilStopped = false;
+
+/**
+ * For a command that runs until it is stopped (`svc dev`): when its reader goes away (`| tee`
+ * killed, a terminal closed) it keeps running with its output dropped, so that a signal still
+ * stops it cleanly. Any other command then stops quietly, as Unix tools do.
+ */
+export function keepRunningWithoutReader(): void {
+  runsUntilStopped = true;
+}
+
+/** main's handler of an error of stdout or stderr. */
+export function onOutputError(error: NodeJS.ErrnoException): void {
+  if (!READER_GONE.has(error.code ?? '')) throw error;
+  if (!runsUntilStopped) process.exit(0);
+}
+
 /** Exactly one JSON document on stdout. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -1,5 +1,5 @@
 // What every composition root needs: settings from the environment, the cluster connection,
-// and a clean stop on SIGINT/SIGTERM.
+// and a clean stop on SIGINT/SIGTERM/SIGHUP.
 import { existsSync } from 'node:fs';
 import { loadClusterConfig, type ClusterConfig } from '../kube/index.js';
 import { logLine } from '../lib/log.js';
@@ -19,7 +19,10 @@ export function clusterConfigFromEnv(): ClusterConfig {
   return loadClusterConfig({ default: true });
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits (0, or 1 when stopping failed). */
+/**
+ * Runs `stop` once on SIGINT/SIGTERM/SIGHUP, then exits (0, or 1 when stopping failed). SIGHUP too:
+ * a terminal that closes sends it to svc dev's whole group, these processes included.
+ */
 export function stopOnSignal(name: string, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: string) => {
@@ -33,6 +36,7 @@ export function stopOnSignal(name: string, stop: () => Promise<void>): void {
   };
   process.on('SIGINT', () => handler('SIGINT'));
   process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGHUP', () => handler('SIGHUP'));
 }
 
 /** The setting by which svc dev gives a child its stdin as a pipe that ends when svc dev does. */

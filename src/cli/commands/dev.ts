@@ -1,9 +1,9 @@
 // `svc dev [--data-dir DIR] [--api-port N] [--kube-port N] [--engine-command CMD] [--max-sessions N]
 // [--fire-history N] [--session-history N] [--idle-timeout DURATION] [--provider process] [--sandbox-mount PATH[:ro|:rw]]... [--unsafe-no-isolation]`:
 // the whole system on this machine (docs/dev.md, docs/sessions.md, docs/sandboxes.md). Runs until
-// SIGINT/SIGTERM, then stops every part cleanly.
+// SIGINT/SIGTERM/SIGHUP, then stops every part cleanly.
 import type { Command } from 'commander';
-import { CliError, EXIT } from '../output.js';
+import { CliError, EXIT, keepRunningWithoutReader } from '../output.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -57,6 +57,8 @@ export function registerDevCommand(program: Command): void {
     .option('--sandbox-host-port <port>', 'let sandboxes reach this port of the host at their gateway address, where a service listens (e.g. a local model server); repeatable', (value: string, previous: number[]) => [...previous, hostPort(value)], [] as number[])
     .option('--unsafe-no-isolation', 'run sandboxes without isolation: the agent sees this machine as you do (UNSAFE)')
     .action(async (opts: { dataDir: string; apiPort: number; kubePort: number; engineCommand?: string; maxSessions?: number; fireHistory?: number; sessionHistory?: number; idleTimeout?: number; provider: 'process' | 'kubernetes'; sandboxMount: string[]; sandboxHostPort: number[]; unsafeNoIsolation?: boolean }) => {
+      // its output going nowhere is no reason to stop: exiting then left its sandboxes running
+      keepRunningWithoutReader();
       const { runDev } = await import('../../main/dev.js');
       const starting = runDev({
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
@@ -77,6 +79,8 @@ export function registerDevCommand(program: Command): void {
       };
       process.on('SIGINT', () => void stop('interrupted', 0));
       process.on('SIGTERM', () => void stop('terminated', 0));
+      // its terminal closed: as Ctrl-C, not the default action, which orphans what it started
+      process.on('SIGHUP', () => void stop('hung up', 0));
       const dev = await starting.catch((error: unknown) => {
         if (stopping) return null; // stopped while starting: stop() exits
         // e.g. a port in use, or a data dir that cannot be written
