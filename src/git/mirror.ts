@@ -300,11 +300,14 @@ export class Mirror {
   }
 
   /**
-   * The tip of branch `name` and `files` (UTF-8) at that tip, read by one git process under the
-   * mirror's lock, so no fetch moves the branch between the reads. `sha` null: no such branch;
-   * a file null: not in that commit.
+   * The tip of branch `name` and `files` (UTF-8) at that tip, read under the mirror's lock, so no
+   * fetch moves the branch between the reads: by one git process, or with `maxBytes` (content
+   * that may be hostile) by two, the first reading every size, and a larger file is left unread
+   * (`{ bytes }`). `sha` null: no such branch; a file null: not in that commit.
    */
-  async readBranchFiles(name: string, files: readonly string[]): Promise<{ sha: string | null; files: (string | null)[] }> {
+  async readBranchFiles(name: string, files: readonly string[]): Promise<{ sha: string | null; files: (string | null)[] }>;
+  async readBranchFiles(name: string, files: readonly string[], maxBytes: number): Promise<{ sha: string | null; files: (string | BlobTooLarge | null)[] }>;
+  async readBranchFiles(name: string, files: readonly string[], maxBytes?: number): Promise<{ sha: string | null; files: (string | BlobTooLarge | null)[] }> {
     assertBranchName(name);
     for (const file of files) {
       const problem = treePathProblem(file);
@@ -312,11 +315,30 @@ export class Mirror {
     }
     await this.ready();
     const ref = `refs/heads/${name}`;
-    const input = [`${ref}^{commit}`, ...files.map((file) => `${ref}:${file}`)].map((line) => `${line}\n`).join('');
-    const { stdout } = await this.locked(() => this.git(['cat-file', '--batch'], { input }));
-    const [commit, ...blobs] = parseCatFileBatch(stdout, files.length + 1);
-    if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
-    return { sha: commit.sha, files: blobs.map((b) => (b?.type === 'blob' ? b.content.toString('utf8') : null)) };
+    const specs = [`${ref}^{commit}`, ...files.map((file) => `${ref}:${file}`)];
+    return this.locked(async () => {
+      if (maxBytes === undefined) {
+        const { stdout } = await this.git(['cat-file', '--batch'], { input: specs.map((spec) => `${spec}\n`).join('') });
+        const [commit, ...blobs] = parseCatFileBatch(stdout, specs.length);
+        if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
+        return { sha: commit.sha, files: blobs.map((b) => (b?.type === 'blob' ? b.content.toString('utf8') : null)) };
+      }
+      const { stdout } = await this.git(['cat-file', '--batch-check'], { input: specs.map((spec) => `${spec}\n`).join('') });
+      const [commit, ...headers] = stdout.toString('utf8').split('\n').slice(0, specs.length).map(objectHeader);
+      if (commit?.type !== 'commit') return { sha: null, files: files.map(() => null) };
+      const readable = headers.filter((h): h is NonNullable<typeof h> => h?.type === 'blob' && h.size <= maxBytes);
+      const blobs = readable.length ? parseCatFileBatch((await this.git(['cat-file', '--batch'], { input: readable.map((h) => `${h.sha}\n`).join('') })).stdout, readable.length) : [];
+      return {
+        sha: commit.sha,
+        files: files.map((_, i) => {
+          const header = headers[i];
+          if (header?.type !== 'blob') return null;
+          if (header.size > maxBytes) return { bytes: header.size };
+          const blob = blobs[readable.indexOf(header)];
+          return blob?.type === 'blob' ? blob.content.toString('utf8') : null;
+        }),
+      };
+    });
   }
 
   /** True when `ancestor` is reachable from `descendant` (also when equal). */
@@ -479,8 +501,11 @@ export class Mirror {
   private async pushBranchesLocked(batch: BranchToPush[]): Promise<void> {
     await this.ensureCreatedLocked();
     const shas = [...new Set(batch.map((item) => item.sha))];
-    if ((await this.resolveAll(shas)).includes(null)) await this.fetchLocked(); // a commit pushed since the last fetch
-    const known = await this.resolveAll(shas);
+    let known = await this.resolveAll(shas);
+    if (known.includes(null)) { // a commit pushed since the last fetch
+      await this.fetchLocked();
+      known = await this.resolveAll(shas);
+    }
     const pushable: BranchToPush[] = [];
     for (const item of batch) {
       if (known[shas.indexOf(item.sha)] === null) item.reject(new RefNotFoundError(item.sha));

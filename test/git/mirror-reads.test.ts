@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidInputError, InvalidRefError, RefNotFoundError, openMirror, pruneMirrors } from '../../src/git/index.js';
+import { countGitCalls } from '../helpers/git-calls.js';
 import { git, lines, seededHost, type HostRepo, type WorkClone } from './fixtures.js';
 
 let host: HostRepo;
@@ -42,6 +43,30 @@ describe('mirror fetch and reads', () => {
     expect(await mirror.readBranchFiles('nope', ['svc.yaml'])).toEqual({ sha: null, files: [null] });
     await expect(mirror.readBranchFiles('main', ['../x'])).rejects.toBeInstanceOf(InvalidInputError);
     await expect(mirror.readBranchFiles('bad..name', ['svc.yaml'])).rejects.toBeInstanceOf(InvalidRefError);
+  });
+
+  it('reads a branch tip and files within a limit in two git processes, one when none is there; a larger file is left unread', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.write('svc.yaml', 'x'.repeat(2000)).write('small.txt', 'é\n').write('b.txt', 'b\n').commit('sizes');
+    work.push('main');
+    const mirror = host.mirror();
+    await mirror.fetch();
+    const tip = host.tip('main');
+    const calls = countGitCalls();
+    try {
+      expect(await mirror.readBranchFiles('main', ['svc.yaml', 'small.txt', 'svc.toml', 'src', 'b.txt'], 1999)).toEqual({
+        sha: tip, files: [{ bytes: 2000 }, 'é\n', null, null, 'b\n'],
+      });
+      expect(calls.count()).toBe(2);
+      expect(await mirror.readBranchFiles('main', ['svc.toml', 'src'], 10)).toEqual({ sha: tip, files: [null, null] });
+      expect(calls.count()).toBe(3);
+      expect(await mirror.readBranchFiles('main', ['small.txt'], 2)).toEqual({ sha: tip, files: [{ bytes: 3 }] }); // bytes, not characters
+      expect(await mirror.readBranchFiles('nope', ['svc.yaml'], 10)).toEqual({ sha: null, files: [null] });
+    } finally {
+      calls.restore();
+    }
+    await expect(mirror.readBranchFiles('main', ['../x'], 10)).rejects.toBeInstanceOf(InvalidInputError);
   });
 
   it('leaves a file larger than the limit unread, giving its size; a file within it is read', async () => {

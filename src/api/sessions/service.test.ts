@@ -1,20 +1,20 @@
 // SessionService.start reads the agent from the default branch's manifest through a real mirror
-// of a real repository. Starts that come together share one read (git, counted through a `git`
-// on PATH that logs each call); a merge or a push svc saw (an invalidated mirror) is read again.
+// of a real repository. Starts that come together share one read (git processes, counted); a
+// merge or a push svc saw (an invalidated mirror) is read again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openMirror } from '../../git/index.js';
 import type { Project, Session } from '../../resources/index.js';
+import { countGitCalls, type GitCalls } from '../../../test/helpers/git-calls.js';
 import { SessionService } from './service.js';
 import type { SessionStore } from './store.js';
 
 let tmp: string;
 let repo: string;
-let calls: string;
-let savedPath: string | undefined;
+let calls: GitCalls;
 const project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'default', uid: 'p-manifest' }, spec: {} } as Project;
 
 function manifest(defaultAgent: string): string {
@@ -24,10 +24,6 @@ function manifest(defaultAgent: string): string {
 function commit(defaultAgent: string): void {
   writeFileSync(path.join(repo, 'svc.yaml'), manifest(defaultAgent));
   execFileSync('git', ['-C', repo, 'commit', '-qam', `default ${defaultAgent}`]);
-}
-
-function gitCalls(): number {
-  try { return readFileSync(calls, 'utf8').split('\n').filter(Boolean).length; } catch { return 0; }
 }
 
 function service(): SessionService {
@@ -50,34 +46,27 @@ beforeAll(() => {
   execFileSync('git', ['-C', repo, 'add', '.']);
   execFileSync('git', ['-C', repo, 'commit', '-qm', 'init']);
   project.spec = { repoUrl: repo, defaultBranch: 'main' } as Project['spec'];
-  // every git the service runs, logged, then the real one
-  const bin = path.join(tmp, 'bin');
-  calls = path.join(tmp, 'git-calls');
-  mkdirSync(bin);
-  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$1" >> '${calls}'\nexec '${realGit}' "$@"\n`);
-  chmodSync(path.join(bin, 'git'), 0o755);
-  savedPath = process.env.PATH;
-  process.env.PATH = `${bin}:${savedPath}`;
+  // every git the service runs, counted
+  calls = countGitCalls();
 });
 
 afterAll(() => {
-  process.env.PATH = savedPath;
+  calls.restore();
   rmSync(tmp, { recursive: true, force: true });
 });
 
 describe('SessionService.start: the agent from the default branch manifest', () => {
   it('ten starts at once read it once: the git calls of one start, not ten times those', async () => {
     const sessions = service();
-    const before = gitCalls();
+    const before = calls.count();
     await sessions.start(project, {}, 'u1');
-    const one = gitCalls() - before;
+    const one = calls.count() - before;
     expect(one).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 2100)); // past the reuse window: the next batch reads again
-    const batch = gitCalls();
+    const batch = calls.count();
     const started = await Promise.all(Array.from({ length: 10 }, () => sessions.start(project, {}, 'u1')));
     expect(started.map((s) => s.spec.agent)).toEqual(Array(10).fill('first'));
-    expect(gitCalls() - batch).toBeLessThanOrEqual(one);
+    expect(calls.count() - batch).toBeLessThanOrEqual(one);
   });
 
   it('a merge or a push svc saw (the mirror invalidated) is read by the next start; an unknown agent is a 400', async () => {
@@ -85,7 +74,10 @@ describe('SessionService.start: the agent from the default branch manifest', () 
     expect((await sessions.start(project, {}, 'u1')).spec.agent).toBe('first');
     commit('second');
     openMirror({ cacheDir: path.join(tmp, 'mirrors'), projectId: project.metadata.uid!, url: repo }).invalidate();
+    const before = calls.count();
     expect((await sessions.start(project, {}, 'u1')).spec.agent).toBe('second');
+    // the fetch, then the tip and both candidates' sizes, then svc.yaml: three git processes (five before)
+    expect(calls.count() - before).toBe(3);
     await expect(sessions.start(project, { agent: 'third' }, 'u1')).rejects.toMatchObject({ status: 400 });
   });
 });

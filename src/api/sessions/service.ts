@@ -7,7 +7,7 @@ import { openMirror, type Mirror } from '../../git/index.js';
 import { Lru } from '../../lib/lru.js';
 import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
-import { MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
+import { MANIFEST_FILES, MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
 import {
   STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
@@ -87,10 +87,11 @@ export class SessionService {
       });
       entry.mirror = mirror;
       await mirror.fetch();
-      const sha = await mirror.resolveBranch(project.spec.defaultBranch || 'main');
-      if (!sha) return null;
+      // the tip and both manifest candidates' sizes in one git process, the manifest in another
+      const read = await mirror.readBranchFiles(project.spec.defaultBranch || 'main', MANIFEST_FILES, MANIFEST_MAX_BYTES);
+      if (!read.sha) return null;
       // parsed, not checked (only its agents are read); a larger file is left unread (it would be refused as a manifest all the same)
-      return (await readManifestDocumentAt((at, file) => mirror.readFile(at, file, MANIFEST_MAX_BYTES), sha)) ?? null;
+      return (await readManifestDocumentAt(async (_at, file) => read.files[(MANIFEST_FILES as readonly string[]).indexOf(file)] ?? null, read.sha)) ?? null;
     } catch {
       // unreachable: the Session controller reports it when it pushes the branch
     }
