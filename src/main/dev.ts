@@ -16,6 +16,7 @@ import { podLogReader, type NodeSimulator } from '../localcluster/node/index.js'
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { EXIT_WITH_PARENT_ENV } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
 import { FIRE_HISTORY_ENV, SESSION_HISTORY_ENV } from '../resources/index.js';
@@ -243,13 +244,24 @@ async function stopLeftoverSandboxes(dataDir: string, isolation: IsolationStatus
 }
 
 export async function runDev(options: DevOptions): Promise<DevHandle> {
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const namespace = options.namespace ?? 'default';
   // The tools sessions need, before anything starts: every missing one named with how to get it.
   // the engine of --engine-command, else of SVC_ENGINE_COMMAND passed on (sessionEnv)
   await runPreflight(devPreflightChecks({ engineCommand: options.engineCommand ?? (process.env.SVC_ENGINE_COMMAND || undefined), unsafeNoIsolation: options.unsafeNoIsolation }));
   const dataDir = path.resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // one svc dev per data directory (data-dir-lock.ts), before anything reads or writes it
+  const unlock = lockDataDir(dataDir);
+  try {
+    return await runDevOn(dataDir, unlock, options);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions): Promise<DevHandle> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const namespace = options.namespace ?? 'default';
   const kubeconfigPath = path.join(dataDir, 'kubeconfig');
   const envPath = path.join(dataDir, 'env');
   const previousEnv = parseEnvFile(await readFile(envPath, 'utf8').catch(() => ''));
@@ -288,6 +300,7 @@ export async function runDev(options: DevOptions): Promise<DevHandle> {
     }
     await node?.close();
     await cluster.close();
+    unlock();
   };
   try {
     await writePrivate(kubeconfigPath, adminKubeconfig(cluster, { namespace }));

@@ -1,12 +1,15 @@
 // `kill -9` of svc dev's own process (not its group): its API and operator go with it at once,
 // so that svc dev started again on the same data directory and the same API port runs (before,
-// the orphaned API held the port until a log line met the closed pipe, seconds later).
+// the orphaned API held the port until a log line met the closed pipe, seconds later). While it
+// ran, a second svc dev on its data directory was refused (before, it ran a second cluster on the
+// same journal, and its stop stopped the first one's sandboxes).
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
-import { waitFor } from './util.js';
+import path from 'node:path';
+import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { run, waitFor } from './util.js';
 
 let first: DevInstance | undefined;
 let second: DevInstance | undefined;
@@ -37,11 +40,19 @@ async function freePort(): Promise<number> {
 }
 
 describe('svc dev killed with SIGKILL', () => {
-  it('takes its API and operator with it; started again on the same port, it runs', async () => {
+  it('a second svc dev on its data directory is refused; killed, it takes its API and operator with it; started again on the same port, it runs', async () => {
     const port = String(await freePort());
     first = await startDev({ args: ['--api-port', port] });
     const children = roots(first.process.pid!);
     expect(children).toHaveLength(2);
+    const envFile = readFileSync(path.join(first.dataDir, 'env'), 'utf8');
+    const again = await run(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'dev', '--data-dir', first.dataDir, '--api-port', '0', '--kube-port', '0']);
+    expect(again.code, again.stdout + again.stderr).toBe(1);
+    expect(again.stderr).toContain(`svc dev could not start: svc dev is already running on ${first.dataDir} (pid ${first.process.pid}): stop it first, or use another --data-dir`);
+    expect(again.stdout).not.toContain('local cluster at');
+    expect(readFileSync(path.join(first.dataDir, 'env'), 'utf8')).toBe(envFile);
+    expect((await fetch(`${first.apiUrl.replace(/\/v1$/, '')}/readyz`)).status).toBe(200);
+    expect(roots(first.process.pid!)).toEqual(children);
     process.kill(first.process.pid!, 'SIGKILL');
     await first.stop(); // (waits for its exit)
     // gone as soon as their pipe closes: well before an orphan's next log line
