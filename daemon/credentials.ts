@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { cloneCredentialExpired, parseCloneCredential, type CloneCredential } from '../src/lib/git-credential.js';
 import { httpCall } from '../src/lib/http-call.js';
 import { makeDirs } from '../src/lib/make-dirs.js';
+import { shellQuote } from '../src/lib/shell-quote.js';
 
 export interface CredentialSource {
   apiUrl: string;
@@ -172,8 +173,4 @@ export class CredentialBroker {
       return '';
     }
   }
-}
-
-function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
 }

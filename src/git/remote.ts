@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { InvalidRemoteError, LocalRepoNotAllowedError, UnreachableError, type UnreachableKind } from './errors.js';
 import { redact } from './redact.js';
+import { shellQuote } from '../lib/shell-quote.js';
 
 /** HTTP(S) Basic credentials: a user name and a password or token. */
 export interface BasicCredentials {
@@ -141,8 +142,6 @@ const CREDENTIAL_HELPER = '!f() { test "$1" = get || exit 0; printf "username=%s
 export interface SshFiles { keyFile: string; knownHostsFile: string }
 
 export interface RemoteInvocation { configArgs: string[]; env: Record<string, string>; secrets: string[] }
-
-const shellQuote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
 /**
  * The ssh command git runs: this key only, these host keys only, nothing of the machine's or the

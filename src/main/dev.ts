@@ -16,6 +16,8 @@ import { podLogReader, type NodeSimulator } from '../localcluster/node/index.js'
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertPortFree } from './ports.js';
+import { shellQuote } from '../lib/shell-quote.js';
+import { envFileText, parseEnvFile } from './env-file.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { EXIT_WITH_PARENT_ENV } from './process.js';
 import { CHECKPOINT_AND_PROGRESS_TUNABLES, SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
@@ -81,20 +83,6 @@ export interface DevHandle {
   /** Resolves with a message when a child process dies while dev is running. */
   failed: Promise<string>;
   stop(): Promise<void>;
-}
-
-/** Parses `export KEY=value` lines (values single-quoted by writeEnvFile). */
-export function parseEnvFile(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^export ([A-Z_][A-Z0-9_]*)='([^']*)'$/.exec(line.trim());
-    if (m) out[m[1]!] = m[2]!;
-  }
-  return out;
-}
-
-function envFileText(values: Record<string, string>): string {
-  return `${Object.entries(values).map(([k, v]) => `export ${k}='${v}'`).join('\n')}\n`;
 }
 
 async function writePrivate(file: string, text: string): Promise<void> {
@@ -386,7 +374,7 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
     }
     // the bundled tools (helm, the pinned opencode) first on PATH for whoever sources the file
     const bundledBin = path.join(REPO_ROOT, 'node_modules', '.bin');
-    const pathLine = existsSync(bundledBin) ? `export PATH='${bundledBin.replaceAll("'", "'\\''")}':"$PATH"\n` : '';
+    const pathLine = existsSync(bundledBin) ? `export PATH=${shellQuote(bundledBin)}:"$PATH"\n` : '';
     await writePrivate(envPath, envFileText({ KUBECONFIG: kubeconfigPath, SVC_API_URL: apiUrl, SVC_CLI_TOKEN: token }) + pathLine);
     log([
       'svc dev is running.',
@@ -397,7 +385,7 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
       `  kubeconfig: ${kubeconfigPath}`,
       '',
       'In another shell:',
-      `  source ${envPath}`,
+      `  source ${/^[\w./-]+$/.test(envPath) ? envPath : shellQuote(envPath)}`,
       '  kubectl get svcdev -A',
       '  svc projects create NAME --repo URL',
       '',

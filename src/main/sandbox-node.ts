@@ -12,6 +12,7 @@ import { startNodeSimulator, type ImageConfig, type NodeSimulator } from '../loc
 import { ENTRYPOINT } from '../sandbox/kubernetes/index.js';
 import { LABEL_SANDBOX } from '../resources/index.js';
 import { SANDBOX_STOP_GRACE_MS } from '../lib/sandbox-stop.js';
+import { shellQuote } from '../lib/shell-quote.js';
 
 export interface SandboxNodeOptions {
   cluster: ClusterAccess;
@@ -50,7 +51,7 @@ export async function startSandboxNode(options: SandboxNodeOptions): Promise<Nod
     // 755: a jailed pod (another uid) runs it as /opt/svc/bin/svc; it holds no secret
     await mkdir(binDir, { recursive: true, mode: 0o755 });
     await chmod(binDir, 0o755);
-    const quoted = options.svcCommand.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(' ');
+    const quoted = options.svcCommand.map(shellQuote).join(' ');
     await writeFile(path.join(binDir, 'svc'), `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
   }
   const isolation = options.isolation === 'none' ? undefined : options.isolation;

@@ -170,13 +170,17 @@ describe('svc dev --provider kubernetes where pods cannot be isolated (not root)
 });
 
 describe('svc dev --unsafe-no-isolation', () => {
-  it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1), under a data directory of any length', async () => {
-    // longer than a unix socket path may be: svc-agent's credential socket used to collide there
-    const dataDir = path.join(tmp, 'unsafe', 'a-data-directory-with-a-long-name'.repeat(3), 'dev');
+  it('warns loudly on every start, and runs sandboxes with the host\'s view (127.0.0.1), under a data directory of any length and name', async () => {
+    // longer than a unix socket path may be: svc-agent's credential socket used to collide there;
+    // a space and a quote: `source DIR/env` broke on them
+    const dataDir = path.join(tmp, 'unsafe', "a data directory's long name".repeat(3), 'dev');
     expect(Buffer.byteLength(path.join(dataDir, 'sandboxes', 'default', randomUUID(), 'home', '.svc-agent', 'git-credential.sock'))).toBeGreaterThan(107);
     let dev = await startDev({ dataDir, args: ['--unsafe-no-isolation', ...fixtureEngineArgs(fixtureEngine)] });
     try {
       expect(dev.output().match(/WARNING: svc dev --unsafe-no-isolation: sandboxes are NOT isolated/g)?.length).toBeGreaterThanOrEqual(2);
+      // the line svc dev prints for it, run as written
+      const source = /^ {2}(source .*)$/m.exec(dev.output())![1]!;
+      expect(await runOk('bash', ['-c', `${source} && printf %s "$KUBECONFIG"`])).toBe(path.join(dataDir, 'kubeconfig'));
       const { id } = await session(dev, path.dirname(dataDir));
       const address = await waitFor('the sandbox address', async () => (await runOk('kubectl', ['get', 'sandbox', id, '-o', 'jsonpath={.status.address}'], dev.env)).trim() || undefined, 60_000);
       expect(address).toMatch(/^127\.0\.0\.1:\d+$/);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, removeDevDir } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from './util.js';
 import { OPENCODE_OFFLINE_ENV, startModelServer, type ModelServer } from '../fixtures/model-server.js';
-import { parseEnvFile } from '../../src/main/dev.js';
+import { parseEnvFile } from '../../src/main/env-file.js';
 import { findExecutable } from '../../src/lib/engine-path.js';
 
 /** The Makefile's `dev` recipe, read from the Makefile itself so the two cannot drift. */

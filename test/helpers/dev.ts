@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Jail } from '../../src/lib/jail/index.js';
+import { parseEnvFile } from '../../src/main/env-file.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SVC = path.join(REPO_ROOT, 'bin/svc.js');
@@ -28,10 +29,6 @@ export interface DevInstance {
   stop(): Promise<number | null>;
   /** Started `detached`: sends `signal` to svc dev and every process of its group (the API, the operator), and waits. */
   killGroup(signal: NodeJS.Signals): Promise<void>;
-}
-
-function parseEnv(text: string): Record<string, string> {
-  return Object.fromEntries([...text.matchAll(/^export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
 }
 
 /** Starts svc dev on `dataDir` (a new temp dir by default); resolves once it printed that it runs. */
@@ -58,7 +55,7 @@ export async function startDev(options: { dataDir?: string; extraEnv?: NodeJS.Pr
     child.stdout!.on('data', check);
     void exited.then((code) => { clearTimeout(timer); reject(new Error(`svc dev exited (code ${code}):\n${output}`)); });
   });
-  const env = parseEnv(readFileSync(path.join(dataDir, 'env'), 'utf8'));
+  const env = parseEnvFile(readFileSync(path.join(dataDir, 'env'), 'utf8'));
   return {
     dataDir,
     kubeconfig: env.KUBECONFIG!,
