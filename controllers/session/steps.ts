@@ -8,7 +8,7 @@ import { transientCause } from '../../src/lib/start-retry.js';
 import { newSandboxToken } from '../../src/lib/sandbox-token.js';
 import type { ReconcileContext, StepResult } from '../../src/runtime/index.js';
 import {
-  LABEL_SESSION, SECRET, SESSION, STOP_REASON_ANNOTATION, removePromptsPatch, sessionSecret, sessionSecretName, sessionTokens,
+  BASE_SHA_ANNOTATION, LABEL_SESSION, SECRET, SESSION, STOP_REASON_ANNOTATION, removePromptsPatch, sessionSecret, sessionSecretName, sessionTokens,
   type KubeObject, type PendingPrompt, type Project, type Session, type SessionSecret,
 } from '../../src/resources/index.js';
 import type { BranchOutcome, SessionFacts, SessionStep } from './decide.js';
@@ -32,6 +32,16 @@ export function openProjectMirror(mirrorDir: string, project: Project, credentia
   return openMirror({ cacheDir: mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl, credentials });
 }
 
+/**
+ * The base ref's tip without a fetch: the commit the API read as its tip when it started the
+ * session (BASE_SHA_ANNOTATION), when this mirror has the base ref there too. Else null: fetch.
+ */
+async function agreedBaseSha(mirror: Mirror, session: Session, baseRef: string): Promise<string | null> {
+  const read = session.metadata.annotations?.[BASE_SHA_ANNOTATION];
+  if (!read) return null;
+  return (await mirror.resolveBranch(baseRef).catch(() => null)) === read ? read : null;
+}
+
 /** Pushes refs/heads/<session id> at the tip of the base ref to the project's repository. */
 async function pushSessionBranch(client: KubeClient, mirrorDir: string, session: Session, project: Project, baseRef: string): Promise<BranchOutcome> {
   const lookup = await readGitCredentials(project, (namespace, name) => readSecretData(client, namespace, name));
@@ -39,9 +49,11 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
   if (!lookup.ok) return { kind: 'failed', reason: 'CredentialsNotFound', message: lookup.message };
   try {
     const mirror = openProjectMirror(mirrorDir, project, lookup.credentials);
-    await mirror.fetch({ force: true });
-    let sha = await mirror.resolveBranch(baseRef);
-    if (!sha) sha = await mirror.resolveCommit(baseRef).catch(() => null);
+    let sha = await agreedBaseSha(mirror, session, baseRef);
+    if (!sha) {
+      await mirror.fetch({ force: true });
+      sha = await mirror.resolveBranch(baseRef) ?? await mirror.resolveCommit(baseRef).catch(() => null);
+    }
     if (!sha) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}; push it or start the session from another ref` };
     try {
       const { created } = await mirror.pushBranch(session.metadata.name!, sha);

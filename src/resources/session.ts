@@ -79,6 +79,13 @@ export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
 export type Session = Resource<SessionSpec, SessionStatus>;
 
+/**
+ * Annotation the API sets on a session it starts from the default branch: that branch's tip as the
+ * start read it (for the manifest). The Session controller cuts the branch there without fetching
+ * when its own mirror has the base ref at that commit too; otherwise it fetches, as without it.
+ */
+export const BASE_SHA_ANNOTATION = 'svc.dev/base-sha';
+
 /** Annotation set with `spec.desiredState: stopped`: why (`Stopped` by a person, `Idle` by the idle sweep). */
 export const STOP_REASON_ANNOTATION = 'svc.dev/stop-reason';
 

@@ -2,7 +2,7 @@
 // TriggerFire controller (a fresh fire). Owned by its Project (garbage collected with it) and
 // labelled with it; metadata.name is the session id and its branch.
 import {
-  API_VERSION, LABEL_PROJECT, LABEL_TRIGGER, SESSION, controllerReference,
+  API_VERSION, BASE_SHA_ANNOTATION, LABEL_PROJECT, LABEL_TRIGGER, SESSION, controllerReference,
   type Project, type Session,
 } from '../resources/index.js';
 
@@ -15,6 +15,8 @@ export interface NewSessionInput {
   agent: string;
   /** Ref the branch is cut from (default: the project's default branch). */
   baseRef?: string;
+  /** The base ref's tip as the starter read it (BASE_SHA_ANNOTATION). */
+  baseSha?: string;
   model?: string;
   initialPrompt?: string;
   /** User id of who started it (a person, a token, a manual fire's actor). */
@@ -25,6 +27,7 @@ export interface NewSessionInput {
 
 export function newSession(project: Project, input: NewSessionInput): Session {
   const fired = input.fired;
+  const annotations = { ...(fired ? { [FIRE_ANNOTATION]: fired.fire } : {}), ...(input.baseSha ? { [BASE_SHA_ANNOTATION]: input.baseSha } : {}) };
   return {
     apiVersion: API_VERSION,
     kind: SESSION.kind,
@@ -32,7 +35,7 @@ export function newSession(project: Project, input: NewSessionInput): Session {
       name: input.id,
       namespace: project.metadata.namespace,
       labels: { [LABEL_PROJECT]: project.metadata.name!, ...(fired ? { [LABEL_TRIGGER]: fired.trigger } : {}) },
-      ...(fired ? { annotations: { [FIRE_ANNOTATION]: fired.fire } } : {}),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
       ownerReferences: [controllerReference(project)],
     },
     spec: {

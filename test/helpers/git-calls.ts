@@ -1,5 +1,5 @@
-// Counts the git processes this process starts: a `git` first on PATH that notes each call (its
-// first argument), then runs the real git. For tests of how many processes a read costs.
+// The git processes this process starts: a `git` first on PATH that notes each call (its
+// arguments), then runs the real git. For tests of how many processes a read costs.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -8,6 +8,8 @@ import path from 'node:path';
 export interface GitCalls {
   /** How many git processes started since countGitCalls(). */
   count(): number;
+  /** Their arguments, one line each. */
+  lines(): string[];
   /** PATH as it was; the counting git removed. */
   restore(): void;
 }
@@ -17,11 +19,13 @@ export function countGitCalls(): GitCalls {
   const log = path.join(dir, 'calls');
   writeFileSync(log, '');
   const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(path.join(dir, 'git'), `#!/bin/sh\necho "$1" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+  writeFileSync(path.join(dir, 'git'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
   const before = process.env.PATH;
   process.env.PATH = `${dir}:${before}`;
+  const lines = () => readFileSync(log, 'utf8').split('\n').filter(Boolean);
   return {
-    count: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
+    lines,
+    count: () => lines().length,
     restore() {
       process.env.PATH = before;
       rmSync(dir, { recursive: true, force: true });

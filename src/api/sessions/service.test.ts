@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openMirror } from '../../git/index.js';
-import type { Project, Session } from '../../resources/index.js';
+import { BASE_SHA_ANNOTATION, type Project, type Session } from '../../resources/index.js';
 import { countGitCalls, type GitCalls } from '../../../test/helpers/git-calls.js';
 import { SessionService } from './service.js';
 import type { SessionStore } from './store.js';
@@ -75,9 +75,13 @@ describe('SessionService.start: the agent from the default branch manifest', () 
     commit('second');
     openMirror({ cacheDir: path.join(tmp, 'mirrors'), projectId: project.metadata.uid!, url: repo }).invalidate();
     const before = calls.count();
-    expect((await sessions.start(project, {}, 'u1')).spec.agent).toBe('second');
+    const started = await sessions.start(project, {}, 'u1');
+    expect(started.spec.agent).toBe('second');
     // the fetch, then the tip and both candidates' sizes, then svc.yaml: three git processes (five before)
     expect(calls.count() - before).toBe(3);
     await expect(sessions.start(project, { agent: 'third' }, 'u1')).rejects.toMatchObject({ status: 400 });
+    // the tip it read, for the Session controller to cut the branch there (not for another base ref)
+    expect(started.metadata.annotations?.[BASE_SHA_ANNOTATION]).toBe(execFileSync('git', ['-C', repo, 'rev-parse', 'main'], { encoding: 'utf8' }).trim());
+    expect((await sessions.start(project, { baseRef: 'other' }, 'u1')).metadata.annotations?.[BASE_SHA_ANNOTATION]).toBeUndefined();
   });
 });

@@ -31,10 +31,13 @@ const PATCH_ATTEMPTS = 10;
 /** How long a read of the default branch's manifest serves further starts (the mirror's fetch age). */
 const MANIFEST_REUSE_MS = 2000;
 
-/** A read of a project's default-branch manifest, shared by the starts that come while it is fresh. */
+/** The default branch as a start reads it: its tip and its manifest's document (null: none, unreadable, unreachable). */
+interface DefaultBranchRead { sha: string | null; manifest: unknown }
+
+/** A read of a project's default branch, shared by the starts that come while it is fresh. */
 interface ManifestRead {
   startedAt: number;
-  read: Promise<unknown>;
+  read: Promise<DefaultBranchRead>;
   /** Set once the read ended. */
   doneAt?: number;
   /** Its mirror, once opened: a fetch or an invalidation after the read ended makes it stale. */
@@ -61,25 +64,24 @@ export class SessionService {
   }
 
   /**
-   * The manifest document on the default branch, or null (none, unreadable, unreachable). Starts
-   * within MANIFEST_REUSE_MS share one read, as they share the mirror's fetch: thirty at once
+   * The default branch's tip and manifest document. Starts within MANIFEST_REUSE_MS share one read, as they share the mirror's fetch: thirty at once
    * were thirty times git's reads (up to 10 s each on two busy cores). Not past a newer fetch or
    * an invalidation (a merge, a push through the git gateway): that start reads again.
    */
-  private defaultBranchManifest(project: Project): Promise<unknown> {
+  private defaultBranch(project: Project): Promise<DefaultBranchRead> {
     const key = `${project.metadata.uid}\0${project.spec.repoUrl}\0${project.spec.defaultBranch}`;
     const last = this.manifestReads.get(key);
     if (last && Date.now() - last.startedAt < MANIFEST_REUSE_MS) {
       const fetchedAt = last.mirror?.fetchedAt ?? 0;
       if (last.doneAt === undefined || (fetchedAt !== 0 && fetchedAt <= last.doneAt)) return last.read;
     }
-    const entry: ManifestRead = { startedAt: Date.now(), read: Promise.resolve(null) };
-    entry.read = this.readDefaultBranchManifest(project, entry).finally(() => { entry.doneAt = Date.now(); });
+    const entry: ManifestRead = { startedAt: Date.now(), read: Promise.resolve({ sha: null, manifest: null }) };
+    entry.read = this.readDefaultBranch(project, entry).finally(() => { entry.doneAt = Date.now(); });
     this.manifestReads.set(key, entry);
     return entry.read;
   }
 
-  private async readDefaultBranchManifest(project: Project, entry: ManifestRead): Promise<unknown> {
+  private async readDefaultBranch(project: Project, entry: ManifestRead): Promise<DefaultBranchRead> {
     try {
       const mirror = openMirror({
         cacheDir: this.options.mirrorDir, projectId: project.metadata.uid!, url: project.spec.repoUrl,
@@ -89,25 +91,29 @@ export class SessionService {
       await mirror.fetch();
       // the tip and both manifest candidates' sizes in one git process, the manifest in another
       const read = await mirror.readBranchFiles(project.spec.defaultBranch || 'main', MANIFEST_FILES, MANIFEST_MAX_BYTES);
-      if (!read.sha) return null;
+      if (!read.sha) return { sha: null, manifest: null };
       // parsed, not checked (only its agents are read); a larger file is left unread (it would be refused as a manifest all the same)
-      return (await readManifestDocumentAt(async (_at, file) => read.files[(MANIFEST_FILES as readonly string[]).indexOf(file)] ?? null, read.sha)) ?? null;
+      const manifest = await readManifestDocumentAt(async (_at, file) => read.files[(MANIFEST_FILES as readonly string[]).indexOf(file)] ?? null, read.sha);
+      return { sha: read.sha, manifest: manifest ?? null };
     } catch {
       // unreachable: the Session controller reports it when it pushes the branch
     }
-    return null;
+    return { sha: null, manifest: null };
   }
 
   async start(project: Project, request: StartRequest, userId: string): Promise<Session> {
     const namespace = project.metadata.namespace!;
     const branch = project.spec.defaultBranch || 'main';
-    const agent = chooseAgent(request.agent, await this.defaultBranchManifest(project), branch);
+    const tip = await this.defaultBranch(project);
+    const agent = chooseAgent(request.agent, tip.manifest, branch);
+    const baseRef = request.baseRef ?? branch;
     return this.starts.run(namespace, async () => {
       const cap = sessionCap(await this.store.namespaceAnnotations(namespace), this.options.defaultCap);
       const admission = admit({ cap, queueDepth: 0, sessions: await this.store.slotHolders(namespace), fires: [], request: { kind: 'session' } });
       if (admission.kind === 'full') throw new ApiError(429, admission.reason); // a session request is never queued
       const session = newSession(project, {
-        id: randomUUID(), agent, baseRef: request.baseRef ?? branch, model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
+        id: randomUUID(), agent, baseRef, baseSha: baseRef === branch ? tip.sha ?? undefined : undefined,
+        model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
       });
       return this.store.createSession(session);
     });
