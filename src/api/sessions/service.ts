@@ -64,9 +64,10 @@ export class SessionService {
   }
 
   /**
-   * The default branch's tip and manifest document. Starts within MANIFEST_REUSE_MS share one read, as they share the mirror's fetch: thirty at once
-   * were thirty times git's reads (up to 10 s each on two busy cores). Not past a newer fetch or
-   * an invalidation (a merge, a push through the git gateway): that start reads again.
+   * The default branch's tip and manifest document. Starts within MANIFEST_REUSE_MS share one
+   * read, as they share the mirror's fetch: thirty at once were thirty times git's reads (up to
+   * 10 s each on two busy cores). Not past a newer fetch or an invalidation (a merge, a push
+   * through the git gateway): that start reads again.
    */
   private defaultBranch(project: Project): Promise<DefaultBranchRead> {
     const key = `${project.metadata.uid}\0${project.spec.repoUrl}\0${project.spec.defaultBranch}`;
