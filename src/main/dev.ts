@@ -255,6 +255,7 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
   const previousEnv = parseEnvFile(await readFile(envPath, 'utf8').catch(() => ''));
 
   // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
+  if (options.apiPort !== 0 && options.apiPort === options.kubePort) throw new Error(`--api-port and --kube-port are both ${options.apiPort}: give each its own port (0 = any free port)`);
   await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
   await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
   // --sandbox-mount paths are checked (never the data directory) before anything starts too

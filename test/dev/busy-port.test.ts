@@ -46,6 +46,13 @@ describe('svc dev with a busy port', () => {
     expect(output).not.toContain('svc dev is running.');
   }, 40_000);
 
+  it('one port for both: said at once, before anything starts', async () => {
+    const { code, output } = await dev(['--api-port', String(busyPort + 1), '--kube-port', String(busyPort + 1)]);
+    expect(code).toBe(1);
+    expect(output).toContain(`svc dev could not start: --api-port and --kube-port are both ${busyPort + 1}: give each its own port (0 = any free port)`);
+    expect(output).not.toContain('local cluster at');
+  }, 40_000);
+
   it('--kube-port taken: the same', async () => {
     const { code, output } = await dev(['--api-port', '0', '--kube-port', String(busyPort)]);
     expect(code).not.toBe(0);
