@@ -42,13 +42,23 @@ export class DataDirInUseError extends Error {}
 export function lockDataDir(dataDir: string): () => void {
   const file = path.join(dataDir, DATA_DIR_LOCK);
   const me: Holder = { pid: process.pid, bootId: bootId(), startTime: startTimeOf(process.pid) ?? '' };
-  // written whole, then linked in place: nobody reads a half-written lock
+  const text = `${JSON.stringify(me)}\n`;
+  // written whole, then linked in place: nobody reads a half-written lock (where the filesystem
+  // has no hard links, created exclusively instead)
   const written = `${file}.${process.pid}`;
-  writeFileSync(written, `${JSON.stringify(me)}\n`, { mode: 0o600 });
+  writeFileSync(written, text, { mode: 0o600 });
+  const take = () => {
+    try {
+      linkSync(written, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error;
+      writeFileSync(file, text, { flag: 'wx', mode: 0o600 });
+    }
+  };
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        linkSync(written, file);
+        take();
         return () => { if (sameHolder(readHolder(file), me)) rmSync(file, { force: true }); };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
