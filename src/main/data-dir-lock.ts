@@ -4,18 +4,15 @@
 // time: a holder that died (`kill -9`), or a pid reused since, holds nothing.
 import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isRunning, statFields } from '../lib/proc.js';
 
 export const DATA_DIR_LOCK = 'svc-dev.lock';
 
 interface Holder { pid: number; bootId: string; startTime: string }
 
-/** A process's start time (clock ticks since boot, /proc/PID/stat field 22), or null when it is gone. */
+/** A running process's start time (clock ticks since boot, /proc/PID/stat field 22), or null when it is gone. */
 function startTimeOf(pid: number): string | null {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  return isRunning(pid) ? statFields(pid)?.[22 - 3] ?? null : null;
 }
 
 function bootId(): string {
