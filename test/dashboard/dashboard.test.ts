@@ -198,6 +198,25 @@ describe('dashboard in Chromium', () => {
     expect(host.tip('main')).toBe(before);
   });
 
+  it('a project whose default branch has no manifest says so on the list and on its page', async () => {
+    const bare = seededHost();
+    try {
+      const created = await api<{ project: { id: string } }>('POST', '/projects', { name: 'bare', repo_url: bare.host.hostDir });
+      expect(created.status).toBe(201);
+      // the page shows what the listing says; wait until the listing has the project's status
+      await waitFor('the project listing to carry its manifest', async () => Boolean((await api<{ projects: { name: string; manifest: unknown }[] }>('GET', '/projects')).body.projects.find((p) => p.name === 'bare')?.manifest));
+      await page.goto(base);
+      const row = page.locator('tr', { has: page.getByRole('link', { name: 'bare', exact: true }) });
+      await expect.poll(() => row.locator('td').nth(3).textContent(), POLL).toBe('no manifest');
+      await page.getByRole('link', { name: 'bare', exact: true }).click();
+      const manifest = page.locator('dt', { hasText: 'Manifest' }).locator('xpath=following-sibling::dd[1]');
+      await expect.poll(() => manifest.textContent(), POLL).toBe('none on the default branch');
+    } finally {
+      await runOk('kubectl', ['delete', 'project', 'bare', '--ignore-not-found'], dev.env);
+      bare.host.cleanup();
+    }
+  });
+
   it('signing out forgets the token; a read-only token sees no buttons and a crafted merge is refused', async () => {
     await button('Sign out').click();
     await page.locator('#token').waitFor();

@@ -12,7 +12,9 @@ function readyOf(p: ProjectView): string {
 
 function manifestOf(p: ProjectView): string {
   if (!p.manifest) return '-';
-  return `${p.manifest.file ?? 'none'} ${p.manifest.valid ? 'valid' : 'invalid'}`;
+  // no file: the branch has neither svc.yaml nor svc.toml (the Ready condition says so)
+  if (!p.manifest.file) return 'missing';
+  return `${p.manifest.file} ${p.manifest.valid ? 'valid' : 'invalid'}`;
 }
 
 export function formatProjectList(projects: ProjectView[]): string[] {

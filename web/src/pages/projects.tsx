@@ -21,7 +21,8 @@ async function countsOf(project: Project): Promise<Counts> {
 }
 
 export function ManifestBadge({ project }: { project: Project }) {
-  if (!project.manifest) return <span class="muted">no manifest</span>;
+  // no file: the default branch has neither svc.yaml nor svc.toml
+  if (!project.manifest?.file) return <span class="muted">no manifest</span>;
   return project.manifest.valid ? <span class="ok">valid</span> : <span class="bad">invalid ({project.manifest.issues.length})</span>;
 }
 
@@ -69,7 +70,7 @@ export function ProjectPage({ project }: { project: Project }) {
       <dl class="facts">
         <dt>Repository</dt><dd><code>{project.repo_url}</code></dd>
         <dt>Default branch</dt><dd><code>{project.default_branch}</code> at <Sha sha={project.default_branch_sha} /></dd>
-        <dt>Manifest</dt><dd>{manifest ? <>{manifest.file ?? 'manifest'} (version {manifest.version ?? '?'}): <ManifestBadge project={project} /></> : 'none on the default branch'}</dd>
+        <dt>Manifest</dt><dd>{manifest?.file ? <>{manifest.file} (version {manifest.version ?? '?'}): <ManifestBadge project={project} /></> : 'none on the default branch'}</dd>
         <dt>Triggers</dt><dd>{project.triggers.length ? project.triggers.map((t) => t.slug).join(', ') : 'none'}</dd>
         <dt>Created</dt><dd><Age at={project.created_at} /></dd>
       </dl>

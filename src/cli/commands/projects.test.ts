@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import type { SerializedProject } from '../../lib/rest-shapes.js';
+import { formatProject, formatProjectList } from './projects.js';
+
+const project = (manifest: SerializedProject['manifest']): SerializedProject => ({
+  id: '6372d770-47f0-41fb-b668-84a73d370054', name: 'demo', namespace: 'default', repo_url: '/srv/demo', default_branch: 'main',
+  description: null, credentials_secret: null, default_branch_sha: 'a90e232223f16f47ee65576a3ae613635699e520', manifest,
+  triggers: [], trigger_errors: [], conditions: [], created_at: null,
+});
+
+describe('the manifest column of svc projects ls and show', () => {
+  it('says missing when the branch has no manifest (not "none invalid")', () => {
+    const missing = project({ file: null, version: null, valid: false, issues: [] });
+    expect(formatProjectList([missing])[1]).toMatch(/main\s+missing\s+0$/);
+    expect(formatProject(missing)).toContain('Manifest:       missing');
+  });
+
+  it('names the file and whether it is valid, and "-" before the first reconcile', () => {
+    expect(formatProject(project({ file: 'svc.yaml', version: 2, valid: true, issues: [] }))).toContain('Manifest:       svc.yaml valid (version 2)');
+    expect(formatProject(project({ file: 'svc.toml', version: null, valid: false, issues: [{ path: 'agents', message: 'bad' }] })))
+      .toEqual(expect.arrayContaining(['Manifest:       svc.toml invalid', '  agents: bad']));
+    expect(formatProjectList([project(null)])[1]).toMatch(/main\s+-\s+0$/);
+  });
+});
