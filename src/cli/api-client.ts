@@ -40,30 +40,55 @@ export interface ApiClient {
   request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
   /** A GET whose answer is text (a log), with the same errors as `request`. */
   text(path: string): Promise<string>;
+  /** A GET whose answer is read as it comes (an event stream), with the same errors as `request` before it. */
+  stream(path: string, accept: string): Promise<Response>;
+}
+
+/** The first `max` bytes of an answer's body as text; the rest is not read. */
+export async function textUpTo(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    chunks.push(chunk as Uint8Array);
+    size += (chunk as Uint8Array).length;
+    if (size >= max) break; // leaving the loop cancels the body
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
+/** What fetch says when the server could not be reached (or the connection broke): its cause's code. */
+export function unreachableCause(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
 }
 
 export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): ApiClient {
-  /** One call: the answer's text when it succeeded; an ApiCallError with the server's message otherwise. */
-  async function call(method: string, path: string, body: unknown, accept: string): Promise<{ status: number; text: string }> {
+  /** The answer's head; an ApiCallError when the server could not be reached. */
+  async function send(method: string, path: string, body: unknown, accept: string): Promise<Response> {
     const url = config.baseUrl + (path.startsWith('/') ? path : `/${path}`);
     const headers: Record<string, string> = { authorization: `Bearer ${config.token}`, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
     try {
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ApiCallError(`cannot reach the svc API at ${config.baseUrl}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, 0);
+      throw new ApiCallError(`cannot reach the svc API at ${config.baseUrl}: ${unreachableCause(error)}`, 0);
     }
+  }
+  /** A failed answer as an ApiCallError with the server's message and code. */
+  function refusal(res: Response, text: string): ApiCallError {
+    let parsed: unknown;
+    try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
+    const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+    let message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
+    if (res.status === 401 && config.tokenFrom) message += ` [the token of ${config.tokenFrom}]`;
+    return new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
+  }
+  /** One call: the answer's text when it succeeded; an ApiCallError with the server's message otherwise. */
+  async function call(method: string, path: string, body: unknown, accept: string): Promise<{ status: number; text: string }> {
+    const res = await send(method, path, body, accept);
     const text = await res.text();
-    if (!res.ok) {
-      let parsed: unknown;
-      try { parsed = text ? JSON.parse(text) : {}; } catch { parsed = undefined; }
-      const errorBody = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
-      let message = typeof errorBody?.error === 'string' ? errorBody.error : `${res.status} ${res.statusText}`;
-      if (res.status === 401 && config.tokenFrom) message += ` [the token of ${config.tokenFrom}]`;
-      throw new ApiCallError(message, res.status, typeof errorBody?.code === 'string' ? errorBody.code : undefined, errorBody);
-    }
+    if (!res.ok) throw refusal(res, text);
     return { status: res.status, text };
   }
   return {
@@ -76,6 +101,12 @@ export function createApiClient(config: ApiClientConfig = apiConfigFromEnv()): A
     },
     async text(path: string): Promise<string> {
       return (await call('GET', path, undefined, 'text/plain')).text;
+    },
+    async stream(path: string, accept: string): Promise<Response> {
+      const res = await send('GET', path, undefined, accept);
+      // a refusal relayed from a sandbox may be anything: its first 64 KiB say enough
+      if (!res.ok || !res.body) throw refusal(res, await textUpTo(res, 64 * 1024).catch(() => ''));
+      return res;
     },
   };
 }

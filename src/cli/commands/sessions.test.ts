@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, textUpTo, type SessionView } from './sessions.js';
+import { textUpTo } from '../api-client.js';
+import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, type SessionView } from './sessions.js';
 
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,

@@ -6,8 +6,8 @@ import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs, type BootPhaseVi
 import { modelError } from '../../lib/model-error.js';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { SseSplitter, eventData } from '../../lib/sse.js';
-import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
-import { CliError, examples, formatTable, printJson, printLines } from '../output.js';
+import { ApiCallError, apiAction, createApiClient, unreachableCause, type ApiClient } from '../api-client.js';
+import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
 import { clipText } from '../../lib/clip.js';
@@ -101,38 +101,45 @@ function show(session: SessionView, json: boolean | undefined): void {
   else printLines(formatSession(session));
 }
 
-/** The first `max` bytes of an answer's body as text; the rest is not read. */
-export async function textUpTo(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    chunks.push(chunk as Uint8Array);
-    size += (chunk as Uint8Array).length;
-    if (size >= max) break; // leaving the loop cancels the body
+/** How often `svc sessions logs` asks again while the session's sandbox starts. */
+const NOT_READY_RETRY_MS = 1000;
+
+/**
+ * The events stream once the session's sandbox serves it: while it starts (503: a session still
+ * provisioning, or an API loading its caches) it asks again, saying once on stderr what it waits
+ * for. A session that stops or fails meanwhile answers 409, which ends the wait.
+ */
+async function openEvents(client: ApiClient, path: string): Promise<Response> {
+  let said = false;
+  for (;;) {
+    try {
+      return await client.stream(path, 'text/event-stream');
+    } catch (error) {
+      if (!(error instanceof ApiCallError) || error.status !== 503) throw error;
+      if (!said) process.stderr.write(`svc: waiting: ${error.message}\n`);
+      said = true;
+      await new Promise((resolve) => setTimeout(resolve, NOT_READY_RETRY_MS));
+    }
   }
-  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
 }
 
 /** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted. */
-async function followEvents(url: string, token: string, json: boolean | undefined): Promise<void> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
-  if (!res.ok || !res.body) {
-    // relayed from the sandbox, which answers what it likes: its first 64 KiB say enough
-    const text = await textUpTo(res, 64 * 1024).catch(() => '');
-    let message = `${res.status} ${res.statusText}`;
-    try { message = (JSON.parse(text) as { error?: string }).error ?? message; } catch { /* not JSON */ }
-    throw new CliError(message);
-  }
+async function followEvents(client: ApiClient, path: string, json: boolean | undefined): Promise<void> {
+  const res = await openEvents(client, path);
   const splitter = new SseSplitter();
-  for await (const chunk of res.body) {
-    for (const data of eventData(splitter.push(chunk as Uint8Array))) {
-      let event: { type?: string; properties?: Record<string, unknown> };
-      try { event = JSON.parse(data) as typeof event; } catch { continue; }
-      if (json) { process.stdout.write(`${data}\n`); continue; }
-      const line = formatEngineEvent(event);
-      if (line) process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  try {
+    for await (const chunk of res.body!) {
+      for (const data of eventData(splitter.push(chunk as Uint8Array))) {
+        let event: { type?: string; properties?: Record<string, unknown> };
+        try { event = JSON.parse(data) as typeof event; } catch { continue; }
+        if (json) { process.stdout.write(`${data}\n`); continue; }
+        const line = formatEngineEvent(event);
+        if (line) process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+      }
     }
+  } catch (error) {
+    // the API went away, or the session's sandbox with its stream
+    throw new CliError(`the event stream was cut off: ${unreachableCause(error)}; run svc sessions show to see the session, then follow it again`, EXIT.invalid);
   }
 }
 
@@ -234,7 +241,6 @@ export function registerSessionsCommands(program: Command): void {
         process.stdout.write(await ctx.client.text(`${ctx.base}/${sessionId(id)}/daemon-log`));
         return;
       }
-      const config = (await import('../api-client.js')).apiConfigFromEnv();
-      await followEvents(`${config.baseUrl}${ctx.base}/${sessionId(id)}/events`, config.token, opts.json);
+      await followEvents(ctx.client, `${ctx.base}/${sessionId(id)}/events`, opts.json);
     }));
 }
