@@ -70,7 +70,7 @@ beforeAll(async () => {
   const created = await api<{ project: { id: string } }>('POST', '/projects', { name: 'web', repo_url: host.hostDir });
   expect(created.status).toBe(201);
   projectId = created.body.project.id;
-  await waitFor('the project to read its default branch', async () => (await api<{ project: { default_branch_sha: string | null } }>('GET', `/projects/${projectId}`)).body.project.default_branch_sha);
+  await waitFor('the project to read its default branch', async () => Boolean((await api<{ project: { default_branch_sha: string | null } }>('GET', `/projects/${projectId}`)).body.project.default_branch_sha));
   for (const [name, head, title] of [['feature', 'feature', `Fix ${XSS}`], ['conflict', 'conflict', 'Retitle the README'], ['badManifest', 'bad-manifest', 'Point the default agent elsewhere']] as const) {
     const cr = await api<{ change_request: { cr_id: string; number: number } }>('POST', `/projects/${projectId}/change-requests`, { title, head_ref: head, description: name === 'feature' ? `Description ${XSS}` : '' });
     expect(cr.status, JSON.stringify(cr.body)).toBe(201);
