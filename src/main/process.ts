@@ -1,6 +1,8 @@
 // What every composition root needs: settings from the environment, the cluster connection,
 // and a clean stop on SIGINT/SIGTERM/SIGHUP.
 import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadClusterConfig, type ClusterConfig } from '../kube/index.js';
 import { logLine } from '../lib/log.js';
 
@@ -11,11 +13,26 @@ export function envString(name: string, fallback?: string): string {
   throw new Error(`${name} is not set`);
 }
 
-/** KUBECONFIG when set, the pod's service account inside a cluster, else the default chain. */
+const KUBECONFIG_HINT = "set KUBECONFIG to the cluster's (under svc dev: source <data dir>/env, which sets it to <data dir>/kubeconfig)";
+
+/** No kubeconfig to be found: what to set, instead of the client's guess (http://localhost:8080) or a bare ENOENT. */
+export class NoKubeConfigError extends Error {
+  constructor(what: string) {
+    super(`no kubeconfig: ${what}; ${KUBECONFIG_HINT}`);
+    this.name = 'NoKubeConfigError';
+  }
+}
+
+/** KUBECONFIG when set, the pod's service account inside a cluster, else the default chain (~/.kube/config). */
 export function clusterConfigFromEnv(): ClusterConfig {
   const file = process.env.KUBECONFIG?.trim();
-  if (file) return loadClusterConfig({ file });
+  if (file) {
+    if (!existsSync(file)) throw new NoKubeConfigError(`KUBECONFIG is ${file}, which does not exist`);
+    return loadClusterConfig({ file });
+  }
   if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return loadClusterConfig({ inCluster: true });
+  const home = os.homedir();
+  if (!existsSync(path.join(home, '.kube', 'config'))) throw new NoKubeConfigError(`KUBECONFIG is not set and ${path.join(home, '.kube', 'config')} does not exist`);
   return loadClusterConfig({ default: true });
 }
 

@@ -7,6 +7,7 @@ import { capabilitiesProblem, expiryFrom, kubeTokenStore, serializeToken, TokenS
 import { KubeClient } from '../kube/index.js';
 import { PROJECT, type Project } from '../resources/index.js';
 import { clusterConfigFromEnv } from './process.js';
+export { NoKubeConfigError } from './process.js';
 
 export interface TokenAdminOptions {
   /** Namespace of the token Secrets (the API's SVC_NAMESPACE). */

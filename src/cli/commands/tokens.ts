@@ -37,11 +37,11 @@ export function formatCreated(t: TokenView, value: string): string[] {
 
 /** Loads the admin (kubeconfig, namespaces) and turns its errors into `svc: <message>`, exit 1. */
 async function withAdmin<T>(flags: AdminFlags, action: (admin: TokenAdmin) => Promise<T>): Promise<T> {
-  const { TokenAdmin, TokenAdminError } = await import('../../main/token-admin.js');
+  const { TokenAdmin, TokenAdminError, NoKubeConfigError } = await import('../../main/token-admin.js');
   try {
     return await action(new TokenAdmin({ namespace: flags.namespace, projectNamespace: flags.projectNamespace }));
   } catch (error) {
-    if (error instanceof TokenAdminError) throw new CliError(error.message, EXIT.invalid);
+    if (error instanceof TokenAdminError || error instanceof NoKubeConfigError) throw new CliError(error.message, EXIT.invalid);
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(`${message} (svc tokens needs a kubeconfig with access to the cluster: set KUBECONFIG)`, EXIT.invalid);
   }
