@@ -19,7 +19,8 @@ async function gitConfig(cwd: string, args: string[]): Promise<string | null> {
   } catch (error) {
     const e = error as { code?: number | string; stderr?: string };
     if (e.code === 1) return null; // key not set
-    if (/not in a git directory|not a git repository/i.test(e.stderr ?? '')) {
+    // git 2.39 says "--local can only be used inside a git repository"; others "not in a git directory"
+    if (/not in a git directory|not a git repository|only be used inside a git repository/i.test(e.stderr ?? '')) {
       throw new CliError(`${cwd} is not inside a git repository: run svc projects link in your clone of the project`);
     }
     throw new CliError(`git config failed: ${(e.stderr ?? String(error)).trim()}`);
