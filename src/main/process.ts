@@ -31,8 +31,8 @@ export function clusterConfigFromEnv(): ClusterConfig {
     return loadClusterConfig({ file });
   }
   if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return loadClusterConfig({ inCluster: true });
-  const home = os.homedir();
-  if (!existsSync(path.join(home, '.kube', 'config'))) throw new NoKubeConfigError(`KUBECONFIG is not set and ${path.join(home, '.kube', 'config')} does not exist`);
+  const defaultFile = path.join(os.homedir(), '.kube', 'config');
+  if (!existsSync(defaultFile)) throw new NoKubeConfigError(`KUBECONFIG is not set and ${defaultFile} does not exist`);
   return loadClusterConfig({ default: true });
 }
 
