@@ -11,7 +11,7 @@ import { isAlreadyExists, isInvalid, RecentWrites, retryOnConflict } from '../..
 import { generationChanged, objectController, type ControllerDefinition, type ObjectKey, type Predicate, type ReconcileContext } from '../../src/runtime/index.js';
 import {
   LABEL_TRIGGER, NAMESPACE, PENDING_FIRES_INDEX, PROJECT, SESSION, SLOT_HOLDERS_INDEX, TRIGGER, TRIGGER_FIRE, appendPromptPatch, compareFires, defaultSessionCap,
-  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, sessionCap,
+  fireQueueDepth, holdsSlot, isPendingFire, pendingPrompts, promisedOwnSession, promisedSessionOf, sessionCap,
   type KubeObject, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../src/resources/index.js';
 import { decideFire, type FireFacts, type FireStep } from './decide.js';
@@ -38,6 +38,16 @@ const isWaiting = (fire: TriggerFire) => fire.status?.phase === 'queued';
  */
 function queueOf(ctx: ReconcileContext, namespace: string): ObjectKey[] {
   return ctx.resource<TriggerFire>(TRIGGER_FIRE).indexed(PENDING_FIRES_INDEX, namespace).filter(isWaiting).sort(compareFires)
+    .map((f) => ({ namespace, name: f.metadata.name! }));
+}
+
+/** The pending fires whose 202 named the session `fire` was promised (reuse fires following it, decide.ts). */
+function followersOf(ctx: ReconcileContext, fire: TriggerFire): ObjectKey[] {
+  if (!promisedOwnSession(fire)) return [];
+  const namespace = fire.metadata.namespace ?? '';
+  const session = fire.spec.sessionName;
+  return ctx.resource<TriggerFire>(TRIGGER_FIRE).indexed(PENDING_FIRES_INDEX, namespace)
+    .filter((f) => f.spec.sessionName !== session && promisedSessionOf(f) === session)
     .map((f) => ({ namespace, name: f.metadata.name! }));
 }
 
@@ -135,8 +145,9 @@ export function triggerFireController(options: TriggerFireControllerOptions = {}
       { type: SESSION, map: (obj, ctx) => queueOf(ctx, obj.metadata.namespace ?? ''), predicates: [slotChanged] },
       // The cap of the account changed.
       { type: NAMESPACE, map: (obj, ctx) => queueOf(ctx, obj.metadata.name ?? '') },
-      // A fire left the queue (fired, failed, deleted): the ones behind it move up.
-      { type: TRIGGER_FIRE, map: (obj, ctx) => (isPendingFire(obj as TriggerFire) && !obj.metadata.deletionTimestamp ? [] : queueOf(ctx, obj.metadata.namespace ?? '')) },
+      // A fire left the queue (fired, failed, deleted): the ones behind it move up, and those of its
+      // trigger that follow the session it was promised (a reuse burst, decide.ts) look again.
+      { type: TRIGGER_FIRE, map: (obj, ctx) => (isPendingFire(obj as TriggerFire) && !obj.metadata.deletionTimestamp ? [] : [...queueOf(ctx, obj.metadata.namespace ?? ''), ...followersOf(ctx, obj as TriggerFire)]) },
       { type: TRIGGER_FIRE, map: (obj) => (isWaiting(obj as TriggerFire) ? [{ namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }] : []), predicates: [becameWaiting] },
     ],
     now: options.now,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PendingPrompt, Project, Session, Trigger, TriggerFire } from '../../src/resources/index.js';
-import { decideFire, fireStatus, freshSession, type FireFacts } from './decide.js';
+import { FOLLOW_RETRY_MS, decideFire, fireStatus, freshSession, type FireFacts } from './decide.js';
 
 const NOW = new Date('2030-01-01T00:00:10Z');
 const project: Project = { apiVersion: 'svc.dev/v1alpha1', kind: 'Project', metadata: { name: 'web', namespace: 'acct', uid: 'p-uid' }, spec: { repoUrl: '/r', defaultBranch: 'trunk' } };
@@ -133,6 +133,28 @@ describe('decideFire', () => {
       const f = answeredWith(answer);
       const action = decide(observe({ fire: f, fires: [f], trigger: reuse, sessions: [session('last', { status: 'running' })], cap: 5 }));
       expect(action.kind === 'reprompt' ? `reprompt:${action.session.metadata.name}:${action.wake}` : action.kind === 'create' ? `create:${action.session.metadata.name}` : action.kind).toBe(expected);
+    });
+
+    // a burst: the first delivery was promised a new session, the next ones were answered with it
+    describe('a fire answered with the session an earlier fire was promised', () => {
+      const first = fire('a', '2030-01-01T00:00:01.000Z', { metadata: { name: 'a', namespace: 'acct', uid: 'a-uid', labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, annotations: { 'svc.dev/answer': '{"status":"fired","session_id":"a-session"}' } } });
+      const second = fire('b', '2030-01-01T00:00:02.000Z', { metadata: { name: 'b', namespace: 'acct', uid: 'b-uid', labels: { 'svc.dev/project': 'web', 'svc.dev/trigger': 'web-hook' }, annotations: { 'svc.dev/answer': '{"status":"fired","session_id":"a-session"}' } } });
+
+      it('waits while that session is not made, without a status of its own, and looks again', () => {
+        const outcome = decideFire(second, { trigger: reuse, project, sessions: [], fires: [first, second], cap: 5, queueDepth: 100 }, NOW);
+        expect(outcome).toEqual({ status: {}, requeueAfter: FOLLOW_RETRY_MS });
+      });
+
+      it('re-prompts it once it exists; the first fire creates it', () => {
+        const made = session('a-session', { status: 'provisioning' }, {}, '2030-01-01T00:00:01Z');
+        expect(decide(observe({ fire: second, fires: [first, second], trigger: reuse, sessions: [made], cap: 5 }))).toMatchObject({ kind: 'reprompt', session: { metadata: { name: 'a-session' } }, wake: false });
+        expect(decide(observe({ fire: first, fires: [first, second], trigger: reuse, sessions: [], cap: 5 }))).toMatchObject({ kind: 'create', session: { metadata: { name: 'a-session' } } });
+      });
+
+      it('starts its own session when the first fire failed without making it', () => {
+        const failedFirst = { ...first, status: { phase: 'failed' as const, reason: 'SessionRejected: no' } };
+        expect(decide(observe({ fire: second, fires: [failedFirst, second], trigger: reuse, sessions: [], cap: 5 }))).toMatchObject({ kind: 'create', session: { metadata: { name: 'b-session' } } });
+      });
     });
   });
 });

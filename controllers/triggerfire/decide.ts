@@ -6,7 +6,7 @@
 import type { EventInput } from '../../src/kube/index.js';
 import type { Outcome } from '../../src/runtime/index.js';
 import {
-  FIRE_ANSWER_ANNOTATION, kubeTime, parseFireAnswer, setCondition,
+  FIRE_ANSWER_ANNOTATION, kubeTime, promisedOwnSession, promisedSessionOf, setCondition,
   type ConditionInput, type PendingPrompt, type Project, type Session, type Trigger, type TriggerFire, type TriggerFireStatus,
 } from '../../src/resources/index.js';
 import { MAX_PROMPT_BYTES, admit, boundPrompt, newSession } from '../../src/sessions/index.js';
@@ -43,6 +43,12 @@ export type FireStep =
   /** A Warning on the Trigger as well, so `kubectl describe trigger` shows why its fires fail. */
   | { kind: 'tell-trigger'; reason: string; message: string };
 
+/**
+ * How soon a fire following a session not made yet looks again: a safety net, the fire that makes
+ * it wakes the followers when it leaves the queue (controller.ts).
+ */
+export const FOLLOW_RETRY_MS = 1_000;
+
 const isTerminalFire = (fire: TriggerFire) => fire.status?.phase === 'fired' || fire.status?.phase === 'failed';
 
 /** Answered with a 202 (the API recorded the answer) or already waiting: it may wait, never be refused. */
@@ -55,8 +61,13 @@ export const isPromised = (fire: TriggerFire): boolean =>
  * session existed, was otherwise folded into it: the session its answer named never came).
  */
 export function promisedSessionMode(fire: TriggerFire, trigger: Trigger): Trigger['spec']['sessionMode'] {
-  const answer = parseFireAnswer(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION]);
-  return answer?.status === 'fired' && answer.session_id === fire.spec.sessionName ? 'fresh' : trigger.spec.sessionMode;
+  return promisedOwnSession(fire) ? 'fresh' : trigger.spec.sessionMode;
+}
+
+/** The session a 202 named for a fire that was not given its own (a reuse fire's target), if any. */
+function promisedOtherSession(fire: TriggerFire): string | undefined {
+  const session = promisedSessionOf(fire);
+  return session !== fire.spec.sessionName ? session : undefined;
 }
 
 /** The prompt of a fire: the trigger's template rendered with the fire's variables, cut to the largest prompt. */
@@ -137,7 +148,7 @@ export function decideFire(fire: TriggerFire, facts: FireFacts, now: Date): Fire
 
   const admission = admit({
     cap: facts.cap, queueDepth: facts.queueDepth, sessions: facts.sessions, fires: facts.fires,
-    request: { kind: 'fire', fire, sessionMode: promisedSessionMode(fire, trigger), promised: isPromised(fire) },
+    request: { kind: 'fire', fire, sessionMode: promisedSessionMode(fire, trigger), promised: isPromised(fire), promisedSession: promisedOtherSession(fire) },
   });
   // rendered only when a session takes it: a waiting fire decides again at every freed slot
   switch (admission.kind) {
@@ -145,6 +156,9 @@ export function decideFire(fire: TriggerFire, facts: FireFacts, now: Date): Fire
       return { status: fire.status ?? {}, steps: [{ kind: 'create', session: freshSession(fire, trigger, project, renderFirePrompt(trigger, fire)) }] };
     case 'reprompt':
       return { status: fire.status ?? {}, steps: [{ kind: 'reprompt', session: admission.session.metadata.name!, prompt: reusePrompt(fire, renderFirePrompt(trigger, fire), now), wake: admission.wake }] };
+    case 'follow':
+      // The session an earlier fire of the trigger was promised is not made yet: this prompt goes there once it is.
+      return { status: fire.status ?? {}, requeueAfter: FOLLOW_RETRY_MS };
     case 'queue': {
       const events: EventInput[] = fire.status?.phase === 'queued' ? [] : [{ type: 'Normal', reason: 'Queued', message: admission.reason }];
       // A safety net for a missed event: look at a waiting fire again later.

@@ -59,6 +59,17 @@ export function parseFireAnswer(text: string | undefined): FireAnswer | undefine
   return undefined;
 }
 
+/** The session a fire's 202 named (its own new one, or the one it re-prompts); undefined when it was queued or not answered. */
+export function promisedSessionOf(fire: Pick<TriggerFire, 'metadata'>): string | undefined {
+  const answer = parseFireAnswer(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION]);
+  return answer?.status === 'fired' ? answer.session_id : undefined;
+}
+
+/** The fire was answered with a session of its own (a 202 naming its pre-assigned new session), not a re-prompt or a place in the queue. */
+export function promisedOwnSession(fire: Pick<TriggerFire, 'metadata' | 'spec'>): boolean {
+  return promisedSessionOf(fire) === fire.spec.sessionName;
+}
+
 /** The answer a fire was given (its annotation), else what its status says (a fire written by someone else). */
 export function fireAnswer(fire: TriggerFire): FireAnswer {
   const recorded = parseFireAnswer(fire.metadata.annotations?.[FIRE_ANSWER_ANNOTATION]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Session, TriggerFire } from '../resources/index.js';
-import { admit, reuseTarget, type Admission, type AdmissionInput, type FireRequest } from './admission.js';
+import { admit, comingSession, reuseTarget, type Admission, type AdmissionInput, type FireRequest } from './admission.js';
 
 function session(name: string, state: 'running' | 'provisioning' | 'stopped' | 'failed' | 'stopping' | 'deleting' = 'running', extra: { trigger?: string; created?: string } = {}): Session {
   return {
@@ -127,6 +127,43 @@ describe('admission of a fire: reuse', () => {
     ['the fire\'s own session (a retry) is not a reuse target', [session('f-s', 'running', { trigger: 'web-hook' })], 5, 'start'],
   ])('%s', (_name, sessions, cap, expected) => {
     expect(reuse(sessions, cap)).toBe(expected);
+  });
+
+  describe('a burst: fires after one promised a new session follow it', () => {
+    const promised = (name: string, second: number, session: string, phase?: 'queued' | 'fired'): TriggerFire => {
+      const f = fire(name, second, phase ? { phase } : {});
+      return { ...f, metadata: { ...f.metadata, annotations: { 'svc.dev/answer': JSON.stringify({ status: 'fired', session_id: session }) } } };
+    };
+    const next = fire('next', 9);
+    const ask = (fires: TriggerFire[], sessions: Session[] = [], over: Partial<FireRequest> = {}) =>
+      admit(input({ cap: 0, sessions, fires, request: asFire(next, { sessionMode: 'reuse', ...over }) }));
+
+    it('a new delivery follows the newest session promised and not made yet (no slot needed)', () => {
+      expect(ask([promised('a', 1, 'a-s'), promised('b', 2, 'b-s')])).toEqual({ kind: 'follow', session: 'b-s' });
+      expect(comingSession('web-hook', [promised('a', 1, 'a-s')], [], 'next')).toBe('a-s');
+    });
+
+    it.each<[string, TriggerFire[], Session[]]>([
+      ['the promised session exists: it is re-prompted as any last session', [promised('a', 1, 'a-s')], [session('a-s', 'running', { trigger: 'web-hook' })]],
+      ['the promising fire is done (fired or failed): nothing is coming', [promised('a', 1, 'a-s', 'fired')], []],
+      ['a fire answered with a re-prompt promised no session of its own', [promised('a', 1, 'other')], []],
+      ['a fire answered queued promised no session', [fire('a', 1, { phase: 'queued' })], []],
+    ])('does not follow when %s', (_name, fires, sessions) => {
+      expect(ask(fires, sessions).kind).not.toBe('follow');
+    });
+
+    it('a fire of another trigger, or a fresh trigger\'s fire, never follows', () => {
+      const other = promised('o', 1, 'o-s');
+      other.metadata.labels = { ...other.metadata.labels, 'svc.dev/trigger': 'other-hook' };
+      expect(ask([other]).kind).not.toBe('follow');
+      expect(admit(input({ cap: 0, fires: [promised('a', 1, 'a-s')], request: asFire(next, { sessionMode: 'fresh' }) })).kind).toBe('queue');
+    });
+
+    it('a fire told a session keeps to that one: it follows it, or none when it is no longer coming', () => {
+      const fires = [promised('a', 1, 'a-s'), promised('b', 2, 'b-s')];
+      expect(ask(fires, [], { promisedSession: 'a-s' })).toEqual({ kind: 'follow', session: 'a-s' });
+      expect(ask(fires, [], { promisedSession: 'gone-s' }).kind).not.toBe('follow');
+    });
   });
 
   it('ties: two sessions created in the same second, the greater name is the last one', () => {

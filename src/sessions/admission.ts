@@ -4,7 +4,7 @@
 // TriggerFire controller (which keeps that answer: a fire that was answered is never refused).
 // The account is the namespace; its cap and queue are SPEC §7 and docs/triggers.md.
 import {
-  LABEL_PROJECT, LABEL_TRIGGER, compareFires, holdsSlot, isPendingFire, newestSessionFirst,
+  LABEL_PROJECT, LABEL_TRIGGER, compareFires, holdsSlot, isPendingFire, newestSessionFirst, promisedOwnSession,
   type Session, type SessionMode, type TriggerFire,
 } from '../resources/index.js';
 
@@ -22,6 +22,8 @@ export interface FireRequest {
    * told about yet (a new webhook delivery, a cron fire) is refused beyond the queue depth.
    */
   promised: boolean;
+  /** The session the fire's 202 named when it was not the fire's own (a reuse target): it is kept to, also before it exists. */
+  promisedSession?: string;
 }
 
 export type AdmissionRequest = SessionRequest | FireRequest;
@@ -50,6 +52,11 @@ export type Admission =
   | { kind: 'start' }
   /** Append the fire's prompt to the trigger's last session (`wake`: it was stopped and takes a slot). */
   | { kind: 'reprompt'; session: Session; wake: boolean }
+  /**
+   * A reuse fire behind an earlier fire of its trigger that was promised a new session not made
+   * yet: the fire's prompt goes to that session (`session`, its name) once it exists.
+   */
+  | { kind: 'follow'; session: string }
   /** Wait: `position` 1 starts next. */
   | { kind: 'queue'; position: number; reason: string }
   /** Refused: the cap (a session) or the project's queue (a fire) is full. */
@@ -63,6 +70,24 @@ export function reuseTarget(triggerName: string, sessions: readonly Session[]): 
   return sessions
     .filter((s) => s.metadata.labels?.[LABEL_TRIGGER] === triggerName && !s.metadata.deletionTimestamp && s.status?.status !== 'failed')
     .sort(newestSessionFirst)[0];
+}
+
+/**
+ * The newest session a reuse trigger was promised and does not have yet: a pending fire of the
+ * trigger (other than `self`) answered with its own new session, which is not among `sessions`.
+ * A reuse fire after it follows it instead of starting a second session, so a burst of deliveries
+ * makes one session. With `only` (the session a fire's 202 named), that one or none.
+ */
+export function comingSession(
+  triggerName: string, fires: AdmissionInput['fires'], sessions: readonly Session[], self: string | undefined, only?: string,
+): string | undefined {
+  const made = new Set(sessions.map((s) => s.metadata.name));
+  const coming = fires
+    .filter((f) => isPendingFire(f) && f.metadata.name !== self && (f.metadata.labels?.[LABEL_TRIGGER] ?? f.spec.triggerRef.name) === triggerName)
+    .filter((f) => promisedOwnSession(f) && !made.has(f.spec.sessionName))
+    .sort(compareFires);
+  if (only !== undefined) return coming.some((f) => f.spec.sessionName === only) ? only : undefined;
+  return coming.at(-1)?.spec.sessionName;
 }
 
 /** Slots of the cap not held by a session (never negative). */
@@ -79,6 +104,10 @@ export function admit(input: AdmissionInput): Admission {
   const fire = request.fire;
   const name = fire.metadata.name;
   const triggerName = fire.metadata.labels?.[LABEL_TRIGGER] ?? fire.spec.triggerRef.name;
+  if (request.sessionMode === 'reuse') {
+    const coming = comingSession(triggerName, input.fires, input.sessions, name, request.promisedSession);
+    if (coming) return { kind: 'follow', session: coming };
+  }
   const target = request.sessionMode === 'reuse'
     ? reuseTarget(triggerName, input.sessions.filter((s) => s.metadata.name !== fire.spec.sessionName))
     : undefined;

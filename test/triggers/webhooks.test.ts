@@ -27,6 +27,11 @@ const manifest = (extra = '') => webhookManifest('push to {{ body.ref }}: {{ bod
     secret_env: HOOK_SECRET
     session_mode: reuse
     prompt: "again {{ body.n }}"
+  - slug: burst-hook
+    type: webhook
+    secret_env: HOOK_SECRET
+    session_mode: reuse
+    prompt: "burst {{ body.n }}"
   - slug: queue-hook
     type: webhook
     secret_env: HOOK_SECRET
@@ -190,7 +195,7 @@ describe('manual fire and listings (CLI)', () => {
 
   it('svc triggers ls --project: the live listing with runtime state; a disabled trigger cannot be fired', async () => {
     const listed = JSON.parse((await svc('triggers', 'ls', '--project', 'hooks', '--json')).stdout) as { triggers: Record<string, unknown>[]; errors: unknown[] };
-    expect(listed.triggers.map((t) => t.slug)).toEqual(['hook', 'manual', 'nosecret', 'off', 'queue-hook', 'reuse-hook']);
+    expect(listed.triggers.map((t) => t.slug)).toEqual(['burst-hook', 'hook', 'manual', 'nosecret', 'off', 'queue-hook', 'reuse-hook']);
     expect(listed.triggers.find((t) => t.slug === 'off')).toMatchObject({ enabled: false, paused: false, dormant: false, next_fire_at: null });
     await waitFor('last_fired_at of hook', async () => {
       const again = JSON.parse((await svc('triggers', 'ls', '--project', 'hooks', '--json')).stdout) as typeof listed;
@@ -242,6 +247,26 @@ describe('reuse mode', () => {
     expect(await sessionsOf('hooks-reuse-hook')).toHaveLength(1);
     await stopSession(id);
   });
+
+  it('a burst of deliveries at once, before any session: one session, every 202 names it, the others re-prompt it (each delivery made a session of its own)', async () => {
+    const bodies = [1, 2, 3, 4, 5].map((n) => JSON.stringify({ n }));
+    const answers = await Promise.all(bodies.map((body, i) => webhook('burst-hook', body, signed(body, { 'x-svc-delivery': `burst-${i}` }))));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    const ids = [...new Set(answers.map((a) => a.body.session_id))];
+    expect(answers.map((a) => a.body.status)).toEqual(['fired', 'fired', 'fired', 'fired', 'fired']);
+    expect(ids).toHaveLength(1);
+    const id = ids[0] as string;
+    const fires = await waitFor('every fire to be fired into that session', async () => {
+      const all = await firesOf('hooks-burst-hook');
+      return all.length === 5 && all.every((f) => f.status?.phase === 'fired' && f.status.sessionName === id) ? all : undefined;
+    }, 30_000);
+    const told = fires.map((f) => (f.status?.conditions as { type: string; message: string }[]).find((c) => c.type === 'Ready')?.message).sort();
+    expect(told).toEqual([`created session ${id}`, ...Array(4).fill(`re-prompted session ${id}`)]);
+    expect((await sessionsOf('hooks-burst-hook')).map((s) => s.metadata.name)).toEqual([id]);
+    // a redelivery of any of them still gets its first answer
+    expect(await webhook('burst-hook', bodies[3]!, signed(bodies[3]!, { 'x-svc-delivery': 'burst-3' }))).toEqual({ status: 202, body: { status: 'fired', session_id: id } });
+    await stopSession(id);
+  }, 60_000);
 
   it('a session whose waiting prompts are full: the fire fails PromptQueueFull, the trigger says why, the session is left as it was (the append was refused by the cluster and retried without end)', async () => {
     const first = await webhook('reuse-hook', '{"n":"full-1"}', signed('{"n":"full-1"}'));

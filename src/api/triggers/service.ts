@@ -11,6 +11,7 @@ import {
   type FireAnswer, type FireSource, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import { RecentWrites } from '../../kube/index.js';
+import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { admit } from '../../sessions/index.js';
 import { authenticateWebhook, manualVariables, webhookVariables } from '../../triggers/index.js';
 import { ApiError, notFound } from '../errors.js';
@@ -49,6 +50,7 @@ export class TriggerService {
   private readonly now: () => Date;
   /** Fires this process created a moment ago, until its cache has them (answers must count them). */
   private readonly recent = new RecentWrites<TriggerFire>(RECENT_MS);
+  private readonly reuseAnswers = new KeyedMutex();
 
   constructor(options: TriggerServiceOptions) {
     this.store = options.store;
@@ -148,6 +150,7 @@ export class TriggerService {
     switch (admission.kind) {
       case 'start': return { status: 'fired', session_id: fire.spec.sessionName };
       case 'reprompt': return { status: 'fired', session_id: admission.session.metadata.name! };
+      case 'follow': return { status: 'fired', session_id: admission.session };
       case 'queue': return { status: 'queued', reason: admission.reason };
       case 'full':
         void this.store.recordEvent(trigger, { type: 'Warning', reason: 'QueueFull', message: `a fire was refused: ${admission.reason}` }).catch(() => {});
@@ -168,6 +171,12 @@ export class TriggerService {
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
+    if (trigger.spec.sessionMode !== 'reuse') return this.answerAndRecord(trigger, source, firedAt, variables, deliveryId);
+    // One at a time per reuse trigger: each answer sees the fires answered before it, so a burst follows one new session.
+    return this.reuseAnswers.run(`${trigger.metadata.namespace}/${trigger.metadata.name}`, () => this.answerAndRecord(trigger, source, firedAt, variables, deliveryId));
+  }
+
+  private async answerAndRecord(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {
     const namespace = trigger.metadata.namespace!;
     const name = deliveryId
       ? deliveryFireName(trigger.metadata.name!, deliveryId)
