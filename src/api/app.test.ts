@@ -26,6 +26,9 @@ const store: ProjectStore = {
     if (failNextList) { failNextList = false; throw new Error('etcd exploded with secret sauce'); }
     return projects.find((p) => p.metadata.namespace === namespace && p.metadata.uid === uid);
   },
+  async deleteProject(project) {
+    projects.splice(projects.indexOf(project), 1);
+  },
   async triggersOf(project) {
     return project.metadata.uid === projects[0]?.metadata.uid ? [{ metadata: { name: 'web-nightly' }, spec: { slug: 'nightly', type: 'cron' } } as Trigger] : [];
   },
@@ -36,7 +39,8 @@ let scopedUid = '';
 const tokens: Record<string, () => Principal> = {
   'svc_admin': () => ({ tokenName: 'a', userId: USER, access: 'write', projectUid: null, capabilities: '*' }),
   'svc_reader': () => ({ tokenName: 'r', userId: USER, access: 'read', projectUid: null, capabilities: new Set() }),
-  'svc_scoped': () => ({ tokenName: 's', userId: USER, access: 'write', projectUid: scopedUid, capabilities: new Set() }),
+  'svc_scoped': () => ({ tokenName: 's', userId: USER, access: 'write', projectUid: scopedUid, capabilities: '*' }),
+  'svc_writer': () => ({ tokenName: 'w', userId: USER, access: 'write', projectUid: null, capabilities: new Set(['project.read']) }),
 };
 let ready = false;
 const logged: string[] = [];
@@ -64,7 +68,8 @@ async function call(method: string, path: string, token?: string, body?: unknown
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(base + path, { method, headers, body: raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
-  return { status: res.status, body: (await res.json()) as ResponseBody };
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as ResponseBody };
 }
 
 describe('API app', () => {
@@ -127,6 +132,21 @@ describe('API app', () => {
     expect(await call('GET', '/v1/projects/not-a-uuid', 'svc_reader')).toEqual({ status: 400, body: { error: 'project id "not-a-uuid" is not a UUID' } });
     const id = randomUUID();
     expect(await call('GET', `/v1/projects/${id}`, 'svc_reader')).toEqual({ status: 404, body: { error: `project ${id} not found` } });
+  });
+
+  it('deletes a project (204, then 404); only an unscoped write token with project.delete may; a bad id changes nothing', async () => {
+    const created = await call('POST', '/v1/projects', 'svc_admin', { name: 'doomed', repo_url: '/srv/doomed.git' });
+    const id = created.body.project!.id;
+    expect(await call('DELETE', `/v1/projects/${id}`, 'svc_reader')).toEqual({ status: 403, body: { error: 'this token has read access only; the request needs write access' } });
+    expect(await call('DELETE', `/v1/projects/${id}`, 'svc_writer')).toEqual({ status: 403, body: { error: 'this token lacks the capability project.delete' } });
+    // a project's own token (every capability) cannot delete it: a session's token must not remove its project
+    expect(await call('DELETE', `/v1/projects/${scopedUid}`, 'svc_scoped')).toEqual({ status: 403, body: { error: 'this token is scoped to one project and cannot act across projects' } });
+    expect(await call('DELETE', '/v1/projects/doomed', 'svc_admin')).toEqual({ status: 400, body: { error: 'project id "doomed" is not a UUID' } });
+    expect(projects.map((p) => p.metadata.name)).toContain('doomed');
+    expect(await call('DELETE', `/v1/projects/${id}`, 'svc_admin')).toEqual({ status: 204, body: {} });
+    expect(projects.map((p) => p.metadata.name)).not.toContain('doomed');
+    expect(await call('DELETE', `/v1/projects/${id}`, 'svc_admin')).toEqual({ status: 404, body: { error: `project ${id} not found` } });
+    expect((await call('GET', `/v1/projects/${scopedUid}`, 'svc_scoped')).status).toBe(200);
   });
 
   it('answers unknown routes with a JSON 404 and hides internal errors', async () => {

@@ -40,6 +40,8 @@ export function kubeProjectStore(client: KubeClient, namespace: string): KubePro
       }
     },
     triggersOf: async (project) => triggers.ownedBy(project),
+    // background: the Project's finalizer deletes its Sessions (their refs leave the repository) before garbage collection takes its change requests
+    deleteProject: (project) => projects.delete(project, { propagationPolicy: 'Background' }),
   };
 }
 

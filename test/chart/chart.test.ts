@@ -99,7 +99,7 @@ describe('charts/svc', () => {
     expect(verbs(leader.rules, 'leases')).toEqual(['create', 'get', 'list', 'update', 'watch']); // list/watch: the Lease is watched
     expect(verbs(leader.rules, 'secrets')).toEqual(['create', 'delete', 'get', 'list']);
     const api = rules('ClusterRole', 'rel-svc-api');
-    expect(verbs(api, 'projects')).toEqual(['create', 'get', 'list', 'patch', 'watch']);
+    expect(verbs(api, 'projects')).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
     expect(verbs(api, 'projects/status')).toEqual(['update']);
     expect(verbs(api, 'changerequests')).toEqual(['create', 'delete', 'get', 'list', 'update']);
     expect(verbs(api, 'changerequests/status')).toEqual(['update']);

@@ -5,7 +5,7 @@
 // trigger sync, project secrets, the model gateway (a provider, a budget; the session's key relayed
 // to a scripted model, usage and logs), a session (its sandbox run by the process provider with the
 // fixture engine, cloning through the API's git gateway, prompted, stopped), change request open/edit/request-changes/close/reopen/merge from that
-// session, API tokens. Any
+// session, API tokens, the project's deletion. Any
 // call the chart forgot is a 403 and fails the test; removing one verb from the chart shows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -266,5 +266,13 @@ describe('the chart\'s RBAC runs the operator and the API as their ServiceAccoun
     const direct = await run('kubectl', ['--kubeconfig', sa.api, '-n', PROJECT_NS, 'create', '-f', '-'], { ...process.env, HOME: tmp },
       JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'ChangeRequest', metadata: { name: 'x' }, spec: {} }));
     expect(direct.stderr).toContain('Error from server (Forbidden)');
+  });
+
+  it('project: deleted through the API, let go by the operator once its sessions are gone', async () => {
+    expect((await api('DELETE', `/projects/${projectId}`)).status).toBe(204);
+    await waitFor('the project gone', async () => (await kubectl(admin, '-n', PROJECT_NS, 'get', 'project', 'journey', '-o', 'name')).code !== 0, 60_000);
+    expect((await kubectlOk(admin, '-n', PROJECT_NS, 'get', 'sessions', '-o', 'name')).trim()).toBe('');
+    // the only refusal met is the one the test before caused on purpose
+    expect(forbidden().filter((line) => !line.includes('changerequests'))).toEqual([]);
   });
 });

@@ -3,7 +3,8 @@
 // within a minute while the Session stays the record (DESIGN §8.4); a failed session keeps its
 // Sandbox and its sandbox's log, bounded and redacted, for `svc sessions logs --daemon`; a deleted
 // session's checkpoint ref and branch leave the project's repository, except a branch an open
-// change request uses, also when the whole Project is deleted (issue 22, issue 24 §1).
+// change request uses, also when the whole Project is deleted (issue 22, issue 24 §1), with kubectl
+// or with `svc projects delete` (DELETE /v1/projects/:id).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -205,5 +206,37 @@ describe('a session around stop, failure and deletion', () => {
     expect(refs).not.toContain(`refs/heads/${done}`);
     expect(refs.filter((r) => r.startsWith('refs/svc/'))).toEqual([]);
     expect(refs).toContain(`refs/heads/${reviewed}`);
+  }, 150_000);
+
+  it('svc projects delete: refused without --yes (nothing changes), then the same deletion through DELETE /v1/projects/:id; a second one finds no project', async () => {
+    await createProject('retired');
+    const running = await startSession('retired');
+    await waitStatus('retired', running, 'running');
+    const reviewed = await workedSession('retired');
+    await openChangeRequest('retired', reviewed);
+    const svc = (...args: string[]) => run(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), ...args], dev.env);
+
+    const refused = await svc('projects', 'delete', 'retired');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('svc: deleting project retired stops and deletes its sessions and deletes its triggers, fires and change requests (the repository stays); run again with --yes to delete it');
+    expect(await exists('project', 'retired')).toBe(true);
+    expect((await waitStatus('retired', running, 'running')).status).toBe('running');
+
+    const deleted = await svc('projects', 'rm', 'retired', '--yes');
+    expect(deleted.stderr).toBe('');
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toContain(`Deleting project retired (${projects.retired!.id})`);
+    // the API no longer shows it at once; the cluster lets it go once its sessions cleaned their refs
+    expect((await api('GET', `/projects/${projects.retired!.id}`)).status).toBe(404);
+    await waitFor('the project, its sessions and sandboxes gone', async () =>
+      !(await exists('project', 'retired')) && !(await exists('session', running)) && !(await exists('session', reviewed)) && !(await exists('sandbox', running)), 90_000);
+    expect(existsSync(sandboxDir(running))).toBe(false);
+    const refs = hostRefs('retired');
+    expect(refs).not.toContain(`refs/heads/${running}`);
+    expect(refs).toContain(`refs/heads/${reviewed}`);
+
+    const again = await svc('projects', 'delete', 'retired', '--yes');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('svc: no project named retired\n');
   }, 150_000);
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, 'assets/app-ABC.js.gz'), gzipSync(SCRIPT));
   writeFileSync(path.join(dir, 'assets/notes.txt'), 'not an asset type');
   const app = createApp({
-    projects: { listProjects: async () => [], getProject: async () => undefined, createProject: async (p) => p, triggersOf: async () => [] },
+    projects: { listProjects: async () => [], getProject: async () => undefined, createProject: async (p) => p, triggersOf: async () => [], deleteProject: async () => {} },
     verifyToken: async (token) => (token === 'svc_reader' ? { tokenName: 'r', userId: 'u', access: 'read', projectUid: null, capabilities: new Set(['project.gitops.push']) } : null),
     isReady: () => true,
     config: { projectNamespace: 'default' },

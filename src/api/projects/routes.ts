@@ -23,6 +23,8 @@ export interface ProjectStore {
   createProject(project: Project): Promise<Project>;
   /** The Trigger resources the project controls. */
   triggersOf(project: Project): Promise<Trigger[]>;
+  /** Deletes this Project (this uid); its controller's finalizer and garbage collection take what it owns. */
+  deleteProject(project: Project): Promise<void>;
 }
 
 export interface ProjectRoutesConfig {
@@ -131,6 +133,17 @@ export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig):
     const project = await store.getProject(config.namespace, id.toLowerCase());
     if (!project) throw notFound(`project ${id} not found`);
     res.json({ project: await withTriggers(project) });
+  });
+
+  // Deleting a project is the account's act, as creating one is: a token scoped to a project (a session's) may not.
+  router.delete('/:projectId', async (req, res) => {
+    const id = req.params.projectId;
+    if (!UUID.test(id)) throw badRequest(`project id ${JSON.stringify(id)} is not a UUID`);
+    requireAccess(res, { access: 'write', projectUid: id.toLowerCase(), capability: 'project.delete', unscopedOnly: true });
+    const project = await store.getProject(config.namespace, id.toLowerCase());
+    if (!project) throw notFound(`project ${id} not found`);
+    await store.deleteProject(project);
+    res.status(204).end();
   });
 
   return router;

@@ -34,7 +34,7 @@ let base: string;
 
 beforeAll(async () => {
   const app = createApp({
-    projects: { listProjects: async () => [], createProject: async () => { throw new Error('no'); }, getProject: async () => undefined, triggersOf: async () => [] },
+    projects: { listProjects: async () => [], createProject: async () => { throw new Error('no'); }, getProject: async () => undefined, triggersOf: async () => [], deleteProject: async () => {} },
     sandboxEvents: new SandboxEventService({ store, namespace: NS, budget: { burst: 3, perSecond: 1 }, now: () => new Date(now) }),
     verifyToken: async (token) => (token === 'svc_admin' ? { tokenName: 'a', userId: randomUUID(), access: 'write', projectUid: null, capabilities: '*' } : null),
     isReady: () => true,

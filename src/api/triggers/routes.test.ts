@@ -68,7 +68,7 @@ const logged: string[] = [];
 
 beforeAll(async () => {
   const app = createApp({
-    projects: { listProjects: async () => [], getProject: async () => undefined, createProject: async (p) => p, triggersOf: async () => [] },
+    projects: { listProjects: async () => [], getProject: async () => undefined, createProject: async (p) => p, triggersOf: async () => [], deleteProject: async () => {} },
     triggers: new TriggerService({ store, queueDepth: 2 }),
     verifyToken: async (token) => tokens[token] ?? null,
     isReady: () => true,

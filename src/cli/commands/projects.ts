@@ -1,4 +1,4 @@
-// `svc projects create|ls|show` over the REST API (docs/api.md). Output formatting is pure.
+// `svc projects create|ls|show|delete` over the REST API (docs/api.md). Output formatting is pure.
 import type { Command } from 'commander';
 import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
@@ -107,4 +107,27 @@ export function registerProjectsCommands(program: Command): void {
       if (opts.json) printJson(project);
       else printLines(formatProject(project));
     }));
+
+  projects
+    .command('delete')
+    .alias('rm')
+    .description('delete a project: its sessions, triggers, fires and change requests go with it; the repository stays')
+    .argument('<project>', 'project id or name')
+    .option('--yes', 'really delete it (required)')
+    .addHelpText('after', '\nExamples:\n  $ svc projects delete demo --yes')
+    .action(withApi(async (client, ref: string, opts: { yes?: boolean }) => {
+      const project = await findProject(client, ref);
+      if (!opts.yes) {
+        throw new CliError(`deleting project ${project.name} stops and deletes its sessions and deletes its triggers, fires and change requests (the repository stays); run again with --yes to delete it`, EXIT.usage);
+      }
+      await client.request('DELETE', `/projects/${project.id}`);
+      printLines(deletedLines(project));
+    }));
+}
+
+export function deletedLines(project: Pick<ProjectView, 'name' | 'id'>): string[] {
+  return [
+    `Deleting project ${project.name} (${project.id}): its sessions stop and their branches leave the repository (unless an open change request uses one); its triggers, fires and change requests go with it. The repository itself is left as it is.`,
+    `Follow it with: kubectl get project ${project.name} (gone when the deletion is done)`,
+  ];
 }
