@@ -52,7 +52,7 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
     let sha = await agreedBaseSha(mirror, session, baseRef);
     if (!sha) {
       await mirror.fetch({ force: true });
-      sha = await mirror.resolveBranch(baseRef) ?? await mirror.resolveCommit(baseRef).catch(() => null);
+      sha = await mirror.resolveBranch(baseRef) ?? await mirror.resolveCommit(baseRef).catch(() => null) ?? await mirror.resolveAbbreviatedCommit(baseRef);
     }
     if (!sha) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}; push it or start the session from another ref` };
     try {

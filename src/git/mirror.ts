@@ -264,6 +264,17 @@ export class Mirror {
     return sha!;
   }
 
+  /**
+   * A commit by an abbreviated id (7 to 39 hex digits, as git takes one, e.g. from `git log
+   * --oneline`); null when it is not such an id or no single commit has it (none, or ambiguous).
+   */
+  async resolveAbbreviatedCommit(prefix: string): Promise<string | null> {
+    if (!/^[0-9a-f]{7,39}$/.test(prefix)) return null;
+    await this.ready();
+    const [sha] = await this.resolveAll([prefix]);
+    return sha ?? null;
+  }
+
   /** Every branch of the mirror with its tip. */
   async branches(): Promise<Record<string, string>> {
     await this.ready();

@@ -30,6 +30,24 @@ describe('mirror fetch and reads', () => {
     expect(await mirror.readFile('main', 'src')).toBeNull(); // a directory is not a file
   });
 
+  it('resolves an abbreviated commit id (7 to 39 hex digits) to its commit; none, too short or not hex is null', async () => {
+    let work: WorkClone;
+    ({ host, work } = seededHost());
+    work.write('a.txt', 'a\n').commit('a');
+    work.push('main');
+    const mirror = host.mirror();
+    await mirror.fetch();
+    const tip = host.tip('main')!;
+    expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 7))).toBe(tip);
+    expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 39))).toBe(tip);
+    expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 6))).toBeNull();
+    expect(await mirror.resolveAbbreviatedCommit(tip)).toBeNull(); // a full id is resolveCommit's
+    expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 7).toUpperCase().replace(/[0-9]/g, 'g'))).toBeNull();
+    const tree = git(mirror.dir, 'rev-parse', `${tip}^{tree}`);
+    expect(await mirror.resolveAbbreviatedCommit(tree.slice(0, 12))).toBeNull(); // a tree is not a commit
+    expect(await mirror.resolveAbbreviatedCommit('0000000')).toBeNull();
+  });
+
   it('reads a branch tip and several files in one go (missing files and branches as null)', async () => {
     let work: WorkClone;
     ({ host, work } = seededHost());

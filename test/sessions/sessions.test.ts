@@ -317,6 +317,11 @@ describe('sessions through svc dev', () => {
 
     const noBase = await startSession('demo', { base_ref: 'no-such-branch' });
     expect((await waitStatus('demo', noBase.id, 'failed')).reason).toBe('BaseRefNotFound');
+    // an abbreviated commit id, as `git log --oneline` shows one, is taken as git takes it
+    const tip = (await runOk('git', ['-C', repo, 'rev-parse', 'main'])).trim();
+    const fromCommit = await startSession('demo', { base_ref: tip.slice(0, 9) });
+    expect(await waitStatus('demo', fromCommit.id, 'running')).toMatchObject({ base_sha: tip, branch: fromCommit.id });
+    await api('POST', `${sessionsPath('demo')}/${fromCommit.id}/stop`);
     // REST refuses a name git cannot take (400); a Session applied with kubectl says so once failed
     expect((await api('POST', sessionsPath('demo'), { base_ref: '--upload-pack=touch' })).status).toBe(400);
     const applied = '00000000-0000-4000-8000-0000000000ba';
