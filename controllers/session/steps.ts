@@ -54,7 +54,7 @@ async function pushSessionBranch(client: KubeClient, mirrorDir: string, session:
       await mirror.fetch({ force: true });
       sha = await mirror.resolveBranch(baseRef) ?? await mirror.resolveCommit(baseRef).catch(() => null) ?? await mirror.resolveAbbreviatedCommit(baseRef);
     }
-    if (!sha) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where}; push it or start the session from another ref` };
+    if (!sha) return { kind: 'failed', reason: 'BaseRefNotFound', message: `the base ref ${baseRef} does not exist in ${where} as a branch or a commit id (tags are not read); push it or start the session from another ref` };
     try {
       const { created } = await mirror.pushBranch(session.metadata.name!, sha);
       return { kind: 'ready', baseSha: sha, created };

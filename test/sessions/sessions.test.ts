@@ -316,7 +316,7 @@ describe('sessions through svc dev', () => {
     expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('error');
 
     const noBase = await startSession('demo', { base_ref: 'no-such-branch' });
-    expect((await waitStatus('demo', noBase.id, 'failed')).reason).toBe('BaseRefNotFound');
+    expect(await waitStatus('demo', noBase.id, 'failed')).toMatchObject({ reason: 'BaseRefNotFound', message: expect.stringContaining('the base ref no-such-branch does not exist in') });
     // an abbreviated commit id, as `git log --oneline` shows one, is taken as git takes it
     const tip = (await runOk('git', ['-C', repo, 'rev-parse', 'main'])).trim();
     const fromCommit = await startSession('demo', { base_ref: tip.slice(0, 9) });
