@@ -11,9 +11,11 @@ import type { Project, Trigger } from '../resources/index.js';
 
 const projects: Project[] = [];
 let failNextList = false;
+let unreachableNextList = false;
 const store: ProjectStore = {
   async listProjects(namespace) {
     if (failNextList) { failNextList = false; throw new Error('etcd exploded with secret sauce'); }
+    if (unreachableNextList) { unreachableNextList = false; throw new ApiError(502, 'the upstream could not be reached: connect ECONNREFUSED 127.0.0.1:9'); }
     return projects.filter((p) => p.metadata.namespace === namespace);
   },
   async createProject(project) {
@@ -155,5 +157,12 @@ describe('API app', () => {
     failNextList = true;
     expect(await call('GET', '/v1/projects', 'svc_reader')).toEqual({ status: 500, body: { error: 'internal error' } });
     expect(logged.join('\n')).toContain('secret sauce');
+    expect(logged.at(-1)).toMatch(/^GET \/v1\/projects: Error: etcd exploded with secret sauce\n\s+at /); // unexpected: its stack
+  });
+
+  it('logs a 5xx the code explained (an upstream away) as one line, without a stack to bury it', async () => {
+    unreachableNextList = true;
+    expect(await call('GET', '/v1/projects', 'svc_reader')).toEqual({ status: 502, body: { error: 'the upstream could not be reached: connect ECONNREFUSED 127.0.0.1:9' } });
+    expect(logged.at(-1)).toBe('GET /v1/projects: 502 the upstream could not be reached: connect ECONNREFUSED 127.0.0.1:9');
   });
 });

@@ -49,6 +49,12 @@ export function describeError(error: unknown): string {
   return lines.join('\n');
 }
 
+/**
+ * A 5xx the code chose and explained (an upstream that cannot be reached, a dependency not
+ * ready), with nothing underneath: its message says it all, a stack would only bury it.
+ */
+const explained = (error: unknown): boolean => error instanceof ApiError && error.cause === undefined;
+
 export interface ErrorHandlerOptions {
   /** Where unexpected (5xx) errors are reported; never sent to the client. */
   log?: (message: string) => void;
@@ -59,7 +65,7 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
     const apiError = toApiError(error);
-    if (apiError.status >= 500) log(`${req.method} ${req.path}: ${describeError(error)}`);
+    if (apiError.status >= 500) log(`${req.method} ${req.path}: ${explained(error) ? `${apiError.status} ${apiError.message}` : describeError(error)}`);
     res.status(apiError.status).json(errorBody(apiError));
   };
 }
