@@ -13,7 +13,7 @@
  * status once, through /status, only when the gate says it changed; record the events; requeue.
  */
 import type { CachedResource, EventInput } from '../kube/index.js';
-import { isAlreadyExists, isConflict } from '../kube/index.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/index.js';
 import { jsonEqual } from '../lib/json.js';
 import { getCondition, setCondition, type Condition, type KubeObject, type ResourceType } from '../resources/index.js';
 import type { ControllerDefinition, ObjectKey, ReconcileContext } from './controller.js';
@@ -271,7 +271,13 @@ export function objectController<T extends WithStatus, O, A = never>(kind: Objec
           if (!hasFinalizer(obj, finalizer.name)) continue;
           const pending = await finalizer.finalize(obj, ctx);
           if (pending) return { requeueAfter: pending.requeueAfter };
-          obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
+          try {
+            obj = await handle.mergePatch(key.namespace, key.name, finalizerPatch(obj, withoutFinalizer(obj, finalizer.name)));
+          } catch (error) {
+            // A reconcile queued before the cache saw an earlier one let the object go: it is gone, nothing is left to do.
+            if (isNotFound(error)) return;
+            throw error;
+          }
           ctx.log.info('finalized', { finalizer: finalizer.name });
         }
         return;

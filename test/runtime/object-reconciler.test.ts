@@ -39,9 +39,9 @@ async function settled(observed: string[]): Promise<number> {
 
 interface Seen { slugs: string[]; owned: Trigger[]; labelled: number; signal: boolean }
 
-async function run(options: { finalized?: string[]; finalizers?: ObjectFinalizer<Project>[]; terminal?: boolean } = {}) {
+async function run(options: { finalized?: string[]; finalizers?: ObjectFinalizer<Project>[]; terminal?: boolean; log?: (line: string) => void } = {}) {
   const observed: string[] = [];
-  const manager = new Manager({ client: env.client, leaderElection: false });
+  const manager = new Manager({ client: env.client, leaderElection: false, ...(options.log ? { log: options.log } : {}) });
   managers.push(manager);
   manager.add(objectController<Project, Seen>({
     name: 'test-projects',
@@ -129,6 +129,23 @@ describe('object reconciler', () => {
     waiting = false;
     await eventually(async () => ((await projects().find(NS, 'epsilon')) ? undefined : true));
     expect(calls.at(-1)).toBe('second');
+  });
+
+  it('an object already let go when its finalizer is removed (a reconcile of a stale read) is done: no error, no retry', async () => {
+    const lines: string[] = [];
+    const calls: string[] = [];
+    // the clean-up is done, and someone else removes the finalizer first (as an earlier reconcile the cache had not shown yet)
+    await run({ log: (line) => lines.push(line), finalizers: [{ name: 'svc.dev/test-raced', finalize: async (p) => {
+      calls.push(p.metadata.name!);
+      await projects().mergePatch(NS, p.metadata.name!, { metadata: { finalizers: [] } });
+    } }] });
+    await projects().create(project('zeta'));
+    await eventually(async () => ((await projects().get(NS, 'zeta')).metadata.finalizers?.includes('svc.dev/test-raced') ? true : undefined));
+    await projects().delete(NS, 'zeta');
+    await eventually(async () => ((await projects().find(NS, 'zeta')) === undefined ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(calls).toEqual(['zeta']);
+    expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
   });
 
   it('a terminal error says why in Ready and is not retried', async () => {
