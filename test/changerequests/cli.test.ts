@@ -178,4 +178,24 @@ describe('svc cr', () => {
     expect(merge.stderr).toMatch(/the manifest on bad-manifest is invalid: \/default_agent: is required/);
     expect(host.tip('main')).toBe(before);
   });
+
+  it('in a linked checkout, open takes the branch checked out as --head (SPEC §4.6); detached, it says what to pass', () => {
+    expect(git(work.dir, 'config', '--local', '--get', 'svc.project')).toBe(projectId); // linked above
+    work.branch('my-work', { 'mine.txt': 'mine\n' }, { from: 'main' });
+    const opened = svc(['cr', 'open', '--title', 'My work', '--json'], userEnv());
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(JSON.parse(opened.stdout)).toMatchObject({ head_ref: 'my-work', base_ref: 'main', status: 'open' });
+    // the session's variable still wins over the checkout
+    work.branch('env-work', { 'env.txt': 'env\n' }, { from: 'main' });
+    work.checkout('my-work');
+    const fromEnv = svc(['cr', 'open', '--title', 'From the environment', '--json'], { ...userEnv(), SVC_BRANCH_NAME: 'env-work' });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ head_ref: 'env-work' });
+
+    git(work.dir, 'checkout', '-q', '--detach', 'my-work');
+    const detached = svc(['cr', 'open', '--title', 'x'], userEnv());
+    expect(detached.code).toBe(2);
+    expect(detached.stderr).toContain('svc: no head branch: pass --head, or set SVC_BRANCH_NAME (or SVC_HEAD_REF), or run it on your branch in a checkout linked with svc projects link');
+    git(work.dir, 'checkout', '-q', 'my-work');
+  });
 });

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { ChangeRequestPreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
-import { resolveProjectId } from './link.js';
+import { linkedBranch, resolveProjectId } from './link.js';
 import { UUID } from '../../lib/uuid.js';
 
 /** A change request as the REST API serializes it. */
@@ -154,7 +154,7 @@ export function registerCrCommands(program: Command): void {
     }));
 
   cr.command('open')
-    .description('open a change request from --head (default SVC_BRANCH_NAME or SVC_HEAD_REF) into --base (default: the default branch)')
+    .description('open a change request from --head (default SVC_BRANCH_NAME or SVC_HEAD_REF, else the branch checked out in a linked checkout) into --base (default: the default branch)')
     .requiredOption('--title <text>', 'title')
     .option('--description <text>', 'description')
     .option('--head <ref>', 'branch to merge from')
@@ -163,8 +163,8 @@ export function registerCrCommands(program: Command): void {
     .option(...PROJECT_OPTION)
     .option('--json', 'print the change request as JSON')
     .action(act(async (opts: { title: string; description?: string; head?: string; base?: string; session?: string; project?: string; json?: boolean }) => {
-      const head = opts.head || process.env.SVC_BRANCH_NAME?.trim() || process.env.SVC_HEAD_REF?.trim();
-      if (!head) throw new CliError('no head branch: pass --head, or set SVC_BRANCH_NAME (or SVC_HEAD_REF)');
+      const head = opts.head || process.env.SVC_BRANCH_NAME?.trim() || process.env.SVC_HEAD_REF?.trim() || (await linkedBranch());
+      if (!head) throw new CliError('no head branch: pass --head, or set SVC_BRANCH_NAME (or SVC_HEAD_REF), or run it on your branch in a checkout linked with svc projects link');
       const session = opts.session || process.env.SVC_SESSION_ID?.trim();
       const ctx = await context(opts.project);
       const body = {

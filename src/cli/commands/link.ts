@@ -36,6 +36,20 @@ export async function linkedProject(cwd = process.cwd()): Promise<string | null>
   }
 }
 
+/**
+ * The branch checked out in a linked repository (SPEC §4.6: outside a session, a linked working
+ * directory stands for `--head`); null when it is not linked, not a repository, or detached.
+ */
+export async function linkedBranch(cwd = process.cwd()): Promise<string | null> {
+  if (!(await linkedProject(cwd))) return null;
+  try {
+    const branch = (await run('git', ['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd })).stdout.trim();
+    return branch || null;
+  } catch {
+    return null;
+  }
+}
+
 /** A project by id or by name, as the API knows it. */
 export async function resolveProject(client: ApiClient, ref: string): Promise<ProjectSummary> {
   if (UUID.test(ref)) return (await client.request<{ project: ProjectSummary }>('GET', `/projects/${ref}`)).project;
