@@ -198,4 +198,15 @@ describe('svc cr', () => {
     expect(detached.stderr).toContain('svc: no head branch: pass --head, or set SVC_BRANCH_NAME (or SVC_HEAD_REF), or run it on your branch in a checkout linked with svc projects link');
     git(work.dir, 'checkout', '-q', 'my-work');
   });
+
+  it('projects create --repo takes a relative path to a repository on this machine, as git clone does', () => {
+    const parent = path.dirname(host.hostDir);
+    const created = svc(['projects', 'create', 'relative', '--repo', `./${path.basename(host.hostDir)}`, '--json'], userEnv(), parent);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'relative', repo_url: host.hostDir });
+    const missing = svc(['projects', 'create', 'missing', '--repo', './not-there.git'], userEnv(), parent);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('repo_url: invalid repository URL ./not-there.git: expected an absolute path');
+    expect(svc(['projects', 'delete', 'relative', '--yes'], userEnv()).code).toBe(0);
+  });
 });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { SerializedProject } from '../../lib/rest-shapes.js';
-import { formatProject, formatProjectList } from './projects.js';
+import { mkdtempSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { formatProject, formatProjectList, localRepoPath } from './projects.js';
 
 const project = (manifest: SerializedProject['manifest']): SerializedProject => ({
   id: '6372d770-47f0-41fb-b668-84a73d370054', name: 'demo', namespace: 'default', repo_url: '/srv/demo', default_branch: 'main',
@@ -20,5 +23,20 @@ describe('the manifest column of svc projects ls and show', () => {
     expect(formatProject(project({ file: 'svc.toml', version: null, valid: false, issues: [{ path: 'agents', message: 'bad' }] })))
       .toEqual(expect.arrayContaining(['Manifest:       svc.toml invalid', '  agents: bad']));
     expect(formatProjectList([project(null)])[1]).toMatch(/main\s+-\s+0$/);
+  });
+});
+
+describe('svc projects create --repo: a relative path on this machine is made absolute', () => {
+  const cwd = mkdtempSync(path.join(os.tmpdir(), 'svc-repo-path-'));
+  mkdirSync(path.join(cwd, 'demo.git'));
+  it.each<[string, string]>([
+    ['./demo.git', path.join(cwd, 'demo.git')],
+    ['demo.git', path.join(cwd, 'demo.git')],
+    ['../' + path.basename(cwd) + '/demo.git', path.join(cwd, 'demo.git')],
+  ])('%s is there: absolute', (given, expected) => {
+    expect(localRepoPath(given, cwd)).toBe(expected);
+  });
+  it.each(['./missing.git', '/srv/demo.git', 'https://git.example.com/org/web.git', 'ssh://git@host/r.git', 'git@github.com:org/web.git', 'host:demo.git', 'file:///srv/demo.git'])('%s goes as given', (given) => {
+    expect(localRepoPath(given, cwd)).toBe(given);
   });
 });

@@ -1,4 +1,6 @@
 // `svc projects create|ls|show|delete` over the REST API (docs/api.md). Output formatting is pure.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
@@ -48,6 +50,20 @@ export function formatProject(p: ProjectView): string[] {
   return lines;
 }
 
+/**
+ * A relative path to a repository on this machine (`./demo.git`, as git clone takes one), made
+ * absolute: the API takes absolute paths only (svc dev; a deployment refuses local paths). URLs,
+ * `host:path` and paths that are not there go as given, for the API to judge.
+ */
+export function localRepoPath(repo: string, cwd = process.cwd()): string {
+  if (path.isAbsolute(repo) || repo.includes('://')) return repo;
+  const colon = repo.indexOf(':');
+  const slash = repo.indexOf('/');
+  if (colon >= 0 && (slash < 0 || colon < slash)) return repo; // scp-like host:path, as git reads it
+  const resolved = path.resolve(cwd, repo);
+  return existsSync(resolved) ? resolved : repo;
+}
+
 /** Runs a command with an API client; a failed call becomes `svc: <server message>` and exit 1. */
 function withApi<A extends unknown[]>(action: (client: ApiClient, ...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return (...args: A) => withApiErrors(() => action(createApiClient(), ...args));
@@ -78,7 +94,7 @@ export function registerProjectsCommands(program: Command): void {
     .option('--json', 'print the project as JSON')
     .action(withApi(async (client, name: string, opts: { repo: string; defaultBranch: string; description?: string; credentialsSecret?: string; json?: boolean }) => {
       const body = {
-        name, repo_url: opts.repo, default_branch: opts.defaultBranch,
+        name, repo_url: localRepoPath(opts.repo), default_branch: opts.defaultBranch,
         ...(opts.description !== undefined ? { description: opts.description } : {}),
         ...(opts.credentialsSecret !== undefined ? { credentials_secret: opts.credentialsSecret } : {}),
       };
