@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { textUpTo } from '../api-client.js';
-import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, type SessionView } from './sessions.js';
+import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, promptQueuedLine, type SessionView } from './sessions.js';
 
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,
@@ -76,6 +76,17 @@ describe('svc sessions output', () => {
     [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'retry', attempt: 3, message: 'Cannot connect to API: ECONNREFUSED', next: 1 } } }, 'status: "retry": cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 3)'],
   ])('engine event %j', (event, line) => {
     expect(formatEngineEvent(event)).toBe(line);
+  });
+});
+
+describe('svc sessions prompt says what becomes of the prompt', () => {
+  const id = '6b0d3a8e-1d4e-4b0e-9f57-3f2d2a1c9e10';
+  it.each<[SessionView['status'], string]>([
+    ['running', `Prompt queued for session ${id} (running); its engine gets it next (svc sessions logs ${id} follows it).`],
+    ['stopped', `Prompt queued for session ${id} (stopped); the session is woken to take it.`],
+    ['provisioning', `Prompt queued for session ${id} (provisioning); it is delivered once the session runs.`],
+  ])('%s', (status, line) => {
+    expect(promptQueuedLine({ id, status })).toBe(line);
   });
 });
 

@@ -17,6 +17,14 @@ import { UUID } from '../../lib/uuid.js';
 export type SessionView = SerializedSession;
 
 
+/** What became of a prompt: every prompt waits on the session until the operator hands it to the engine. */
+export function promptQueuedLine(session: Pick<SessionView, 'id' | 'status'>): string {
+  const queued = `Prompt queued for session ${session.id} (${session.status})`;
+  if (session.status === 'running') return `${queued}; its engine gets it next (svc sessions logs ${session.id} follows it).`;
+  if (session.status === 'stopped') return `${queued}; the session is woken to take it.`;
+  return `${queued}; it is delivered once the session runs.`;
+}
+
 export function formatSessionList(sessions: SessionView[]): string[] {
   if (!sessions.length) return ['No sessions.'];
   return formatTable(
@@ -226,7 +234,7 @@ export function registerSessionsCommands(program: Command): void {
       const ctx = await context(opts.project);
       const { session } = await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/prompt`, { text });
       if (opts.json) printJson(session);
-      else printLines([`Prompt queued for session ${session.id} (${session.status}); it is delivered once the session runs.`]);
+      else printLines([promptQueuedLine(session)]);
     }));
 
   sessions.command('logs')
