@@ -142,7 +142,7 @@ describe('API app', () => {
     expect(await call('DELETE', `/v1/projects/${id}`, 'svc_reader')).toEqual({ status: 403, body: { error: 'this token has read access only; the request needs write access' } });
     expect(await call('DELETE', `/v1/projects/${id}`, 'svc_writer')).toEqual({ status: 403, body: { error: 'this token lacks the capability project.delete' } });
     // a project's own token (every capability) cannot delete it: a session's token must not remove its project
-    expect(await call('DELETE', `/v1/projects/${scopedUid}`, 'svc_scoped')).toEqual({ status: 403, body: { error: 'this token is scoped to one project and cannot act across projects' } });
+    expect(await call('DELETE', `/v1/projects/${scopedUid}`, 'svc_scoped')).toEqual({ status: 403, body: { error: 'a token scoped to a project cannot delete a project (a session\'s token must not remove its own): use an unscoped token' } });
     expect(await call('DELETE', '/v1/projects/doomed', 'svc_admin')).toEqual({ status: 400, body: { error: 'project id "doomed" is not a UUID' } });
     expect(projects.map((p) => p.metadata.name)).toContain('doomed');
     expect(await call('DELETE', `/v1/projects/${id}`, 'svc_admin')).toEqual({ status: 204, body: {} });

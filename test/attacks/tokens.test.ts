@@ -161,6 +161,11 @@ describe.each(['process', 'kubernetes'] as const)('attacks with tokens on the %s
       expect(res.body.error).toContain(`belongs to session ${attacker.id}`);
     }
     expect(await promptsOf(victim.id, victimRoot)).not.toContainEqual(expect.stringContaining('attacker'));
+    // nor can it remove its project (and every session with it)
+    const removal = await api('DELETE', `/projects/${projectId}`, undefined, cli);
+    expect(removal.status).toBe(403);
+    expect(removal.body.error).toContain('a token scoped to a project cannot delete a project');
+    expect((await api('GET', `/projects/${projectId}`)).status).toBe(200);
   });
 
   it("…nor through change requests: another session's (its feedback is that session's prompt) or a person's is 403; its own it opens, edits, asks, closes and reopens", async () => {
