@@ -116,6 +116,16 @@ describe('webhook receiver', () => {
     if (status === 401) expect(res.body).toEqual({ error: 'unauthorized' });
   });
 
+  it('another method than POST: 405 saying what it takes (Allow: POST), never the API\'s "missing bearer token"', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await fetch(base + hook(), { method });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(await res.json()).toEqual({ error: `a webhook takes POST (a delivery signed with the trigger's secret), not ${method}` });
+    }
+    expect(fires).toHaveLength(0);
+  });
+
   it('a 404 comes before a 409 and a 409 before a 401', async () => {
     expect((await post(hook('nope'), 'x')).status).toBe(404);
     expect((await post(hook('nosecret'), 'x')).status).toBe(409);

@@ -2,13 +2,14 @@
 // No API token: the trigger's secret authenticates the raw body bytes. Checks in the SPEC's
 // order: 400 ids, 404 project/trigger, 409 secret not configured, 413 body too large,
 // 401 authentication, then a redelivery's first answer, 404 for a disabled or paused trigger, and
-// 202 fired or queued (429 when the queue is full, 500 when the fire could not be recorded). A
+// 202 fired or queued (429 when the queue is full, 500 when the fire could not be recorded); any
+// other method 405. A
 // disabled trigger answers 404 at every step where another would answer otherwise, so only an
 // authenticated redelivery of a delivery it accepted learns more (its first answer). Any content
 // type; the body is never parsed before authentication.
 import express, { Router, type Request } from 'express';
 import { SLUG_PATTERN } from '../../resources/index.js';
-import { badRequest, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { UUID } from '../ids.js';
 import type { RouteGroup } from '../groups.js';
 import type { TriggerService, WebhookTarget } from '../triggers/index.js';
@@ -38,6 +39,12 @@ export function webhookRoutes(service: TriggerService, config: WebhookRoutesConf
     const request = { headers: req.headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
     service.authenticate(request, target);
     res.status(202).json(await service.fireWebhook(target.trigger, request));
+  });
+
+  // Someone trying the URL in a browser or with curl's default GET: say what it takes, not "missing bearer token".
+  router.all('/projects/:projectId/:slug', (req, res) => {
+    res.set('Allow', 'POST');
+    throw new ApiError(405, `a webhook takes POST (a delivery signed with the trigger's secret), not ${req.method}`);
   });
 
   return router;
