@@ -43,6 +43,7 @@ describe('authorize', () => {
     ['scoped writer merges in its project', scopedWriter, write(P1, 'project.gitops.merge'), true],
     ['scoped writer cannot write another project', scopedWriter, write(P2, 'project.gitops.push'), false, 'another project'],
     ['scoped writer cannot create projects', scopedWriter, create, false, 'scoped to one project'],
+    ['an unscoped-only route may say why in its own words', scopedWriter, { ...write(P1, 'project.delete'), unscopedOnly: 'cannot delete a project' }, false, 'cannot delete a project'],
     ['scoped reader cannot write its project', scopedReader, write(P1), false, 'read access only'],
     ["a session's token on its own session", sessionToken, onSession(S1, 'project.session.start'), true],
     ["a session's token on another session, whatever its capabilities", sessionToken, onSession(S2, 'project.session.start'), false, `session ${S1} and reaches no other`],

@@ -7,8 +7,8 @@ export interface Requirement {
   projectUid: string | null;
   /** A capability the action needs on top of the access (SPEC §2.1 names). */
   capability?: string;
-  /** The route creates or acts across projects: a project-scoped token may not. */
-  unscopedOnly?: boolean;
+  /** The route creates or acts across projects: a project-scoped token may not (a string: the refusal's words). */
+  unscopedOnly?: boolean | string;
   /**
    * The session the request acts on (its engine, ports, run, or a change request it opened; null:
    * a change request no session opened): a session's own token reaches no other.
@@ -24,7 +24,7 @@ export function authorize(principal: Principal, need: Requirement): Decision {
     return { allowed: false, reason: 'this token has read access only; the request needs write access' };
   }
   if (principal.projectUid !== null) {
-    if (need.unscopedOnly) return { allowed: false, reason: 'this token is scoped to one project and cannot act across projects' };
+    if (need.unscopedOnly) return { allowed: false, reason: typeof need.unscopedOnly === 'string' ? need.unscopedOnly : 'this token is scoped to one project and cannot act across projects' };
     if (need.projectUid !== null && need.projectUid !== principal.projectUid) {
       return { allowed: false, reason: 'this token is scoped to another project' };
     }

@@ -4,9 +4,9 @@ import { Router } from 'express';
 import { branchNameProblem, localRepoRefusal, remoteProblem } from '../../git/index.js';
 import { API_VERSION, PROJECT } from '../../resources/constants.js';
 import type { Project, Trigger } from '../../resources/index.js';
-import { principalOf, requireAccess } from '../auth.js';
+import { requireAccess } from '../auth.js';
 import { canSeeProject } from '../authz.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { UUID } from '../ids.js';
 import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
 import { serializeProject, serializeTrigger } from './serialize.js';
@@ -139,8 +139,10 @@ export function projectRoutes(store: ProjectStore, config: ProjectRoutesConfig):
   router.delete('/:projectId', async (req, res) => {
     const id = req.params.projectId;
     if (!UUID.test(id)) throw badRequest(`project id ${JSON.stringify(id)} is not a UUID`);
-    if (principalOf(res).projectUid !== null) throw new ApiError(403, 'a token scoped to a project cannot delete a project (a session\'s token must not remove its own): use an unscoped token');
-    requireAccess(res, { access: 'write', projectUid: id.toLowerCase(), capability: 'project.delete' });
+    requireAccess(res, {
+      access: 'write', projectUid: id.toLowerCase(), capability: 'project.delete',
+      unscopedOnly: 'a token scoped to a project cannot delete a project (a session\'s token must not remove its own): use an unscoped token',
+    });
     const project = await store.getProject(config.namespace, id.toLowerCase());
     if (!project) throw notFound(`project ${id} not found`);
     await store.deleteProject(project);

@@ -141,7 +141,7 @@ export function registerProjectsCommands(program: Command): void {
     }));
 }
 
-export function deletedLines(project: Pick<ProjectView, 'name' | 'id'>): string[] {
+function deletedLines(project: Pick<ProjectView, 'name' | 'id'>): string[] {
   return [
     `Deleting project ${project.name} (${project.id}): its sessions stop and their branches leave the repository (unless an open change request uses one); its triggers, fires and change requests go with it. The repository itself is left as it is.`,
     `Follow it with: kubectl get project ${project.name} (gone when the deletion is done)`,
