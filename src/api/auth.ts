@@ -2,7 +2,7 @@
 import type { RequestHandler, Response } from 'express';
 import { authorize, type Requirement } from './authz.js';
 import { ApiError } from './errors.js';
-import type { Principal, TokenVerifier } from './tokens.js';
+import { isTokenRefusal, type Principal, type TokenVerifier } from './tokens.js';
 
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
@@ -18,6 +18,7 @@ export function authenticate(verify: TokenVerifier): RequestHandler {
     if (!token) throw new ApiError(401, 'malformed Authorization header: expected Bearer <token>');
     const principal = await verify(token);
     if (!principal) throw new ApiError(401, UNKNOWN_TOKEN_MESSAGE);
+    if (isTokenRefusal(principal)) throw new ApiError(401, principal.refused);
     res.locals.principal = principal;
     next();
   };

@@ -92,16 +92,32 @@ export function isExpired(info: Pick<TokenInfo, 'expiresAt'>, now: Date): boolea
 }
 
 /**
+ * A token its caller holds whole but that is refused all the same, with what to say: its holder
+ * learns nothing they could not guess, and an expired CI token should say so, not "unknown".
+ */
+export interface TokenRefusal {
+  refused: string;
+}
+
+export const isTokenRefusal = (value: Principal | TokenRefusal | null): value is TokenRefusal => value !== null && 'refused' in value;
+
+/**
  * The principal a stored Secret grants to `token`, or null when the Secret does not belong to
  * it (hash mismatch, wrong label), is malformed, or the token has expired.
  */
 export function principalFromSecret(token: string, secret: StoredSecret | null | undefined, now: Date = new Date()): Principal | null {
+  const read = readTokenSecret(token, secret, now);
+  return isTokenRefusal(read) ? null : read;
+}
+
+/** As principalFromSecret, but an expired token that matches its Secret is a refusal saying when it expired. */
+function readTokenSecret(token: string, secret: StoredSecret | null | undefined, now: Date): Principal | TokenRefusal | null {
   const info = tokenInfo(secret);
   if (!info) return null;
   const stored = Buffer.from(unb64(secret!.data!.sha256) ?? '', 'utf8');
   const presented = Buffer.from(hashToken(token), 'utf8');
   if (stored.length !== presented.length || !timingSafeEqual(stored, presented)) return null;
-  if (isExpired(info, now)) return null;
+  if (isExpired(info, now)) return { refused: `token ${info.name} expired at ${info.expiresAt}: a cluster admin makes a new one with \`svc tokens create\`` };
   return {
     tokenName: info.secretName,
     userId: info.userId,
@@ -116,7 +132,8 @@ export function principalFromSecret(token: string, secret: StoredSecret | null |
 /** Reads a token Secret by name from the operator's namespace (null when absent). */
 export type TokenSecretReader = (name: string) => Promise<StoredSecret | null | undefined>;
 
-export type TokenVerifier = (token: string) => Promise<Principal | null>;
+/** The principal of a token, a refusal saying why a token its caller holds is refused, or null for a token not known. */
+export type TokenVerifier = (token: string) => Promise<Principal | TokenRefusal | null>;
 
 /**
  * Whether a session's CLI token is still honoured: its session is not stopped or failed and the
@@ -141,12 +158,13 @@ export function secretTokenVerifier(readSecret: TokenSecretReader, options: Veri
     if (!name) return null;
     const secret = await readSecret(name);
     const at = now();
-    const principal = principalFromSecret(token, secret, at);
-    if (principal?.sessionId !== undefined) {
+    const principal = readTokenSecret(token, secret, at);
+    if (principal === null || isTokenRefusal(principal)) return principal;
+    if (principal.sessionId !== undefined) {
       const live = options.sessionTokens ? await options.sessionTokens(principal as Principal & { sessionId: string }, token) : false;
       if (!live) return null;
     }
-    if (principal && options.touch) {
+    if (options.touch) {
       const last = Date.parse(secret?.metadata?.annotations?.[LAST_USED_ANNOTATION] ?? '');
       if (Number.isNaN(last) || at.getTime() - last >= TOUCH_INTERVAL_MS) void options.touch(name, at.toISOString()).catch(() => undefined);
     }

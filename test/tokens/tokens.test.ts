@@ -90,10 +90,15 @@ describe('svc tokens (admin, kubeconfig)', () => {
     }
   });
 
-  it('an expired token is 401', async () => {
+  it('an expired token is 401 saying it expired, to the CLI that uses it too', async () => {
     const created = await svcJson<Created>('tokens', 'create', '--name', 'short-lived', '--expires', '2s');
     expect((await api('GET', '/projects', created.value)).status).toBe(200);
     await waitFor('expiry', async () => (await api('GET', '/projects', created.value)).status === 401, 10_000);
+    const said = `token short-lived expired at ${created.token.expires_at}: a cluster admin makes a new one with \`svc tokens create\``;
+    expect((await api('GET', '/projects', created.value)).body).toEqual({ error: said });
+    const cli = await run(process.execPath, [SVC, 'projects', 'ls'], { ...dev.env, SVC_CLI_TOKEN: created.value, NO_COLOR: '1' });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(said);
     const list = await svcJson<{ tokens: { name: string; expired: boolean }[] }>('tokens', 'ls');
     expect(list.tokens.find((t) => t.name === 'short-lived')?.expired).toBe(true);
   });
