@@ -34,6 +34,13 @@ describe('svc sessions output', () => {
     expect(text).toContain(`Checkpoint: ${'c'.repeat(12)} at 2026-11-23T12:30:00Z`);
   });
 
+  it('says who made it: a person, a trigger, or a person firing a trigger', () => {
+    const created = (s: Partial<SessionView>) => formatSession({ ...session, ...s }).find((l) => l.startsWith('Created:'));
+    expect(created({ trigger: null, created_by: 'u' })).toBe('Created:   2026-11-23T12:00:00Z by u');
+    expect(created({ trigger: 'nightly', created_by: null })).toBe('Created:   2026-11-23T12:00:00Z by trigger nightly');
+    expect(created({ trigger: 'nightly', created_by: 'u' })).toBe('Created:   2026-11-23T12:00:00Z by u (trigger nightly)');
+  });
+
   it('says why a failed session failed, and not the message of a running one', () => {
     const failed = formatSession({ ...session, status: 'failed', desired_state: 'running', reason: 'EngineFailed', message: 'the engine could not start: spawn opencode ENOENT' }).join('\n');
     expect(failed).toContain('Status:    failed (EngineFailed)\nMessage:   the engine could not start: spawn opencode ENOENT');

@@ -48,6 +48,12 @@ export function formatTimeline(timeline: readonly BootPhaseView[], live = true):
   ];
 }
 
+/** Who made a session: a person's user id, a trigger (whose fires have no person), or both. */
+function createdBy(s: SessionView): string {
+  if (!s.trigger) return s.created_by ?? '-';
+  return s.created_by ? `${s.created_by} (trigger ${s.trigger})` : `trigger ${s.trigger}`;
+}
+
 export function formatSession(s: SessionView): string[] {
   const lines = [
     `Session:   ${s.id}`,
@@ -61,7 +67,7 @@ export function formatSession(s: SessionView): string[] {
     `Agent:     ${s.agent}${s.model ? ` (${s.model})` : ''}`,
     `Branch:    ${s.branch ?? '(not pushed yet)'} from ${s.base_ref}${s.base_sha ? ` at ${s.base_sha.slice(0, 12)}` : ''}`,
     `Checkpoint: ${s.checkpoint ? `${s.checkpoint.sha.slice(0, 12)} at ${s.checkpoint.at} (uncommitted work, restored on a wake)` : '-'}`,
-    `Created:   ${s.created_at ?? '-'} by ${s.created_by ?? '-'}${s.trigger ? ` (trigger ${s.trigger})` : ''}`,
+    `Created:   ${s.created_at ?? '-'} by ${createdBy(s)}`,
     `Activity:  ${s.last_activity_at ?? '-'}`,
   );
   if (s.pending_prompts) lines.push(`Pending:   ${s.pending_prompts} prompt(s) waiting for the engine`);
