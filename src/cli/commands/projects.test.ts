@@ -24,6 +24,13 @@ describe('the manifest column of svc projects ls and show', () => {
       .toEqual(expect.arrayContaining(['Manifest:       svc.toml invalid', '  agents: bad']));
     expect(formatProjectList([project(null)])[1]).toMatch(/main\s+-\s+0$/);
   });
+
+  it('lists the triggers under a bare heading, or says none', () => {
+    const valid = project({ file: 'svc.yaml', version: 2, valid: true, issues: [] });
+    expect(formatProject(valid)).toContain('Triggers:       none');
+    const lines = formatProject({ ...valid, triggers: [{ slug: 'tick', type: 'cron', cron: '0 * * * * *' }] as SerializedProject['triggers'] });
+    expect(lines.slice(lines.indexOf('Triggers:'), lines.indexOf('Triggers:') + 2)).toEqual(['Triggers:', '  tick  cron  0 * * * * *']);
+  });
 });
 
 describe('svc projects create --repo: a relative path on this machine is made absolute', () => {

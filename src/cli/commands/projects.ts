@@ -38,7 +38,7 @@ export function formatProject(p: ProjectView): string[] {
   if (p.description) lines.push(`Description:    ${p.description}`);
   lines.push(`Manifest:       ${manifestOf(p)}${p.manifest?.version ? ` (version ${p.manifest.version})` : ''}`);
   for (const issue of p.manifest?.issues ?? []) lines.push(`  ${issue.path || '(top level)'}: ${issue.message}`);
-  lines.push(`Triggers:       ${p.triggers.length ? '' : 'none'}`);
+  lines.push(p.triggers.length ? 'Triggers:' : 'Triggers:       none');
   for (const t of p.triggers) lines.push(`  ${t.slug}  ${t.type}${t.cron ? `  ${t.cron}` : ''}${t.enabled === false ? '  (disabled)' : ''}`);
   if (p.trigger_errors.length) {
     lines.push('Invalid trigger entries:');
