@@ -146,6 +146,18 @@ describe('webhook receiver', () => {
     expect((await firesOf('hooks-hook')).length).toBe(before);
   });
 
+  it("GitHub's ping when a webhook is made: 200 pong once its signature matches, and nothing fires", async () => {
+    const before = (await firesOf('hooks-hook')).length;
+    const body = '{"zen":"Keep it logically awesome.","hook_id":1}';
+    const ping = { 'x-github-event': 'ping', 'x-github-delivery': 'ping-1', 'content-type': 'application/json' };
+    expect(await webhook('hook', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, SECRET) })).toEqual({
+      status: 200, body: { status: 'pong', message: "trigger hook is reached and the signature matches its secret; nothing fired (GitHub's ping)" },
+    });
+    expect((await webhook('hook', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, 'wrong secret') })).status).toBe(401);
+    expect((await webhook('off', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, SECRET) })).status).toBe(404);
+    expect((await firesOf('hooks-hook')).length).toBe(before);
+  });
+
   it('a form body is accepted and exposed as body.raw', async () => {
     const res = await webhook('queue-hook', 'n=1&x=2', { 'content-type': 'application/x-www-form-urlencoded', 'x-svc-token': SECRET });
     expect(res.status).toBe(202);

@@ -3,7 +3,7 @@
 // order: 400 ids, 404 project/trigger, 409 secret not configured, 413 body too large,
 // 401 authentication, then a redelivery's first answer, 404 for a disabled or paused trigger, and
 // 202 fired or queued (429 when the queue is full, 500 when the fire could not be recorded); any
-// other method 405. A
+// other method 405. GitHub's ping (X-GitHub-Event: ping), once authenticated, is 200 pong. A
 // disabled trigger answers 404 at every step where another would answer otherwise, so only an
 // authenticated redelivery of a delivery it accepted learns more (its first answer). Any content
 // type; the body is never parsed before authentication.
@@ -38,6 +38,12 @@ export function webhookRoutes(service: TriggerService, config: WebhookRoutesConf
     const target = res.locals.target as WebhookTarget;
     const request = { headers: req.headers, rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0) };
     service.authenticate(request, target);
+    // GitHub's ping when a webhook is made is a check of the setup, not an event: it starts no agent
+    if (req.get('x-github-event') === 'ping') {
+      if (target.disabled) throw notFound('not found');
+      res.status(200).json({ status: 'pong', message: `trigger ${target.trigger.spec.slug} is reached and the signature matches its secret; nothing fired (GitHub's ping)` });
+      return;
+    }
     res.status(202).json(await service.fireWebhook(target.trigger, request));
   });
 
