@@ -234,4 +234,17 @@ describe('dashboard in Chromium', () => {
     expect(crafted.body.error).toContain('read access only');
     expect((await api<{ change_request: { status: string } }>('GET', `/projects/${projectId}/change-requests/${crs.badManifest!.id}`)).body.change_request.status).toBe('open');
   });
+
+  it('a token that expires while in use signs the tab out, and the sign-in page says why', async () => {
+    await button('Sign out').click();
+    const expiresAt = new Date(Date.now() + 4_000).toISOString();
+    const minted = mintToken({ userId: randomUUID(), access: 'read', capabilities: [], name: 'brief', expiresAt }, 'default');
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify(minted.secret));
+    await signIn(minted.token);
+    await waitFor('the token to expire', async () => (await api('GET', '/projects', undefined, minted.token)).status === 401);
+    await page.getByRole('link', { name: 'Projects', exact: true }).click();
+    await page.locator('#token').waitFor();
+    expect(await page.locator('[role=alert]').textContent()).toBe(`Signed out: the API no longer accepts the token (token brief expired at ${expiresAt}: a cluster admin makes a new one with \`svc tokens create\`).`);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
 });

@@ -18,9 +18,9 @@ export class HttpError extends Error {
   }
 }
 
-let onUnauthorized: () => void = () => {};
-/** Called when the server no longer accepts the token (revoked while signed in). */
-export function whenUnauthorized(handler: () => void): void {
+let onUnauthorized: (why: string) => void = () => {};
+/** Called with the server's words when it no longer accepts the token (revoked or expired while signed in). */
+export function whenUnauthorized(handler: (why: string) => void): void {
   onUnauthorized = handler;
 }
 
@@ -35,8 +35,9 @@ export async function api<T>(method: string, path: string, body?: unknown, token
     try { parsed = JSON.parse(text); } catch { parsed = { error: text.slice(0, 500) }; }
   }
   if (!res.ok) {
-    if (res.status === 401 && token === storedToken()) onUnauthorized();
-    throw new HttpError(res.status, (parsed ?? {}) as Record<string, unknown>);
+    const error = new HttpError(res.status, (parsed ?? {}) as Record<string, unknown>);
+    if (res.status === 401 && token === storedToken()) onUnauthorized(error.message);
+    throw error;
   }
   return parsed as T;
 }

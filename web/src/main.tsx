@@ -40,13 +40,15 @@ function App() {
   const [error, setError] = useState<unknown>(null);
   const route = useRoute();
 
+  // why the API signed this tab out (a token revoked or expired while in use), said on the sign-in page
+  const [signedOutBecause, setSignedOutBecause] = useState<string | null>(null);
   const signOut = () => { storeToken(null); setToken(null); setMe(null); };
-  useEffect(() => { whenUnauthorized(signOut); }, []);
+  useEffect(() => { whenUnauthorized((why) => { signOut(); setSignedOutBecause(why); }); }, []);
   useEffect(() => {
     if (token && !me) api<Me>('GET', '/me').then(setMe, setError);
   }, [token, me]);
 
-  if (!token) return <SignIn onSignedIn={(t, m) => { storeToken(t); setToken(t); setMe(m); }} />;
+  if (!token) return <SignIn notice={signedOutBecause} onSignedIn={(t, m) => { storeToken(t); setToken(t); setMe(m); setSignedOutBecause(null); }} />;
   if (!me) return error ? <main><ErrorBox error={error} title="Could not reach the API" /><button type="button" onClick={signOut}>Sign out</button></main> : <Loading what="your access" />;
   return (
     <>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, HttpError, type Me } from '../api.js';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (token: string, me: Me) => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string, me: Me) => void; notice?: string | null }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -32,7 +32,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string, me: Me) => 
         <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} value={token}
           onInput={(e) => setToken((e.target as HTMLInputElement).value)} placeholder="svc_…" />
         <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
-        {error ? <p class="error" role="alert">{error}</p> : null}
+        {error ? <p class="error" role="alert">{error}</p> : notice ? <p class="error" role="alert">Signed out: the API no longer accepts the token ({notice}).</p> : null}
         <p class="muted">The token stays in this browser tab only; signing out forgets it.</p>
       </form>
     </main>
