@@ -316,7 +316,13 @@ describe('sessions through svc dev', () => {
     expect(await kubectl('get', 'sandbox', s.id, '-o', 'jsonpath={.status.state}')).toBe('error');
 
     const noBase = await startSession('demo', { base_ref: 'no-such-branch' });
-    expect(await waitStatus('demo', noBase.id, 'failed')).toMatchObject({ reason: 'BaseRefNotFound', message: expect.stringContaining('the base ref no-such-branch does not exist in') });
+    const noBaseFailed = await waitStatus('demo', noBase.id, 'failed');
+    expect(noBaseFailed).toMatchObject({ reason: 'BaseRefNotFound', message: expect.stringContaining('the base ref no-such-branch does not exist in') });
+    // its logs say why it has none, in the words of svc sessions show (before: "svc keeps the log of a failed session's sandbox", to a failed session)
+    const logsOf = (...args: string[]) => run(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'logs', noBase.id, '--project', 'demo', ...args], dev.env);
+    const failure = `BaseRefNotFound: ${noBaseFailed.message}`;
+    expect((await logsOf('--daemon')).stderr).toBe(`svc: no sandbox log is kept for session ${noBase.id}: it failed (${failure}) with no sandbox output to keep (HTTP 404)\n`);
+    expect((await logsOf()).stderr).toBe(`svc: session ${noBase.id} failed (${failure}); its sandbox's log, when one is kept: svc sessions logs ${noBase.id} --daemon; start a new session (HTTP 409)\n`);
     // an abbreviated commit id, as `git log --oneline` shows one, is taken as git takes it
     const tip = (await runOk('git', ['-C', repo, 'rev-parse', 'main'])).trim();
     const fromCommit = await startSession('demo', { base_ref: tip.slice(0, 9) });

@@ -9,7 +9,7 @@ import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { MANIFEST_FILES, MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
 import {
-  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
+  STOP_REASON_ANNOTATION, appendPromptPatch, getCondition, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
 import { admit, newSession } from '../../sessions/index.js';
@@ -158,7 +158,7 @@ export class SessionService {
     const prompt = { id: randomUUID(), text, source, at: this.now().toISOString() };
     return this.patch(project, id, (session) => {
       if (session.status?.status === 'failed') {
-        throw new ApiError(409, `session ${id} failed (${session.status.reason ?? 'see its conditions'}); start a new session`);
+        throw new ApiError(409, `session ${id} failed (${failureOf(session)}); start a new session`);
       }
       const append = appendPromptPatch(session, prompt);
       if ('refused' in append) throw new ApiError(429, `${append.refused}: it takes them once it runs; send this one after`);
@@ -180,25 +180,32 @@ export class SessionService {
     return serializeSession(session, project.metadata.uid!, { sandbox, triggerSlug, pendingPrompts: pendingPrompts(session).length });
   }
 
-  /** The kept log of a failed session's sandbox (bounded, redacted); 404 when none is kept. */
+  /** The kept log of a failed session's sandbox (bounded, redacted); 404 when none is kept, saying why. */
   async daemonLog(project: Project, id: string): Promise<string> {
-    await this.get(project, id);
+    const session = await this.get(project, id);
     const log = await this.store.daemonLog(project.metadata.namespace!, id);
-    if (log === null) throw new ApiError(404, `no sandbox log is kept for session ${id}: svc keeps the log of a failed session's sandbox (svc sessions logs ${id} follows the engine of a live one)`);
-    return log;
+    if (log !== null) return log;
+    // a session that failed before its sandbox said anything (a base ref not found): its cause is all there is
+    if (session.status?.status === 'failed') throw new ApiError(404, `no sandbox log is kept for session ${id}: it failed (${failureOf(session)}) with no sandbox output to keep`);
+    throw new ApiError(404, `no sandbox log is kept for session ${id}: svc keeps the log of a failed session's sandbox (svc sessions logs ${id} follows the engine of a live one)`);
   }
 
   /** Where the session's daemon answers and the key to sign for it; 409/503 when it is not running. */
   async proxyTarget(project: Project, id: string): Promise<{ session: Session; address: string; sandboxToken: string }> {
     const session = await this.get(project, id);
     const status = session.status?.status ?? 'provisioning';
-    if (status === 'stopped' || status === 'failed') {
-      throw new ApiError(409, `session ${id} is ${status}; ${status === 'stopped' ? 'send it a prompt (svc sessions prompt) to wake it' : 'start a new session'}`);
-    }
+    if (status === 'stopped') throw new ApiError(409, `session ${id} is stopped; send it a prompt (svc sessions prompt) to wake it`);
+    if (status === 'failed') throw new ApiError(409, `session ${id} failed (${failureOf(session)}); its sandbox's log, when one is kept: svc sessions logs ${id} --daemon; start a new session`);
     const sandbox = await this.store.getSandbox(project.metadata.namespace!, id);
     const address = sandbox?.status?.state === 'active' ? sandbox.status.address : undefined;
     const sandboxToken = await this.store.sandboxToken(project.metadata.namespace!, id);
     if (!address || !sandboxToken) throw new ApiError(503, `session ${id} is ${status}: its sandbox is not ready yet; try again shortly`);
     return { session, address, sandboxToken };
   }
+}
+
+/** A failed session's reason and message, as `svc sessions show` has them: "BaseRefNotFound: the base ref ...". */
+function failureOf(session: Session): string {
+  const message = getCondition(session.status?.conditions, 'Ready')?.message;
+  return [session.status?.reason ?? 'see its conditions', message].filter(Boolean).join(': ');
 }
