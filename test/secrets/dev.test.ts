@@ -34,6 +34,9 @@ describe('svc secrets through svc dev', () => {
     expect(fromStdin.code).toBe(0);
     expect(fromStdin.stdout).toContain('Secret API_KEY set');
     expect((await svc(['secrets', 'set', 'OTHER', '--value', OTHER_VALUE, '--project', 'vault', '--json'])).stdout).toContain('"set": true');
+    // an empty value is a value (docs/secrets.md), but an unset variable piped in is a likely mistake: said
+    expect((await svc(['secrets', 'set', 'EMPTY', '--project', 'vault'], '')).stdout).toBe('Secret EMPTY set to an empty value (nothing came on stdin). New sessions get it; running ones keep what they started with.\n');
+    expect((await svc(['secrets', 'rm', 'EMPTY', '--project', 'vault'])).code).toBe(0);
 
     const listed = await svc(['secrets', 'ls', '--project', 'vault', '--json']);
     expect(listed.code).toBe(0);

@@ -46,7 +46,8 @@ export function registerSecretsCommands(program: Command): void {
       const { api, base } = await client(opts.project);
       await api.request('PUT', `${base}/${encodeURIComponent(name)}`, { value });
       if (opts.json) printJson({ name, set: true });
-      else printLines([`Secret ${name} set. New sessions get it; running ones keep what they started with.`]);
+      // an unset variable piped in sets an empty value without an error anywhere: say it
+      else printLines([`Secret ${name} set${value === '' ? ` to an empty value (${opts.value === undefined ? 'nothing came on stdin' : '--value ""'})` : ''}. New sessions get it; running ones keep what they started with.`]);
     }));
 
   secrets.command('ls')
