@@ -454,6 +454,22 @@ describe('sessions through svc dev', () => {
     expect(events).toContain('Archived');
   }, 60_000);
 
+  it('a listing cut to the newest N (?limit, svc sessions ls --limit) says how many there are; a bad limit is 400', async () => {
+    const all = (await api<{ sessions: SessionView[]; total?: number }>('GET', sessionsPath('demo'))).body;
+    expect(all.total).toBeUndefined();
+    expect(all.sessions.length).toBeGreaterThan(2);
+    const cut = (await api<{ sessions: SessionView[]; total: number }>('GET', `${sessionsPath('demo')}?status=all&limit=2`)).body;
+    // ids only: a running session's activity may move between the two reads
+    expect({ ids: cut.sessions.map((x) => x.id), total: cut.total }).toEqual({ ids: all.sessions.slice(0, 2).map((x) => x.id), total: all.sessions.length });
+    for (const bad of ['0', '-1', 'x', '1e2', '10001']) {
+      const res = await api<{ error: string }>('GET', `${sessionsPath('demo')}?limit=${bad}`);
+      expect(res, bad).toMatchObject({ status: 400, body: { error: 'limit must be a whole number from 1 to 10000' } });
+    }
+    const lines = (await svc('sessions', 'ls', '--limit', '2', '--project', 'demo')).trimEnd().split('\n');
+    expect(lines.slice(1, 3).map((l) => l.split(/\s+/)[0])).toEqual(all.sessions.slice(0, 2).map((s) => s.id));
+    expect(lines.slice(3)).toEqual([`(the newest 2 of ${all.sessions.length}; a larger --limit lists more)`]);
+  });
+
   it('a stopped svc dev leaves no sandbox process behind', async () => {
     const ids = (await api<{ sessions: SessionView[] }>('GET', `${sessionsPath('demo')}?status=running`)).body.sessions.map((s) => s.id);
     expect(ids.length).toBeGreaterThan(0);

@@ -6,6 +6,7 @@ import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { ApiError, badRequest } from '../errors.js';
 import { parseUuid } from '../ids.js';
+import { parseLimit } from '../query.js';
 import { parseRfc3339 } from '../../lib/rfc3339.js';
 import {
   USAGE_GROUPINGS, isLlmProtocol, llmApiKeyProblem, llmProviderNameProblem, parseBudget, providerDefaults,
@@ -74,13 +75,6 @@ function parseGrouping(value: string | undefined): UsageGrouping {
   return value as UsageGrouping;
 }
 
-function parseLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_LOG_LIMIT;
-  const n = /^\d{1,7}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 1 && n <= MAX_LOG_LIMIT)) throw badRequest(`limit must be a whole number from 1 to ${MAX_LOG_LIMIT}`);
-  return n;
-}
-
 export function gatewayRoutes(service: GatewayService, store: GatewayStore, config: GatewayRoutesConfig): Router {
   const router = Router({ mergeParams: true });
 
@@ -126,7 +120,7 @@ export function gatewayRoutes(service: GatewayService, store: GatewayStore, conf
     const projectId = authorized(req, res, { access: 'read', capability: CAPABILITY.logs });
     const session = queryString(req, 'session');
     const sessionId = session === undefined ? undefined : parseUuid(session, 'session');
-    const limit = parseLimit(queryString(req, 'limit'));
+    const limit = parseLimit(queryString(req, 'limit'), MAX_LOG_LIMIT, DEFAULT_LOG_LIMIT);
     res.json(await service.logs(await project(projectId), limit, sessionId));
   });
 

@@ -9,6 +9,7 @@ import { abortRun, relayToDaemon } from './relay.js';
 import type { SessionService } from './service.js';
 import { parsePort, parsePrompt, parseStart, parseStatusFilter } from './validate.js';
 import { parseUuid } from '../ids.js';
+import { parseLimit } from '../query.js';
 
 export interface SessionRoutesConfig {
   /** The namespace (account) whose projects this API serves. */
@@ -18,6 +19,8 @@ export interface SessionRoutesConfig {
 const START = 'project.session.start';
 const STOP = 'project.session.stop';
 const READ = 'project.session.read';
+/** The most a listing with ?limit= answers (without it: every session). */
+const MAX_SESSIONS_LISTED = 10_000;
 
 /** What a route needs; `ownSessionOnly`: a session's own token reaches no other session here. */
 type RouteNeed = Omit<Requirement, 'projectUid' | 'sessionId'> & { ownSessionOnly?: boolean };
@@ -46,9 +49,13 @@ export function sessionRoutes(service: SessionService, config: SessionRoutesConf
 
   router.get('/', async (req, res) => {
     const status = parseStatusFilter(req.query.status);
+    const limit = parseLimit(req.query.limit, MAX_SESSIONS_LISTED, undefined);
     const { project } = await resolve(req, res, { access: 'read' });
     const sessions = await service.list(project, status);
-    res.json({ sessions: await Promise.all(sessions.map((s) => service.serialize(project, s, 'cached'))) });
+    const listed = limit === undefined ? sessions : sessions.slice(0, limit);
+    const serialized = await Promise.all(listed.map((s) => service.serialize(project, s, 'cached')));
+    // the newest `limit`, and how many there are: a project whose cron fires every minute has thousands
+    res.json(limit === undefined ? { sessions: serialized } : { sessions: serialized, total: sessions.length });
   });
 
   router.get('/:sessionId', async (req, res) => {

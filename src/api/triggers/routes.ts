@@ -6,6 +6,7 @@ import type { Requirement } from '../authz.js';
 import { badRequest } from '../errors.js';
 import { serializeTrigger } from '../projects/serialize.js';
 import { parseUuid } from '../ids.js';
+import { parseLimit } from '../query.js';
 import type { TriggerFire } from '../../resources/index.js';
 import type { TriggerService } from './service.js';
 
@@ -53,13 +54,6 @@ export function parseFireRequest(body: unknown): { text: string; source?: string
   return { text: text as string, ...(source !== undefined ? { source: source as string } : {}) };
 }
 
-function parseLimit(value: unknown): number {
-  if (value === undefined) return 50;
-  const n = typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : NaN; // not 0x10, 1e2 or +1
-  if (!(n >= 1 && n <= MAX_FIRES)) throw badRequest(`limit must be an integer from 1 to ${MAX_FIRES}`);
-  return n;
-}
-
 export function triggerRoutes(service: TriggerService, config: TriggerRoutesConfig): Router {
   const router = Router({ mergeParams: true });
 
@@ -77,7 +71,7 @@ export function triggerRoutes(service: TriggerService, config: TriggerRoutesConf
 
   router.get('/:slug/fires', async (req, res) => {
     const { project } = await projectFor(req, res, { access: 'read' });
-    const limit = parseLimit(req.query.limit);
+    const limit = parseLimit(req.query.limit, MAX_FIRES, 50);
     const trigger = service.requireTrigger(project, req.params.slug!);
     res.json({ fires: service.fires(trigger, limit).map(serializeFire) });
   });

@@ -22,6 +22,10 @@ describe('svc sessions output', () => {
     expect(lines[0]).toMatch(/^ID\s+STATUS\s+AGENT/);
     expect(lines.at(-1)).toContain('stopped (Idle)');
     expect(lines.at(-1)).toContain('nightly');
+    // cut to the newest (--limit): says how many there are
+    expect(formatSessionList([session], 1)).toEqual(lines);
+    expect(formatSessionList([session], 40).slice(0, -1)).toEqual(lines);
+    expect(formatSessionList([session], 40).at(-1)).toBe('(the newest 1 of 40; a larger --limit lists more)');
   });
 
   it('shows one session', () => {

@@ -25,12 +25,14 @@ export function promptQueuedLine(session: Pick<SessionView, 'id' | 'status'>): s
   return `${queued}; it is delivered once the session runs.`;
 }
 
-export function formatSessionList(sessions: SessionView[]): string[] {
+/** `total`: how many match, when the listing was cut to the newest few (--limit). */
+export function formatSessionList(sessions: SessionView[], total = sessions.length): string[] {
   if (!sessions.length) return ['No sessions.'];
-  return formatTable(
+  const table = formatTable(
     ['id', 'status', 'agent', 'base', 'trigger', 'last activity'],
     sessions.map((s) => [s.id, s.status + (s.reason ? ` (${s.reason})` : ''), s.agent, s.base_ref, s.trigger ?? '-', s.last_activity_at ?? '-']),
   );
+  return total > sessions.length ? [...table, `(the newest ${sessions.length} of ${total}; a larger --limit lists more)`] : table;
 }
 
 /**
@@ -189,13 +191,15 @@ export function registerSessionsCommands(program: Command): void {
   sessions.command('ls')
     .description('list the sessions of the project, newest first')
     .option('--status <status>', 'provisioning, running, stopped, failed or all', 'all')
+    .option('--limit <n>', 'only the newest N (default: every one)')
     .option(...PROJECT_OPTION)
     .option('--json', 'print JSON')
-    .action(act(async (opts: { status: string; project?: string; json?: boolean }) => {
+    .action(act(async (opts: { status: string; limit?: string; project?: string; json?: boolean }) => {
       const ctx = await context(opts.project);
-      const { sessions: list } = await ctx.client.request<{ sessions: SessionView[] }>('GET', `${ctx.base}?status=${encodeURIComponent(opts.status)}`);
+      const query = `?status=${encodeURIComponent(opts.status)}${opts.limit === undefined ? '' : `&limit=${encodeURIComponent(opts.limit)}`}`;
+      const { sessions: list, total } = await ctx.client.request<{ sessions: SessionView[]; total?: number }>('GET', `${ctx.base}${query}`);
       if (opts.json) printJson(list);
-      else printLines(formatSessionList(list));
+      else printLines(formatSessionList(list, total));
     }));
 
   sessions.command('show')

@@ -16,6 +16,8 @@ export type Session = SerializedSession;
 
 const sessionsPath = (project: Project, id?: string) => `/projects/${enc(project.id)}/sessions${id ? `/${enc(id)}` : ''}`;
 const STATUSES = ['all', 'provisioning', 'running', 'stopped', 'failed'] as const;
+/** A page of a few hundred rows: a trigger firing every minute makes thousands of sessions. */
+const SESSIONS_SHOWN = 200;
 
 function StartForm({ project }: { project: Project }) {
   const [agent, setAgent] = useState('');
@@ -49,7 +51,7 @@ function StartForm({ project }: { project: Project }) {
 
 export function SessionsPage({ project, me, status }: { project: Project; me: Me; status: string }) {
   const filter = (STATUSES as readonly string[]).includes(status) ? status : 'all';
-  const loaded = useLoad(() => api<{ sessions: Session[] }>('GET', `${sessionsPath(project)}${filter === 'all' ? '' : `?status=${filter}`}`), `${project.id}:${filter}`);
+  const loaded = useLoad(() => api<{ sessions: Session[]; total: number }>('GET', `${sessionsPath(project)}?status=${filter}&limit=${SESSIONS_SHOWN}`), `${project.id}:${filter}`);
   return (
     <main>
       <h1>Sessions</h1>
@@ -57,8 +59,9 @@ export function SessionsPage({ project, me, status }: { project: Project; me: Me
       <nav class="filter" aria-label="Status filter">
         {STATUSES.map((s) => <a key={s} href={href(['projects', project.id, 'sessions'], { status: s })} aria-current={s === filter ? 'page' : undefined}>{s}</a>)}
       </nav>
-      <Show loaded={loaded} what="sessions">{({ sessions }) => sessions.length === 0 ? <p>No sessions{filter === 'all' ? '' : ` ${filter}`}.</p> : (
+      <Show loaded={loaded} what="sessions">{({ sessions, total }) => sessions.length === 0 ? <p>No sessions{filter === 'all' ? '' : ` ${filter}`}.</p> : (
         <div class="table-wrap">
+          {total > sessions.length ? <p class="muted">The newest {sessions.length} of {total} sessions (svc sessions ls lists every one).</p> : null}
           <table>
             <thead><tr><th>Session</th><th>Status</th><th>Agent</th><th>Trigger</th><th>Branch</th><th>Started</th><th>Last activity</th></tr></thead>
             <tbody>
