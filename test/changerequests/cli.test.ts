@@ -155,6 +155,29 @@ describe('svc cr', () => {
     expect(badToken.stderr).toContain('[the token of SVC_CLI_TOKEN]');
   });
 
+  it('edit and request-changes: the title, the description and a note, shown by svc cr show; bad input says so', () => {
+    work.branch('notes', { 'notes.txt': 'n\n' }, { from: 'main' });
+    const number = String(JSON.parse(svc(['cr', 'open', '--title', 'Notes', '--head', 'notes', '--json'], userEnv()).stdout).number);
+    const edited = svc(['cr', 'edit', number, '--title', 'Notes, renamed', '--description', 'two lines\nof description'], userEnv());
+    expect(edited.code, edited.stderr).toBe(0);
+    expect(edited.stdout).toBe(`Edited CR #${number}: Notes, renamed.\n`);
+    const nothing = svc(['cr', 'edit', number], userEnv());
+    expect({ code: nothing.code, stderr: nothing.stderr }).toEqual({ code: 2, stderr: 'svc: nothing to change: pass --title and/or --description\n' });
+
+    const asked = svc(['cr', 'request-changes', `#${number}`, '--feedback', 'rename notes.txt'], userEnv());
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toBe(`Requested changes on CR #${number}: no session opened it, so the note is kept on the change request only.\n`);
+    expect(svc(['cr', 'request-changes', number, '--feedback', ' '], userEnv()).stderr).toBe('svc: feedback is required and must not be empty (HTTP 400)\n');
+    expect(svc(['cr', 'request-changes', number], userEnv()).stderr).toContain("required option '--feedback <text>' not specified");
+
+    const shown = svc(['cr', 'show', number], userEnv()).stdout;
+    expect(shown).toContain(`CR #${number}: Notes, renamed\n`);
+    expect(shown).toContain('\n  two lines\n  of description\n');
+    expect(shown).toMatch(/\nRequested changes:\n {2}\S+Z \S+: rename notes\.txt\n/);
+    expect(svc(['cr', 'close', number], userEnv()).code).toBe(0);
+    expect(svc(['cr', 'request-changes', number, '--feedback', 'x'], userEnv()).code).toBe(1); // 409: not open
+  });
+
   it('show says the manifest gate will refuse a head whose manifest is invalid, however git would merge it', () => {
     work.branch('bad-manifest', { 'svc.yaml': 'svc_version: 2\ndefault_agnet: coder\nagents:\n  coder: {}\n' }, { from: 'main' });
     const opened = svc(['cr', 'open', '--title', 'Bad manifest', '--head', 'bad-manifest', '--json'], userEnv());

@@ -216,11 +216,13 @@ describe('sessions through svc dev', () => {
     const tree = execFileSync('git', ['rev-parse', `${first.id}^{tree}`], { cwd: repo, encoding: 'utf8' }).trim();
     const commit = execFileSync('git', ['commit-tree', tree, '-p', first.id, '-m', 'work of the session'], { cwd: repo, encoding: 'utf8', env: gitEnv }).trim();
     execFileSync('git', ['update-ref', `refs/heads/${first.id}`, commit], { cwd: repo });
-    const opened = await api<{ change_request: { cr_id: string; origin_session_id: string } }>('POST', `/projects/${projects.demo}/change-requests`, { title: 'From the session', head_ref: first.id, session_id: first.id });
+    const opened = await api<{ change_request: { cr_id: string; number: number; origin_session_id: string } }>('POST', `/projects/${projects.demo}/change-requests`, { title: 'From the session', head_ref: first.id, session_id: first.id });
     expect(opened.status).toBe(201);
     expect(opened.body.change_request.origin_session_id).toBe(first.id);
     crId = opened.body.change_request.cr_id;
-    expect((await api('POST', `/projects/${projects.demo}/change-requests/${crId}/request-changes`, { feedback: 'please add a test for it' })).status).toBe(200);
+    // as a reviewer asks on the command line
+    expect(await svc('cr', 'request-changes', crId, '--feedback', 'please add a test for it', '--project', 'demo'))
+      .toBe(`Requested changes on CR #${opened.body.change_request.number}: the note goes to session ${first.id} as a prompt (svc sessions logs ${first.id} shows it arrive).\n`);
 
     await waitFor('the note delivered to the root engine session', async () =>
       engineCalls(first.id).some((c) => c.path.endsWith('/prompt_async') && c.body?.parts?.[0]?.text === 'please add a test for it'));

@@ -108,6 +108,7 @@ export function registerCrCommands(program: Command): void {
     ['svc cr ls --status all', 'every change request of the project'],
     ['svc cr show 3', 'metadata and merge preview of CR #3'],
     ['svc cr merge 3', 'fast-forward or three-way merge'],
+    ['svc cr request-changes 3 --feedback "add tests"', "the note goes to the agent of the session that opened CR #3"],
   ]));
 
   cr.command('ls')
@@ -192,6 +193,39 @@ export function registerCrCommands(program: Command): void {
       if (opts.json) return printJson(c);
       const how = c.merge_commit_sha === c.head_commit_sha ? 'fast-forward' : 'merge commit';
       printLines([`Merged CR #${c.number} into ${c.base_ref} at ${short(c.merge_commit_sha)} (${how}).`]);
+    }));
+
+  cr.command('edit')
+    .description('change the title and/or the description')
+    .argument('<cr>', 'number (3 or #3) or id')
+    .option('--title <text>', 'the new title')
+    .option('--description <text>', 'the new description ("" clears it)')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print the change request as JSON')
+    .action(act(async (ref: string, opts: { title?: string; description?: string; project?: string; json?: boolean }) => {
+      if (opts.title === undefined && opts.description === undefined) throw new CliError('nothing to change: pass --title and/or --description', EXIT.usage);
+      const ctx = await context(opts.project);
+      const found = await findCr(ctx, ref);
+      const body = { ...(opts.title !== undefined ? { title: opts.title } : {}), ...(opts.description !== undefined ? { description: opts.description } : {}) };
+      const { change_request: c } = await ctx.client.request<{ change_request: CrView }>('PATCH', `${ctx.base}/${found.cr_id}`, body);
+      if (opts.json) printJson(c);
+      else printLines([`Edited CR #${c.number}: ${c.title}.`]);
+    }));
+
+  cr.command('request-changes')
+    .description("ask for changes: the note is kept on the change request and sent to the agent of the session that opened it (a stopped session is woken)")
+    .argument('<cr>', 'number (3 or #3) or id')
+    .requiredOption('--feedback <text>', 'what to change (the agent gets it as a prompt)')
+    .option(...PROJECT_OPTION)
+    .option('--json', 'print the change request as JSON')
+    .action(act(async (ref: string, opts: { feedback: string; project?: string; json?: boolean }) => {
+      const ctx = await context(opts.project);
+      const found = await findCr(ctx, ref);
+      const { change_request: c } = await ctx.client.request<{ change_request: CrView }>('POST', `${ctx.base}/${found.cr_id}/request-changes`, { feedback: opts.feedback });
+      if (opts.json) return printJson(c);
+      printLines([c.origin_session_id
+        ? `Requested changes on CR #${c.number}: the note goes to session ${c.origin_session_id} as a prompt (svc sessions logs ${c.origin_session_id} shows it arrive).`
+        : `Requested changes on CR #${c.number}: no session opened it, so the note is kept on the change request only.`]);
     }));
 
   for (const [name, description, past] of [['close', 'close without merging', 'Closed'], ['reopen', 'reopen a closed change request', 'Reopened']] as const) {
