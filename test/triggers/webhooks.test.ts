@@ -151,7 +151,7 @@ describe('webhook receiver', () => {
     const body = '{"zen":"Keep it logically awesome.","hook_id":1}';
     const ping = { 'x-github-event': 'ping', 'x-github-delivery': 'ping-1', 'content-type': 'application/json' };
     expect(await webhook('hook', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, SECRET) })).toEqual({
-      status: 200, body: { status: 'pong', message: "trigger hook is reached and the signature matches its secret; nothing fired (GitHub's ping)" },
+      status: 200, body: { status: 'pong', message: "trigger hook is reached and the delivery is authenticated by its secret; nothing fired (GitHub's ping)" },
     });
     expect((await webhook('hook', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, 'wrong secret') })).status).toBe(401);
     expect((await webhook('off', body, { ...ping, 'x-hub-signature-256': signWebhookBody(body, SECRET) })).status).toBe(404);

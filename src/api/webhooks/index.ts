@@ -41,7 +41,7 @@ export function webhookRoutes(service: TriggerService, config: WebhookRoutesConf
     // GitHub's ping when a webhook is made is a check of the setup, not an event: it starts no agent
     if (req.get('x-github-event') === 'ping') {
       if (target.disabled) throw notFound('not found');
-      res.status(200).json({ status: 'pong', message: `trigger ${target.trigger.spec.slug} is reached and the signature matches its secret; nothing fired (GitHub's ping)` });
+      res.status(200).json({ status: 'pong', message: `trigger ${target.trigger.spec.slug} is reached and the delivery is authenticated by its secret; nothing fired (GitHub's ping)` });
       return;
     }
     res.status(202).json(await service.fireWebhook(target.trigger, request));
