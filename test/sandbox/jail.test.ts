@@ -5,7 +5,7 @@
 // reachable from the host on its own ports only; and everything it made gone after release,
 // also after a crash (sweep).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -346,6 +346,46 @@ describe('the sandbox jail', () => {
       expect(existsSync(beingWritten)).toBe(true);
     } finally {
       for (const file of [empty, garbled, unrenamed, beingWritten]) rmSync(file, { force: true });
+    }
+  });
+
+  it('setNiceness reaches every thread of a sandbox, also those made while it changes them (a warm svc-agent kept a thread at nice 19)', async () => {
+    // At nice 19: a thousand sleeping threads, then one that starts short-lived threads without
+    // end. It comes last in the thread listing, so threads it starts while the others are changed
+    // are not in that listing: a single look left them at 19.
+    const source = path.join(tmp, 'spawner.cc');
+    writeFileSync(source, `
+      #include <pthread.h>
+      #include <unistd.h>
+      static void *sleeper(void *) { for (;;) pause(); return nullptr; }
+      static void *brief(void *) { usleep(200000); return nullptr; }
+      static void *creator(void *) {
+        for (;;) { pthread_t t; if (pthread_create(&t, nullptr, brief, nullptr) == 0) pthread_detach(t); usleep(50); }
+        return nullptr;
+      }
+      int main() {
+        pthread_attr_t small; pthread_attr_init(&small); pthread_attr_setstacksize(&small, 65536);
+        for (int i = 0; i < 1000; i++) { pthread_t t; pthread_create(&t, &small, sleeper, nullptr); }
+        pthread_t c; pthread_create(&c, nullptr, creator, nullptr);
+        for (;;) pause();
+      }`);
+    execFileSync('g++', ['-O1', '-pthread', '-o', path.join(tmp, 'spawner'), source]);
+    const spawner = spawn('nice', ['-n', '19', path.join(tmp, 'spawner')], { stdio: 'ignore' });
+    try {
+      const pid = spawner.pid!;
+      const threadNiceness = () => new Set(readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+          return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+        } catch { return []; } // a thread gone meanwhile
+      }));
+      const deadline = Date.now() + 15_000;
+      while (readdirSync(`/proc/${pid}/task`).length < 1050 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(threadNiceness()).toEqual(new Set([19]));
+      new Jail({ apiPorts: [], toolchain: [] }).setNiceness(pid, 0);
+      expect(threadNiceness()).toEqual(new Set([0]));
+    } finally {
+      spawner.kill('SIGKILL');
     }
   });
 });

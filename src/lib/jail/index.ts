@@ -238,27 +238,31 @@ export class Jail {
 
   /**
    * Gives every process of the sandbox started as `pid` (every thread: nice(1) is per thread) the
-   * CPU priority `niceness`: a sandbox started with a lower one, once it is wanted. Again until
-   * no new process shows, for one forked meanwhile by a parent not yet changed. Throws when it
-   * may not (raising a priority takes CAP_SYS_NICE).
+   * CPU priority `niceness`: a sandbox started with a lower one, once it is wanted. Again until a
+   * look finds no thread it has not changed: a thread (or a process) made meanwhile by one not yet
+   * changed has the old priority (a libuv worker that svc-agent's main thread started between the
+   * listing of its threads and its own change kept nice 19). Throws when it may not (raising a
+   * priority takes CAP_SYS_NICE).
    */
   setNiceness(pid: number, niceness: number): void {
     const changed = new Set<number>();
-    for (let pass = 0; pass < 3; pass++) {
-      const fresh = processTree(pid).filter((p) => !changed.has(p));
-      if (fresh.length === 0) return;
-      for (const p of fresh) {
-        changed.add(p);
+    for (let pass = 0; pass < 5; pass++) {
+      let fresh = 0;
+      for (const p of processTree(pid)) {
         let threads: string[];
         try { threads = readdirSync(`/proc/${p}/task`); } catch { continue; } // gone
-        for (const thread of threads) {
+        for (const thread of threads.map(Number)) {
+          if (changed.has(thread)) continue;
+          changed.add(thread);
+          fresh++;
           try {
-            os.setPriority(Number(thread), niceness);
+            os.setPriority(thread, niceness);
           } catch (error) {
             if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw error; // (gone: fine)
           }
         }
       }
+      if (fresh === 0) return;
     }
   }
 
