@@ -49,6 +49,21 @@ describe('template variables per source', () => {
     expect(vars.headers).toEqual({ content_type: '', user_agent: '', forwarded_for: '' });
   });
 
+  it("webhook: GitHub's form delivery (payload=<JSON>) is the payload's fields, with body.raw beside them", () => {
+    const payload = { ref: 'refs/heads/main', pusher: { name: 'ada' }, raw: 'a field of the payload' };
+    const form = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    const formType = { 'content-type': 'application/x-www-form-urlencoded' };
+    const vars = webhookVariables(trigger, { rawBody: Buffer.from(form), headers: formType, firedAt: at });
+    expect(vars.body).toEqual({ ref: 'refs/heads/main', pusher: { name: 'ada' }, raw: form });
+    expect(renderTemplate('{{ body.ref }} by {{ body.pusher.name }}', vars)).toBe('refs/heads/main by ada');
+    // anything else stays body.raw: another field, a payload that is not an object, another content type
+    for (const [body, headers] of [
+      [`${form}&other=1`, formType], ['payload=%5B1%5D', formType], ['payload=nope', formType], [form, { 'content-type': 'text/plain' }], [form, {}],
+    ] as const) {
+      expect(webhookVariables(trigger, { rawBody: Buffer.from(body), headers, firedAt: at }).body, body).toEqual({ raw: body });
+    }
+  });
+
   it('manual: fired_at, source, actor and message', () => {
     expect(manualVariables(trigger, { actor: 'u-1', message: { text: 'go', source: 'cli' }, firedAt: at })).toEqual({
       trigger: { slug: 'hook', type: 'webhook', kind: 'git' },

@@ -42,15 +42,35 @@ export interface WebhookFireInput {
  */
 export const MAX_BODY_DEPTH = 64;
 
-/** The JSON-parsed body, or `{ raw }` when it is not JSON (or nests deeper than MAX_BODY_DEPTH). */
-export function webhookBody(rawBody: Buffer): unknown {
+/**
+ * The JSON-parsed body, or `{ raw }` when it is not JSON (or nests deeper than MAX_BODY_DEPTH). A
+ * form whose one field `payload` holds a JSON object (GitHub's default content type for a
+ * webhook, `application/x-www-form-urlencoded`) is that object's fields with `raw` beside them.
+ */
+export function webhookBody(rawBody: Buffer, contentType = ''): unknown {
   const raw = rawBody.toString('utf8');
+  const parsed = parseJson(raw);
+  if (parsed !== undefined) return parsed;
+  const payload = /^application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType) ? formPayload(raw) : undefined;
+  return payload ? { ...payload, raw } : { raw };
+}
+
+/** JSON within MAX_BODY_DEPTH, else undefined. */
+function parseJson(text: string): unknown {
   try {
-    const parsed = JSON.parse(raw) as unknown;
-    return depthOf(parsed) > MAX_BODY_DEPTH ? { raw } : parsed;
+    const parsed = JSON.parse(text) as unknown;
+    return depthOf(parsed) > MAX_BODY_DEPTH ? undefined : parsed;
   } catch {
-    return { raw };
+    return undefined;
   }
+}
+
+/** The JSON object in a form's one field `payload`, else undefined. */
+function formPayload(form: string): Record<string, unknown> | undefined {
+  const fields = new URLSearchParams(form);
+  if ([...fields.keys()].join() !== 'payload') return undefined;
+  const payload = parseJson(fields.get('payload')!);
+  return typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload as Record<string, unknown> : undefined;
 }
 
 /** How deep `value` nests (a scalar is 0), without recursion. */
@@ -76,7 +96,7 @@ export function webhookVariables(trigger: TriggerLike, input: WebhookFireInput):
   return {
     ...base(trigger),
     fired_at: input.firedAt.toISOString(),
-    body: webhookBody(input.rawBody),
+    body: webhookBody(input.rawBody, header(input.headers, 'content-type')),
     headers: {
       content_type: header(input.headers, 'content-type'),
       user_agent: header(input.headers, 'user-agent'),

@@ -164,6 +164,13 @@ describe('webhook receiver', () => {
     const fire = (await firesOf('hooks-queue-hook')).find((f) => f.spec.sessionName === res.body.session_id)!;
     expect(fire.spec.variables).toMatchObject({ body: { raw: 'n=1&x=2' }, headers: { content_type: 'application/x-www-form-urlencoded' } });
     await stopSession(res.body.session_id as string);
+
+    // GitHub's default content type: the JSON payload in a form field, signed as sent
+    const form = new URLSearchParams({ payload: JSON.stringify({ ref: 'refs/heads/form', code: 7 }) }).toString();
+    const github = await webhook('hook', form, { 'content-type': 'application/x-www-form-urlencoded', 'x-hub-signature-256': signWebhookBody(form, SECRET), 'user-agent': 'GitHub-Hookshot/1' });
+    expect(github.status).toBe(202);
+    expect((await session(github.body.session_id as string)).spec.initialPrompt).toBe('push to refs/heads/form: 7 (GitHub-Hookshot/1)');
+    await stopSession(github.body.session_id as string);
   });
 
   it('redelivery, sequential and concurrent, gives the same answer and one session', async () => {
