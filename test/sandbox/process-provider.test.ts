@@ -3,7 +3,7 @@
 // operator) finds the sandbox again, a dead sandbox is restarted, never two processes per
 // sandbox, delete removes its jail too. The repository is a sandbox mount (no git gateway here).
 import { execFileSync, spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -291,6 +291,8 @@ describe('warm sandboxes (docs/sandboxes.md "Warm sandboxes")', () => {
   const warmProvider = async (name: string) => {
     const dataDir = path.join(tmp, name);
     const provider = new ProcessSandboxProvider({ ...providerOptions, dataDir, warm: 1 });
+    // a test that fails midway leaves no sandbox of the same session to the next one's process count
+    onTestFinished(() => provider.stopAll().catch(() => undefined));
     await provider.sweepOnce();
     await waitFor('a warm sandbox ready to be given', async () => provider.warmWaiting === 1 || undefined, 15_000);
     return { dataDir, provider, warmSlot: warmSlots(dataDir)[0] };
