@@ -156,8 +156,10 @@ export class EngineSupervisor {
     const maxLogged = this.options.logMaxBytes ?? Number.POSITIVE_INFINITY;
     const relay = (prefix: string) => (chunk: Buffer) => {
       if (this.logged >= maxLogged) return;
-      this.logged += chunk.length;
-      for (const line of chunk.toString().split('\n')) if (line) process.stderr.write(`[engine${prefix}] ${line}\n`);
+      // cut at the bound: a pipe's chunk is up to 64 KiB, and the whole last one went past it
+      const shown = chunk.subarray(0, maxLogged - this.logged);
+      this.logged += shown.length;
+      for (const line of shown.toString().split('\n')) if (line) process.stderr.write(`[engine${prefix}] ${line}\n`);
       if (this.logged >= maxLogged) process.stderr.write(`[engine] the engine's output past ${maxLogged} bytes is not logged (SVC_ENGINE_LOG_MAX_BYTES)\n`);
     };
     child.stdout!.on('data', relay(''));
