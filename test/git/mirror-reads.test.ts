@@ -9,15 +9,21 @@ import { git, lines, seededHost, type HostRepo, type WorkClone } from './fixture
 let host: HostRepo;
 afterEach(() => host?.cleanup());
 
+/** A host whose main has one commit more, with `files`, and its mirror, fetched. */
+async function mirrorOfMain(files: Record<string, string>, message: string) {
+  let work: WorkClone;
+  ({ host, work } = seededHost());
+  for (const [name, content] of Object.entries(files)) work.write(name, content);
+  work.commit(message);
+  work.push('main');
+  const mirror = host.mirror();
+  await mirror.fetch();
+  return mirror;
+}
 
 describe('mirror fetch and reads', () => {
   it('creates a bare mirror with branch refs, reads tips and files', async () => {
-    let work: WorkClone;
-    ({ host, work } = seededHost());
-    work.write('svc.yaml', 'version: 1\n').commit('manifest');
-    work.push('main');
-    const mirror = host.mirror();
-    await mirror.fetch();
+    const mirror = await mirrorOfMain({ 'svc.yaml': 'version: 1\n' }, 'manifest');
 
     expect(mirror.dir).toBe(path.join(host.cacheDir, 'proj-1.git'));
     expect(git(mirror.dir, 'rev-parse', '--is-bare-repository')).toBe('true');
@@ -31,12 +37,7 @@ describe('mirror fetch and reads', () => {
   });
 
   it('resolves an abbreviated commit id (7 to 39 hex digits) to its commit; none, too short or not hex is null', async () => {
-    let work: WorkClone;
-    ({ host, work } = seededHost());
-    work.write('a.txt', 'a\n').commit('a');
-    work.push('main');
-    const mirror = host.mirror();
-    await mirror.fetch();
+    const mirror = await mirrorOfMain({ 'a.txt': 'a\n' }, 'a');
     const tip = host.tip('main')!;
     expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 7))).toBe(tip);
     expect(await mirror.resolveAbbreviatedCommit(tip.slice(0, 39))).toBe(tip);
@@ -49,12 +50,7 @@ describe('mirror fetch and reads', () => {
   });
 
   it('reads a branch tip and several files in one go (missing files and branches as null)', async () => {
-    let work: WorkClone;
-    ({ host, work } = seededHost());
-    work.write('svc.yaml', 'version: 1\n').write('with space.txt', 'x\ny\n').commit('manifest');
-    work.push('main');
-    const mirror = host.mirror();
-    await mirror.fetch();
+    const mirror = await mirrorOfMain({ 'svc.yaml': 'version: 1\n', 'with space.txt': 'x\ny\n' }, 'manifest');
     expect(await mirror.readBranchFiles('main', ['svc.yaml', 'svc.toml', 'src/app.txt', 'src', 'with space.txt'])).toEqual({
       sha: host.tip('main'), files: ['version: 1\n', null, lines(1, 10), null, 'x\ny\n'],
     });
@@ -64,12 +60,7 @@ describe('mirror fetch and reads', () => {
   });
 
   it('reads a branch tip and files within a limit in two git processes, one when none is there; a larger file is left unread', async () => {
-    let work: WorkClone;
-    ({ host, work } = seededHost());
-    work.write('svc.yaml', 'x'.repeat(2000)).write('small.txt', 'é\n').write('b.txt', 'b\n').commit('sizes');
-    work.push('main');
-    const mirror = host.mirror();
-    await mirror.fetch();
+    const mirror = await mirrorOfMain({ 'svc.yaml': 'x'.repeat(2000), 'small.txt': 'é\n', 'b.txt': 'b\n' }, 'sizes');
     const tip = host.tip('main');
     const calls = countGitCalls();
     try {
@@ -88,12 +79,7 @@ describe('mirror fetch and reads', () => {
   });
 
   it('leaves a file larger than the limit unread, giving its size; a file within it is read', async () => {
-    let work: WorkClone;
-    ({ host, work } = seededHost());
-    work.write('svc.yaml', 'x'.repeat(2000)).write('small.txt', 'é\n').commit('sizes');
-    work.push('main');
-    const mirror = host.mirror();
-    await mirror.fetch();
+    const mirror = await mirrorOfMain({ 'svc.yaml': 'x'.repeat(2000), 'small.txt': 'é\n' }, 'sizes');
     expect(await mirror.readFile('main', 'svc.yaml', 1999)).toEqual({ bytes: 2000 });
     expect(await mirror.readFile('main', 'svc.yaml', 2000)).toBe('x'.repeat(2000));
     expect(await mirror.readFile('main', 'small.txt', 3)).toBe('é\n'); // bytes, not characters
