@@ -4,6 +4,11 @@ import { getCondition, type Sandbox, type Session } from '../../resources/index.
 
 export type { SerializedSession };
 
+/** Why a session is as it is, for people (its Ready condition's message): REST's `message`, and the API's refusals. */
+export function sessionMessage(session: Session): string | null {
+  return getCondition(session.status?.conditions, 'Ready')?.message || null;
+}
+
 export function serializeSession(session: Session, projectId: string, options: { sandbox?: Sandbox | null; triggerSlug?: string | null; pendingPrompts?: number } = {}): SerializedSession {
   const status = session.status ?? {};
   return {
@@ -22,7 +27,7 @@ export function serializeSession(session: Session, projectId: string, options: {
     created_at: session.metadata.creationTimestamp ?? null,
     last_activity_at: status.lastActivityTime ?? options.sandbox?.status?.lastActivityTime ?? null,
     reason: status.reason ?? null,
-    message: getCondition(status.conditions, 'Ready')?.message || null,
+    message: sessionMessage(session),
     model_error: modelError(session),
     initial_prompt: session.spec.initialPrompt ?? null,
     pending_prompts: options.pendingPrompts ?? 0,

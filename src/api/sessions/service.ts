@@ -9,12 +9,12 @@ import { retryOnConflict } from '../../kube/index.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { MANIFEST_FILES, MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
 import {
-  STOP_REASON_ANNOTATION, appendPromptPatch, getCondition, pendingPrompts, sessionCap,
+  STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
   type Project, type PromptSource, type Session, type SessionStatusValue,
 } from '../../resources/index.js';
 import { admit, newSession } from '../../sessions/index.js';
 import { ApiError } from '../errors.js';
-import { serializeSession, type SerializedSession } from './serialize.js';
+import { serializeSession, sessionMessage, type SerializedSession } from './serialize.js';
 import type { SessionStore } from './store.js';
 import { chooseAgent, type StartRequest } from './validate.js';
 
@@ -206,6 +206,5 @@ export class SessionService {
 
 /** A failed session's reason and message, as `svc sessions show` has them: "BaseRefNotFound: the base ref ...". */
 function failureOf(session: Session): string {
-  const message = getCondition(session.status?.conditions, 'Ready')?.message;
-  return [session.status?.reason ?? 'see its conditions', message].filter(Boolean).join(': ');
+  return [session.status?.reason ?? 'see its conditions', sessionMessage(session)].filter(Boolean).join(': ');
 }
