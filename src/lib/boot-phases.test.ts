@@ -10,6 +10,6 @@ describe('the boot timeline, drawn', () => {
     expect(bootTimelineRows([
       { phase: 'sandbox', started_at: '2026-01-01T00:00:00.500Z', ended_at: '2026-01-01T00:00:00.480Z' },
       { phase: 'daemon', started_at: '2026-01-01T00:00:00.480Z', ended_at: '2026-01-01T00:00:00.600Z' },
-    ])).toEqual({ rows: [{ phase: 'sandbox', offsetMs: 20, durationMs: 0 }, { phase: 'daemon', offsetMs: 0, durationMs: 120 }], totalMs: 120 });
+    ])).toEqual({ rows: [{ phase: 'sandbox', offsetMs: 20, durationMs: 0 }, { phase: 'daemon', offsetMs: 0, durationMs: 120 }], startedAt: '2026-01-01T00:00:00.480Z', totalMs: 120 });
   });
 });

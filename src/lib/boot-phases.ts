@@ -22,9 +22,13 @@ export interface BootPhaseView { phase: BootPhaseName; started_at: string; ended
 /** One phase to draw: when it started after the first phase did, and how long it took (null: still running). */
 export interface BootPhaseRow { phase: BootPhaseName; offsetMs: number; durationMs: number | null }
 
-/** The rows of a timeline, and the whole start's duration once every phase ended (null while one runs). */
-export function bootTimelineRows(timeline: readonly BootPhaseView[]): { rows: BootPhaseRow[]; totalMs: number | null } {
-  if (!timeline.length) return { rows: [], totalMs: null };
+/**
+ * The rows of a timeline, when the start began (the earliest phase's start: the phases overlap,
+ * the first listed need not be the first begun) and the whole start's duration once every phase
+ * ended (null while one runs).
+ */
+export function bootTimelineRows(timeline: readonly BootPhaseView[]): { rows: BootPhaseRow[]; startedAt: string | null; totalMs: number | null } {
+  if (!timeline.length) return { rows: [], startedAt: null, totalMs: null };
   const first = Math.min(...timeline.map((p) => Date.parse(p.started_at)));
   // the controller's and the sandbox's clocks may differ by a little on a cluster: never below zero
   const rows = timeline.map((p) => ({
@@ -33,7 +37,7 @@ export function bootTimelineRows(timeline: readonly BootPhaseView[]): { rows: Bo
     durationMs: p.ended_at === null ? null : Math.max(0, Date.parse(p.ended_at) - Date.parse(p.started_at)),
   }));
   const running = timeline.some((p) => p.ended_at === null);
-  return { rows, totalMs: running ? null : Math.max(0, Math.max(...timeline.map((p) => Date.parse(p.ended_at!))) - first) };
+  return { rows, startedAt: new Date(first).toISOString(), totalMs: running ? null : Math.max(0, Math.max(...timeline.map((p) => Date.parse(p.ended_at!))) - first) };
 }
 
 /** A duration for people: `120 ms`, `1.25 s`, `2 min 5 s`. */

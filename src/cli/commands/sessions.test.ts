@@ -76,6 +76,12 @@ describe('svc sessions output', () => {
       '  engine ready      no end  at +0 ms',
     ]);
     expect(formatTimeline([])).toEqual([]);
+    // the phases overlap: the credentials are written while the branch is pushed, so the start
+    // began with the earliest phase, not with the first listed (svc dev: branch at +61 ms)
+    expect(formatTimeline([
+      { phase: 'branch', started_at: '2026-11-23T12:00:00.061Z', ended_at: '2026-11-23T12:00:00.474Z' },
+      { phase: 'credentials', started_at: '2026-11-23T12:00:00.000Z', ended_at: '2026-11-23T12:00:00.022Z' },
+    ])[0]).toBe('Start:     took 474 ms (from 2026-11-23T12:00:00.000Z)');
   });
 
   it.each([

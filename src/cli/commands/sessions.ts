@@ -40,12 +40,12 @@ export function formatSessionList(sessions: SessionView[], total = sessions.leng
  * phase without an end is running while the session starts (`live`), else it never ended (failed, stopped).
  */
 export function formatTimeline(timeline: readonly BootPhaseView[], live = true): string[] {
-  const { rows, totalMs } = bootTimelineRows(timeline);
+  const { rows, startedAt, totalMs } = bootTimelineRows(timeline);
   if (!rows.length) return [];
   const width = Math.max(...rows.map((r) => BOOT_PHASE_LABELS[r.phase].length));
   const open = live ? 'running' : 'no end';
   return [
-    `Start:     ${totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'} (from ${timeline[0]!.started_at})`,
+    `Start:     ${totalMs !== null ? `took ${formatDurationMs(totalMs)}` : live ? 'in progress' : 'did not finish'} (from ${startedAt})`,
     ...rows.map((r) => `  ${BOOT_PHASE_LABELS[r.phase].padEnd(width)}  ${(r.durationMs === null ? open : formatDurationMs(r.durationMs)).padStart(10)}  at +${formatDurationMs(r.offsetMs)}`),
   ];
 }
