@@ -217,6 +217,16 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it('a link with the project name (as the CLI and kubectl take it) turns into the id link, the rest kept', async () => {
+    await page.goto(`${base}#/projects/web/change-requests?status=all`);
+    await expect.poll(() => page.url(), POLL).toBe(`${base}#/projects/${projectId}/change-requests?status=all`);
+    await page.getByRole('link', { name: `Fix ${XSS}` }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    expect(await page.locator('.filter a[aria-current=page]').textContent()).toBe('all');
+    await page.goto(`${base}#/projects/nothing-here/sessions`);
+    await expect.poll(() => page.locator('[role=alert]').textContent(), POLL).toContain('there is no project named "nothing-here"');
+  });
+
   it('signing out forgets the token; a read-only token sees no buttons and a crafted merge is refused', async () => {
     await button('Sign out').click();
     await page.locator('#token').waitFor();

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, storedToken, storeToken, whenUnauthorized, type Me } from './api.js';
 import { ChangeRequestPage, ChangeRequestsPage } from './pages/change-requests.js';
+import { UUID } from '../../src/lib/uuid.js';
 import { ProjectPage, ProjectsPage, type Project } from './pages/projects.js';
 import { SignIn } from './pages/signin.js';
 import { href, useRoute, type Route } from './router.js';
@@ -34,6 +35,23 @@ function ProjectArea({ projectId, route, me }: { projectId: string; route: Route
   );
 }
 
+/**
+ * `#/projects/<name>/...`: the API knows a project by its id, but people know it by the name the
+ * CLI and kubectl take; a link typed or shared with the name turns into the id's, the rest kept.
+ */
+function ProjectByName({ name, route }: { name: string; route: Route }) {
+  const found = useLoad(async () => {
+    const { projects } = await api<{ projects: Project[] }>('GET', '/projects');
+    const project = projects.find((p) => p.name === name);
+    if (!project) throw new Error(`there is no project named ${JSON.stringify(name)} that this token can see`);
+    return project.id;
+  }, name);
+  useEffect(() => {
+    if (found.data) location.replace(href(['projects', found.data, ...route.path.slice(2)], Object.fromEntries(route.query)));
+  }, [found.data]);
+  return <main><Show loaded={found} what={`the project ${name}`}>{() => <Loading what={`the project ${name}`} />}</Show></main>;
+}
+
 function App() {
   const [token, setToken] = useState(storedToken);
   const [me, setMe] = useState<Me | null>(null);
@@ -59,7 +77,9 @@ function App() {
         <button type="button" class="secondary" onClick={signOut}>Sign out</button>
       </header>
       {route.path[0] === 'projects' && route.path[1]
-        ? <ProjectArea projectId={route.path[1]} route={route} me={me} />
+        ? UUID.test(route.path[1])
+          ? <ProjectArea projectId={route.path[1]} route={route} me={me} />
+          : <ProjectByName name={route.path[1]} route={route} />
         : <ProjectsPage />}
     </>
   );
