@@ -217,7 +217,7 @@ describe('dashboard in Chromium', () => {
     }
   });
 
-  it('a link with the project name (as the CLI and kubectl take it) turns into the id link, the rest kept', async () => {
+  it('a link with the project name or a CR number (as the CLI takes them) turns into the id link, the rest kept', async () => {
     await page.goto(`${base}#/projects/web/change-requests?status=all`);
     await expect.poll(() => page.url(), POLL).toBe(`${base}#/projects/${projectId}/change-requests?status=all`);
     await page.getByRole('link', { name: `Fix ${XSS}` }).waitFor();
@@ -225,6 +225,12 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('.filter a[aria-current=page]').textContent()).toBe('all');
     await page.goto(`${base}#/projects/nothing-here/sessions`);
     await expect.poll(() => page.locator('[role=alert]').textContent(), POLL).toContain('there is no project named "nothing-here"');
+    // both at once: the name, then the number (`svc cr show 2`)
+    await page.goto(`${base}#/projects/web/change-requests/${crs.conflict!.number}`);
+    await expect.poll(() => page.url(), POLL).toBe(crUrl('conflict'));
+    await page.getByRole('heading', { name: 'Retitle the README' }).waitFor();
+    await page.goto(`${base}#/projects/${projectId}/change-requests/99`);
+    await expect.poll(() => page.locator('[role=alert]').textContent(), POLL).toContain('there is no change request #99 in this project');
   });
 
   it('signing out forgets the token; a read-only token sees no buttons and a crafted merge is refused', async () => {

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, storedToken, storeToken, whenUnauthorized, type Me } from './api.js';
 import { ChangeRequestPage, ChangeRequestsPage } from './pages/change-requests.js';
+import type { SerializedChangeRequest } from '../../src/lib/rest-shapes.js';
 import { UUID } from '../../src/lib/uuid.js';
 import { ProjectPage, ProjectsPage, type Project } from './pages/projects.js';
 import { SignIn } from './pages/signin.js';
@@ -24,7 +25,9 @@ function ProjectArea({ projectId, route, me }: { projectId: string; route: Route
       </nav>
       {section === 'change-requests' ? (
         route.path[3]
-          ? <ChangeRequestPage project={{ id: projectId }} crId={route.path[3]} me={me} />
+          ? UUID.test(route.path[3])
+            ? <ChangeRequestPage project={{ id: projectId }} crId={route.path[3]} me={me} />
+            : <ResolvedLink what="the change request" resolve={() => crPathByNumber(projectId, route.path[3]!)} route={route} />
           : <ChangeRequestsPage project={{ id: projectId }} status={route.query.get('status') ?? 'open'} />
       ) : (
         <Show loaded={loaded} what="the project">{(project) => section === ''
@@ -36,20 +39,32 @@ function ProjectArea({ projectId, route, me }: { projectId: string; route: Route
 }
 
 /**
- * `#/projects/<name>/...`: the API knows a project by its id, but people know it by the name the
- * CLI and kubectl take; a link typed or shared with the name turns into the id's, the rest kept.
+ * A link that names something as people do (a project by its name, as the CLI and kubectl take
+ * it; a change request by its number, as `svc cr show 3`): the API knows them by id, so it is
+ * looked up and the link replaced by the id's, its query kept.
  */
-function ProjectByName({ name, route }: { name: string; route: Route }) {
-  const found = useLoad(async () => {
-    const { projects } = await api<{ projects: Project[] }>('GET', '/projects');
-    const project = projects.find((p) => p.name === name);
-    if (!project) throw new Error(`there is no project named ${JSON.stringify(name)} that this token can see`);
-    return project.id;
-  }, name);
+function ResolvedLink({ what, resolve, route }: { what: string; resolve: () => Promise<string[]>; route: Route }) {
+  const found = useLoad(resolve, route.path.join('/'));
   useEffect(() => {
-    if (found.data) location.replace(href(['projects', found.data, ...route.path.slice(2)], Object.fromEntries(route.query)));
+    if (found.data) location.replace(href(found.data, Object.fromEntries(route.query)));
   }, [found.data]);
-  return <main><Show loaded={found} what={`the project ${name}`}>{() => <Loading what={`the project ${name}`} />}</Show></main>;
+  return <main><Show loaded={found} what={what}>{() => <Loading what={what} />}</Show></main>;
+}
+
+async function projectPathByName(name: string, rest: string[]): Promise<string[]> {
+  const { projects } = await api<{ projects: Project[] }>('GET', '/projects');
+  const project = projects.find((p) => p.name === name);
+  if (!project) throw new Error(`there is no project named ${JSON.stringify(name)} that this token can see`);
+  return ['projects', project.id, ...rest];
+}
+
+async function crPathByNumber(projectId: string, ref: string): Promise<string[]> {
+  const number = /^#?([1-9]\d*)$/.exec(ref)?.[1];
+  if (!number) throw new Error(`${JSON.stringify(ref)} is not a change request: give its number (3) or its id`);
+  const { change_requests: crs } = await api<{ change_requests: SerializedChangeRequest[] }>('GET', `/projects/${encodeURIComponent(projectId)}/change-requests?status=all`);
+  const cr = crs.find((c) => c.number === Number(number));
+  if (!cr) throw new Error(`there is no change request #${number} in this project`);
+  return ['projects', projectId, 'change-requests', cr.cr_id];
 }
 
 function App() {
@@ -79,7 +94,7 @@ function App() {
       {route.path[0] === 'projects' && route.path[1]
         ? UUID.test(route.path[1])
           ? <ProjectArea projectId={route.path[1]} route={route} me={me} />
-          : <ProjectByName name={route.path[1]} route={route} />
+          : <ResolvedLink what={`the project ${route.path[1]}`} resolve={() => projectPathByName(route.path[1]!, route.path.slice(2))} route={route} />
         : <ProjectsPage />}
     </>
   );
