@@ -32,6 +32,12 @@ describe('nextTriggerStatus', () => {
     expect(requeueAfterMs).toBe(5 * 60_000);
   });
 
+  it('a webhook trigger is Ready saying which project secret authenticates it (the API refuses every delivery while it is not set)', () => {
+    const { status } = run(trigger({ type: 'webhook', cron: undefined, secretEnv: 'GH_WEBHOOK_SECRET' }));
+    expect(status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Listening', message: expect.stringContaining('signed with the project secret GH_WEBHOOK_SECRET, once it is set (409 until then') });
+    expect(status.nextFireAt).toBeUndefined();
+  });
+
   it('lastFiredAt is the latest fire instant; lastSessionName the latest fired session', () => {
     const { status } = run(trigger(), [fired('a', '2030-01-01T00:01:00.000Z'), failed('b', '2030-01-01T00:02:00.000Z'), fire('c', '2030-01-01T00:03:00.000Z', { phase: 'queued' })]);
     expect(status).toMatchObject({ lastFiredAt: '2030-01-01T00:03:00.000Z', lastSessionName: 'a-s', consecutiveFailures: 1 });

@@ -158,7 +158,8 @@ export function nextTriggerStatus(obs: TriggerObservation): TriggerOutcome {
   } else {
     conditions = setCondition(conditions, condition('Paused', 'False', 'Active', failures ? `${failures} failed fire(s) in a row; paused at ${maxFailures}` : 'no failed fires in a row'), now);
     const [reason, message] = !spec.enabled ? ['Disabled', 'enabled is false: the scheduler and the webhook receiver skip this trigger']
-      : spec.type === 'webhook' ? ['Listening', 'accepts signed webhook deliveries']
+      // the operator does not read project secrets: whether it is set is the API's listing's (secret_configured)
+      : spec.type === 'webhook' ? ['Listening', `accepts webhook deliveries signed with the project secret ${spec.secretEnv}, once it is set (409 until then: svc triggers ls --project says so)`]
         : dormant ? ['Dormant', `run_at ${spec.runAt} has ${fires.length ? 'fired' : 'passed without a fire (outside the catch-up window)'}; the trigger fires no more`]
           : ['Scheduled', spec.cron !== undefined ? `fires on ${spec.cron} (${spec.timezone}); see status.nextFireAt` : `fires once at ${spec.runAt}`];
     conditions = setCondition(conditions, condition('Ready', 'True', reason!, message!), now);

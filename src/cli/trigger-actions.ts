@@ -1,12 +1,12 @@
 // `svc triggers ls --project|fire|fires|resume` over the REST API; formatting is pure (exported for tests).
 import { createApiClient, withApiErrors, type ApiClient } from './api-client.js';
-import { CliError, formatTable, printJson, printLines } from './output.js';
-import { linkedProject, resolveProject } from './commands/link.js';
-import { UUID } from '../lib/uuid.js';
-
+import { formatTable, printJson, printLines } from './output.js';
+import { resolveProjectId } from './commands/link.js';
 
 export interface TriggerView {
   slug: string; type: string; enabled: boolean; cron?: string; run_at?: string; timezone?: string;
+  /** webhook triggers: the project secret that authenticates deliveries, and whether it is set */
+  secret_env?: string; secret_configured?: boolean;
   last_fired_at: string | null; next_fire_at: string | null; dormant: boolean; paused: boolean; consecutive_failures?: number;
 }
 export interface ListingView { triggers: TriggerView[]; errors: { index: number; slug?: string; messages: string[] }[] }
@@ -20,12 +20,18 @@ function state(t: TriggerView): string {
   return 'active';
 }
 
-export function formatLiveListing(listing: ListingView): string[] {
+/** `project`: the --project given, repeated in the hint that sets a missing webhook secret. */
+export function formatLiveListing(listing: ListingView, project?: string): string[] {
   const lines = listing.triggers.length === 0 ? ['No triggers.'] : formatTable(
     ['slug', 'type', 'schedule', 'state', 'last fired', 'next fire'],
     listing.triggers.map((t) => [t.slug, t.type, t.cron ? `${t.cron} (${t.timezone ?? 'UTC'})` : t.run_at ? `once at ${t.run_at}` : '-', state(t), t.last_fired_at ?? '-', t.next_fire_at ?? '-']),
   );
   for (const e of listing.errors) lines.push(`invalid entry #${e.index}${e.slug ? ` (${e.slug})` : ''}: ${e.messages.join('; ')}`);
+  for (const t of listing.triggers) {
+    if (t.secret_configured === false && t.enabled) {
+      lines.push(`${t.slug}: the project secret ${t.secret_env} is not set, so every delivery is refused (409): printf %s "$SECRET" | svc secrets set ${t.secret_env}${project ? ` --project ${project}` : ''}`);
+    }
+  }
   return lines;
 }
 
@@ -43,10 +49,7 @@ export function formatAnswer(slug: string, answer: FireAnswerView): string {
 
 async function context(projectOption: string | undefined): Promise<{ client: ApiClient; base: string }> {
   const client = createApiClient();
-  const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
-  if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
-  const projectId = UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
-  return { client, base: `/projects/${projectId}/triggers` };
+  return { client, base: `/projects/${await resolveProjectId(client, projectOption)}/triggers` };
 }
 
 interface Options { project?: string; json?: boolean }
@@ -55,7 +58,7 @@ export const liveListCommand = (opts: Options) => withApiErrors(async () => {
   const { client, base } = await context(opts.project);
   const listing = await client.request<ListingView>('GET', base);
   if (opts.json) printJson(listing);
-  else printLines(formatLiveListing(listing));
+  else printLines(formatLiveListing(listing, opts.project));
 });
 
 export const fireCommand = (slug: string, opts: Options & { message?: string }) => withApiErrors(async () => {

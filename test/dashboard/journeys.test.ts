@@ -181,6 +181,14 @@ describe('dashboard journeys in Chromium', () => {
     expect(await onPush.locator('dd code').first().textContent()).toBe(`${base}v1/webhooks/projects/${projectId}/on-push`);
     expect(await page.locator('.issues li').allTextContents()).toEqual([expect.stringMatching(/^triggers\[2\] \(Broken\): /)]);
     expect(await nightly.textContent()).toContain('(Europe/Berlin)');
+    // its secret was set on the secrets page above; without it, the card says every delivery is refused
+    expect(await onPush.textContent()).not.toContain('not set');
+    expect((await api('DELETE', `/projects/${projectId}/secrets/HOOK_SECRET`)).status).toBe(204);
+    await page.reload();
+    await onPush.getByText('not set', { exact: true }).waitFor();
+    expect(await onPush.textContent()).toContain('every delivery is refused (409)');
+    expect(await onPush.getByRole('link', { name: 'Secrets' }).getAttribute('href')).toBe(`#/projects/${projectId}/secrets`);
+    expect((await api('PUT', `/projects/${projectId}/secrets/HOOK_SECRET`, { value: SECRET_VALUE })).status).toBe(204);
 
     await nightly.getByRole('textbox').fill('from the dashboard');
     await nightly.getByRole('button', { name: 'Fire now' }).click();

@@ -227,6 +227,30 @@ describe('manual fire and listings (CLI)', () => {
     const local = await svc('triggers', 'ls', path.join(repo, 'svc.yaml'), '--json');
     expect(local.code).toBe(0);
   });
+
+  it('a secret set after a 409 holds for the next delivery, however quiet the time between; the listing says which secret is missing', async () => {
+    const hint = 'nosecret: the project secret NOT_CONFIGURED is not set, so every delivery is refused (409): printf %s "$SECRET" | svc secrets set NOT_CONFIGURED --project hooks';
+    const listing = async () => (await svc('triggers', 'ls', '--project', 'hooks')).stdout;
+    expect(await listing()).toContain(hint);
+    expect(await listing()).not.toContain('hook: the project secret');
+    const value = 'set-after-the-409';
+    const body = JSON.stringify({ ref: 'refs/heads/main' });
+    expect((await webhook('nosecret', body, { 'x-svc-signature': signWebhookBody(body, value) })).status).toBe(409);
+    const put = await fetch(`${dev.apiUrl}/projects/${projectId}/secrets/NOT_CONFIGURED`, {
+      method: 'PUT', headers: { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ value }),
+    });
+    expect(put.status).toBe(204);
+    try {
+      // GitHub's "Redeliver" a while later: the API's memory of the secret is older than it may serve
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const res = await webhook('nosecret', body, { 'x-svc-signature': signWebhookBody(body, value) });
+      expect(res.status).toBe(202);
+      await stopSession((await session(res.body.session_id as string)).metadata.name);
+      expect(await listing()).not.toContain('NOT_CONFIGURED is not set');
+    } finally {
+      await fetch(`${dev.apiUrl}/projects/${projectId}/secrets/NOT_CONFIGURED`, { method: 'DELETE', headers: { authorization: `Bearer ${dev.token}` } });
+    }
+  });
 });
 
 describe('reuse mode', () => {

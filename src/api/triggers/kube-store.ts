@@ -1,8 +1,8 @@
 // The trigger store over the cluster: Projects (the one lookup), Triggers, TriggerFires, Sessions
 // and the delivery ledger pages from the API's shared cache (synced before the API is ready),
 // each read by key or by index; the webhook secret and the Namespace's cap annotation read live
-// (GET), then served from memory and refreshed in the background each second. A fire create that
-// meets an existing name reads that fire back live.
+// (GET), then served from memory for a second and refreshed behind it for two more (shortLived).
+// A fire create that meets an existing name reads that fire back live.
 import { isAlreadyExists, isNotFound, type KubeCache } from '../../kube/index.js';
 import { projectLookup, type FindProject } from '../project-lookup.js';
 import {
@@ -15,15 +15,17 @@ import type { TriggerStore } from './store.js';
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
 /**
- * Live reads kept briefly: the first read of a key waits; later ones get the last value at once
- * and, when it is older than `ttlMs`, refresh it in the background (a burst of deliveries costs
- * no extra round trip; a rotated secret or a changed cap is seen within about a second). A key
- * not asked for in `idleMs` is forgotten (a deleted project's secrets are not kept), so the next
- * read of it waits again.
+ * Live reads kept briefly: the first read of a key waits; a later one within `ttlMs` gets the
+ * last value at once; one within `staleMs` gets it too while a refresh runs behind it (a burst of
+ * deliveries costs no extra round trip); an older one waits for a fresh read. So a rotated secret
+ * or a changed cap is seen within `staleMs` (3 s), also by the first delivery after a quiet hour:
+ * a secret set after a 409 works for the next redelivery. A key not asked for in `idleMs` is
+ * forgotten (a deleted project's secrets are not kept).
  */
-export function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, options: { ttlMs?: number; idleMs?: number; clock?: () => number } = {}) {
-  const { ttlMs = 1000, idleMs = 10 * 60_000, clock = Date.now } = options;
-  const memo = new Map<string, { at: number; used: number; value: Promise<T>; refreshing?: boolean }>();
+export function shortLived<T>(read: (namespace: string, name: string) => Promise<T>, options: { ttlMs?: number; staleMs?: number; idleMs?: number; clock?: () => number } = {}) {
+  const { ttlMs = 1000, staleMs = 3 * ttlMs, idleMs = 10 * 60_000, clock = Date.now } = options;
+  /** `value`: the last value read (or the first read, in flight); `loading`: a refresh in flight. */
+  const memo = new Map<string, { at: number; used: number; value: Promise<T>; loading?: Promise<T> }>();
   let swept = clock();
   const forgetIdle = (now: number) => {
     if (now - swept < idleMs) return;
@@ -42,15 +44,18 @@ export function shortLived<T>(read: (namespace: string, name: string) => Promise
     const hit = memo.get(key);
     if (!hit) {
       const value = load(key, namespace, name);
-      memo.set(key, { at: now, used: now, value, refreshing: true });
+      memo.set(key, { at: now, used: now, value, loading: value });
       return value;
     }
     hit.used = now;
-    if (now - hit.at >= ttlMs && !hit.refreshing) {
-      hit.refreshing = true;
-      void load(key, namespace, name).catch(() => {});
+    const age = now - hit.at;
+    if (age < ttlMs) return hit.value;
+    hit.loading ??= load(key, namespace, name);
+    if (age < staleMs) {
+      hit.loading.catch(() => {}); // a failed background refresh: the next read waits for its own
+      return hit.value;
     }
-    return hit.value;
+    return hit.loading;
   };
 }
 
@@ -92,16 +97,17 @@ export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: numbe
   fires.informer.on('delete', (fire) => { if (fire.spec.deliveryId) deleted.remember(fire); });
   const secretClient = cache.client.resource<SecretObject>(SECRET);
   const namespaceClient = cache.client.resource<KubeObject>(NAMESPACE);
-  const readSecret = shortLived(async (ns, name) => {
+  const getSecret = async (ns: string, name: string) => {
     try { return await secretClient.get(ns, name); } catch (error) { if (isNotFound(error)) return undefined; throw error; }
-  });
+  };
+  const readSecret = shortLived(getSecret);
   const readNamespace = shortLived(async (_ns, name) => namespaceClient.find('', name));
   return {
     findProject: options.findProject ?? projectLookup(cache.client, cache),
     // the informer decodes every object it stores (defaults applied)
     triggers: (project) => triggers.ownedBy(project),
-    async secretValue(ns, secretName, key) {
-      const value = (await readSecret(ns, secretName))?.data?.[key];
+    async secretValue(ns, secretName, key, fresh) {
+      const value = (await (fresh ? getSecret : readSecret)(ns, secretName))?.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
     },
     slotHolders: (ns) => sessions.indexed(SLOT_HOLDERS_INDEX, ns),

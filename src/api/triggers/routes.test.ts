@@ -275,6 +275,11 @@ describe('trigger routes', () => {
     expect((res.body.triggers as { slug: string }[]).map((t) => t.slug)).toEqual(['hook', 'nightly', 'nosecret', 'off']);
     expect((res.body.triggers as Record<string, unknown>[])[0]).toMatchObject({ slug: 'hook', type: 'webhook', enabled: true, last_fired_at: '2030-01-01T00:00:00Z', next_fire_at: null, dormant: false, paused: true });
     expect(res.body.errors).toEqual([{ index: 2, slug: 'Bad', messages: ['slug is invalid'] }]);
+    // a webhook trigger says whether its secret is set (every delivery gets 409 until it is); a cron trigger has none
+    const bySlug = Object.fromEntries((res.body.triggers as Record<string, unknown>[]).map((t) => [t.slug, t]));
+    expect([bySlug.hook!.secret_configured, bySlug.nosecret!.secret_configured, 'secret_configured' in bySlug.nightly!]).toEqual([true, false, false]);
+    secrets = { HOOK_SECRET: '' };
+    expect(((await call('GET', '', 'svc_reader')).body.triggers as Record<string, unknown>[])[0]!.secret_configured).toBe(false);
   });
 
   it('manual fire: 202, actor and message reach the variables; read-only tokens get 403', async () => {

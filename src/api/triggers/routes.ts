@@ -66,7 +66,11 @@ export function triggerRoutes(service: TriggerService, config: TriggerRoutesConf
 
   router.get('/', async (req, res) => {
     const { project } = await projectFor(req, res, { access: 'read' });
-    res.json({ triggers: service.triggers(project).map(serializeTrigger), errors: project.status?.triggerErrors ?? [] });
+    // a webhook trigger says whether its secret is set: until it is, every delivery gets 409
+    const triggers = await Promise.all(service.triggers(project).map(async (trigger) => trigger.spec.type === 'webhook'
+      ? { ...serializeTrigger(trigger), secret_configured: Boolean(await service.webhookSecret(project, trigger, true)) }
+      : serializeTrigger(trigger)));
+    res.json({ triggers, errors: project.status?.triggerErrors ?? [] });
   });
 
   router.get('/:slug/fires', async (req, res) => {

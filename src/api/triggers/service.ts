@@ -7,7 +7,7 @@
 // whatever the history of the namespace.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  FIRE_ANSWER_ANNOTATION, childName, compareFires, deliveryFireName, fireAnswer, fireQueueDepth, isPendingFire, newTriggerFire,
+  FIRE_ANSWER_ANNOTATION, childName, compareFires, deliveryFireName, fireAnswer, fireQueueDepth, isPendingFire, newTriggerFire, projectSecretsName,
   type FireAnswer, type FireSource, type Project, type Session, type Trigger, type TriggerFire,
 } from '../../resources/index.js';
 import { RecentWrites } from '../../kube/index.js';
@@ -97,10 +97,17 @@ export class TriggerService {
     const trigger = this.trigger(project, slug);
     if (!trigger || trigger.spec.type !== 'webhook') throw notFound('not found');
     const disabled = !trigger.spec.enabled;
-    const secretsName = project.spec.secretsSecretRef?.name ?? `${project.metadata.name}-secrets`;
-    const secret = await this.store.secretValue(namespace, secretsName, trigger.spec.secretEnv ?? '');
+    const secret = await this.webhookSecret(project, trigger);
     if (!secret) throw disabled ? notFound('not found') : new ApiError(409, `the project secret ${trigger.spec.secretEnv} named by secret_env is not configured`);
     return { project, trigger, secret, disabled };
+  }
+
+  /**
+   * The value of the project secret a webhook trigger's secret_env names; undefined (or empty)
+   * while it is not set. `fresh`: read now (a listing), not from the last few seconds (a delivery).
+   */
+  webhookSecret(project: Project, trigger: Trigger, fresh = false): Promise<string | undefined> {
+    return this.store.secretValue(project.metadata.namespace!, projectSecretsName(project), trigger.spec.secretEnv ?? '', fresh);
   }
 
   /** 401 (no detail) unless the raw body is signed with, or the request carries, the secret (a disabled trigger: 404, as for any delivery). */

@@ -15,6 +15,8 @@ export interface Trigger {
   run_at?: string;
   timezone?: string;
   secret_env?: string;
+  /** A webhook trigger's: whether the project secret it names is set (every delivery gets 409 until it is). */
+  secret_configured?: boolean;
   agent?: string;
   enabled: boolean;
   last_fired_at: string | null;
@@ -97,7 +99,9 @@ function TriggerCard({ project, trigger, me, onFired }: { project: Project; trig
       ) : null}
       <dl class="facts">
         {trigger.type === 'cron' ? <><dt>Schedule</dt><dd><code>{trigger.cron ?? `once at ${trigger.run_at ?? '?'}`}</code> <span class="muted">({trigger.timezone ?? 'UTC'})</span></dd></> : null}
-        {url ? <><dt>Webhook URL</dt><dd class="row"><code>{url}</code> <CopyButton text={url} /></dd><dt>Secret</dt><dd><code>{trigger.secret_env ?? '—'}</code></dd></> : null}
+        {url ? <><dt>Webhook URL</dt><dd class="row"><code>{url}</code> <CopyButton text={url} /></dd><dt>Secret</dt><dd><code>{trigger.secret_env ?? '—'}</code>{trigger.secret_configured === false && trigger.enabled
+          ? <> <span class="bad">not set</span>: every delivery is refused (409) until it is set on the <a href={href(['projects', project.id, 'secrets'])}>Secrets</a> page</>
+          : null}</dd></> : null}
         {trigger.type === 'cron' ? <><dt>Next fire</dt><dd><When at={trigger.next_fire_at} zone={trigger.timezone ?? 'UTC'} /></dd></> : null}
         <dt>Last fired</dt><dd><When at={trigger.last_fired_at} zone={trigger.timezone} />{trigger.last_session_id ? <> → <a href={href(['projects', project.id, 'sessions', trigger.last_session_id])}>session {trigger.last_session_id.slice(0, 8)}</a></> : null}</dd>
         {trigger.agent ? <><dt>Agent</dt><dd>{trigger.agent}</dd></> : null}
