@@ -245,10 +245,17 @@ describe('dashboard journeys in Chromium', () => {
       expect(await page.getByRole('region', { name: 'Per model' }).textContent()).toContain('m1');
       expect(await page.getByRole('region', { name: 'Per day (UTC)' }).textContent()).toContain(new Date().toISOString().slice(0, 10));
       await page.getByRole('region', { name: 'Budget' }).getByText('1,000 tokens per day (UTC)').waitFor();
+      expect(await page.getByRole('region', { name: 'Budget' }).textContent()).not.toContain('used up');
       await page.getByRole('region', { name: 'Providers' }).getByText('scripted').waitFor();
       await page.getByRole('region', { name: 'Latest requests' }).locator('tbody tr').nth(1).waitFor();
       expect(await page.content()).not.toContain(KEY);
       await shot('usage');
+
+      // a limit below what was spent: how far past it (not capped at 100 %), and what it means
+      expect((await api('PUT', `/projects/${projectId}/gateway/budget`, { period: 'day', max_tokens: 20, max_tokens_per_session: null })).status).toBe(200);
+      await page.reload();
+      await page.getByRole('region', { name: 'Budget' }).getByText('used up', { exact: true }).waitFor();
+      expect(await page.getByRole('region', { name: 'Budget' }).textContent()).toContain('30 tokens this day (150%) used up: model requests get 429 until the next day (UTC) or a higher limit');
 
       await page.getByRole('region', { name: 'Per session' }).getByRole('link', { name: sessionId.slice(0, 8) }).click();
       await page.waitForURL(new RegExp(`/sessions/${sessionId}$`));

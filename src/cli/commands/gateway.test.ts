@@ -34,5 +34,10 @@ describe('svc gateway formatting and flags', () => {
       'Per-session limit:    none',
       'Used this day (UTC):  42 tokens',
     ]);
+    // a request that started under the limit may end past it: how far, and what it means
+    expect(formatBudget({ budget: { period: 'day', max_tokens: 20, max_tokens_per_session: null }, used: { period_tokens: 33 } }).at(-1))
+      .toBe('Used this day (UTC):  33 tokens: used up, model requests get 429 until the next day (UTC) or a higher limit');
+    expect(formatBudget({ budget: { period: 'total', max_tokens: 20, max_tokens_per_session: null }, used: { period_tokens: 20 } }).at(-1))
+      .toBe('Used all time:      20 tokens: used up, model requests get 429 until the limit is raised');
   });
 });

@@ -45,7 +45,7 @@ export function formatBudget(view: GatewayBudgetView): string[] {
     ['Period:', budget.period],
     ['Project limit:', budget.max_tokens === null ? 'none' : `${budget.max_tokens} tokens`],
     ['Per-session limit:', budget.max_tokens_per_session === null ? 'none' : `${budget.max_tokens_per_session} tokens`],
-    [`Used ${period}:`, `${used.period_tokens} tokens`],
+    [`Used ${period}:`, `${used.period_tokens} tokens${budget.max_tokens !== null && used.period_tokens >= budget.max_tokens ? `: used up, model requests get 429 ${budget.period === 'total' ? 'until the limit is raised' : `until the next ${budget.period} (UTC) or a higher limit`}` : ''}`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   return rows.map(([label, value]) => label.padEnd(width) + value);

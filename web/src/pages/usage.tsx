@@ -55,7 +55,8 @@ function Budget({ project }: { project: Project }) {
       <Show loaded={loaded} what="the budget">{({ budget, used }) => (
         <dl class="facts">
           <dt>Project limit</dt><dd>{budget.max_tokens === null ? 'none' : `${n(budget.max_tokens)} tokens per ${budget.period === 'total' ? 'project, all time' : `${budget.period} (UTC)`}`}</dd>
-          <dt>Used</dt><dd>{n(used.period_tokens)} tokens {budget.period === 'total' ? 'in all' : `this ${budget.period}`}{budget.max_tokens ? <span class="muted"> ({Math.min(100, Math.round((100 * used.period_tokens) / budget.max_tokens))}%)</span> : null}</dd>
+          <dt>Used</dt><dd>{n(used.period_tokens)} tokens {budget.period === 'total' ? 'in all' : `this ${budget.period}`}{budget.max_tokens ? <span class="muted"> ({Math.round((100 * used.period_tokens) / budget.max_tokens)}%)</span> : null}
+            {budget.max_tokens !== null && used.period_tokens >= budget.max_tokens ? <> <span class="bad">used up</span>: model requests get 429 {budget.period === 'total' ? 'until the limit is raised' : `until the next ${budget.period} (UTC) or a higher limit`}</> : null}</dd>
           <dt>Per session</dt><dd>{budget.max_tokens_per_session === null ? 'no limit' : `${n(budget.max_tokens_per_session)} tokens`}</dd>
         </dl>
       )}</Show>
