@@ -33,7 +33,21 @@ export function apiConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ApiClien
   if (missing.length) {
     throw new ApiCallError(`${missing.join(' and ')} not set: run \`source .svc-dev/env\` after \`svc dev\`, or export them`, 0);
   }
-  return { baseUrl: withoutTrailingSlashes(baseUrl!), token: token!, tokenFrom: env.SVC_CLI_TOKEN ? 'SVC_CLI_TOKEN' : 'SVC_EXECUTOR_TOKEN' };
+  return { baseUrl: apiBaseUrl(baseUrl!), token: token!, tokenFrom: env.SVC_CLI_TOKEN ? 'SVC_CLI_TOKEN' : 'SVC_EXECUTOR_TOKEN' };
+}
+
+/**
+ * SVC_API_URL as requests are built on it: an http(s) URL, without trailing slashes; the API's
+ * origin alone (the address `svc dev` prints for the dashboard) means its REST root, `/v1`.
+ */
+export function apiBaseUrl(raw: string): string {
+  let url: URL | undefined;
+  try { url = new URL(raw); } catch { /* said below */ }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ApiCallError(`SVC_API_URL ${JSON.stringify(raw)} is not an http(s) URL (expected e.g. http://127.0.0.1:8080/v1)`, 0);
+  }
+  const base = withoutTrailingSlashes(raw);
+  return url.pathname === '/' && !url.search && !url.hash ? `${base}/v1` : base;
 }
 
 export interface ApiClient {

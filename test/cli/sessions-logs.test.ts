@@ -43,6 +43,17 @@ describe('svc sessions logs, when things go wrong', () => {
     expect(out.code).toBe(1);
   });
 
+  it('SVC_API_URL set to the origin (the address svc dev prints for the dashboard) reaches the REST root; no scheme says so', async () => {
+    const url = await fakeApi((req, res) => {
+      res.writeHead(req.url === `/v1/projects/${PROJECT}/sessions/${SESSION}/events` ? 409 : 404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: req.url?.startsWith('/v1/') ? 'the session is not running' : `no route for GET ${req.url}` }));
+    });
+    expect((await logs(url.replace(/\/v1$/, '/'))).stderr).toBe('svc: the session is not running (HTTP 409)\n');
+    const bare = await logs(url.replace(/^http:\/\//, ''));
+    expect(bare.stderr).toBe(`svc: SVC_API_URL ${JSON.stringify(url.replace(/^http:\/\//, ''))} is not an http(s) URL (expected e.g. http://127.0.0.1:8080/v1)\n`);
+    expect(bare.code).toBe(1);
+  });
+
   it("the API's refusal: its message and code, exit 1", async () => {
     const url = await fakeApi((req, res) => {
       expect(req.url).toBe(`/v1/projects/${PROJECT}/sessions/${SESSION}/events`);
