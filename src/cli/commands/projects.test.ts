@@ -28,7 +28,8 @@ describe('the manifest column of svc projects ls and show', () => {
   it('lists the triggers under a bare heading, or says none', () => {
     const valid = project({ file: 'svc.yaml', version: 2, valid: true, issues: [] });
     expect(formatProject(valid)).toContain('Triggers:       none');
-    const lines = formatProject({ ...valid, triggers: [{ slug: 'tick', type: 'cron', cron: '0 * * * * *' }] as SerializedProject['triggers'] });
+    const lines = formatProject({ ...valid, triggers: [{ slug: 'tick', type: 'cron', cron: '0 * * * * *' }, { slug: 'launch', type: 'cron', run_at: '2030-01-31T09:00:00.000Z' }] as SerializedProject['triggers'] });
+    expect(lines).toContain('  launch  cron  once at 2030-01-31T09:00:00.000Z'); // a run_at trigger says when
     expect(lines.slice(lines.indexOf('Triggers:'), lines.indexOf('Triggers:') + 2)).toEqual(['Triggers:', '  tick  cron  0 * * * * *']);
   });
 });

@@ -39,7 +39,10 @@ export function formatProject(p: ProjectView): string[] {
   lines.push(`Manifest:       ${manifestOf(p)}${p.manifest?.version ? ` (version ${p.manifest.version})` : ''}`);
   for (const issue of p.manifest?.issues ?? []) lines.push(`  ${issue.path || '(top level)'}: ${issue.message}`);
   lines.push(p.triggers.length ? 'Triggers:' : 'Triggers:       none');
-  for (const t of p.triggers) lines.push(`  ${t.slug}  ${t.type}${t.cron ? `  ${t.cron}` : ''}${t.enabled === false ? '  (disabled)' : ''}`);
+  for (const t of p.triggers) {
+    const schedule = t.cron ? `  ${String(t.cron)}` : t.run_at ? `  once at ${String(t.run_at)}` : '';
+    lines.push(`  ${t.slug}  ${String(t.type)}${schedule}${t.enabled === false ? '  (disabled)' : ''}`);
+  }
   if (p.trigger_errors.length) {
     lines.push('Invalid trigger entries:');
     for (const e of p.trigger_errors) lines.push(`  #${e.index}${e.slug ? ` ${e.slug}` : ''}: ${e.messages.join('; ')}`);
