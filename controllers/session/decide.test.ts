@@ -49,6 +49,7 @@ describe('Session status (SPEC §3.2)', () => {
     ['repository unreachable', session(), seen({ branch: { kind: 'failed', reason: 'RepositoryUnreachable', message: 'down' } }), 'failed', 'RepositoryUnreachable', ['Failed']],
     ['the host key refused: the classified reason', session(), seen({ branch: { kind: 'failed', reason: 'HostKeyVerificationFailed', message: 'Host key verification failed' } }), 'failed', 'HostKeyVerificationFailed', ['Failed']],
     ['project gone', session(), seen({ project: null }), 'failed', 'ProjectNotFound', ['Failed']],
+    ['a name that is not a UUID (applied with kubectl)', { ...session(), metadata: { ...session().metadata, name: 'my-session' } }, seen({}), 'failed', 'InvalidName', ['Failed']],
     ['sandbox active, engine ready', session(branched), seen({ sandbox: sandbox('active'), health: health() }), 'running', undefined, ['Running']],
     ['engine failed', session(branched), seen({ sandbox: sandbox('error', 'running', 'EngineFailed') }), 'failed', 'EngineFailed', ['Failed']],
     ['stop requested, sandbox still there', session({ ...branched, status: 'running' }, { desiredState: 'stopped' }), seen({ sandbox: sandbox('active', 'stopped') }), 'running', undefined, []],
@@ -67,6 +68,7 @@ describe('Session status (SPEC §3.2)', () => {
     for (const type of ['Ready', 'BranchReady', 'SandboxReady']) expect(getCondition(out.status.conditions, type)?.observedGeneration).toBe(2);
     expect(getCondition(out.status.conditions, 'Ready')?.status).toBe(status === 'running' ? 'True' : 'False');
     expect(out.events.map((e) => e.reason)).toEqual(events);
+    if (reason === 'InvalidName') expect(getCondition(out.status.conditions, 'Ready')?.message).toBe('a Session\'s name is its session id, a UUID (e.g. from uuidgen), and "my-session" is not one: delete it and apply it under a UUID name, or start it with svc sessions start');
   });
 
   it('a stopped session whose Sandbox was removed keeps its last sandbox state and says so', () => {
@@ -169,6 +171,7 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     ['the push failed: the sandbox stops at once', session(), facts({ sandbox: sandbox('provisioning'), branch: { kind: 'failed', reason: 'BaseRefNotFound', message: 'no ref' } }), 'children:update-stopped'],
     ['a session that wants no sandbox still gets its branch', session(undefined, { desiredState: 'stopped' }), facts({ secrets: null }), 'push-branch'],
     ['no project: nothing to push, no sandbox', session(), facts({ project: null }), 'children:none'],
+    ['a name that is not a session id (kubectl apply): no Secret, no branch, no sandbox', { ...session(), metadata: { ...session().metadata, name: 'my-session' } }, facts({ secrets: { session: false, cli: false } }), 'children:none'],
     ['branch recorded, no Session Secret yet (a wake): write it before the sandbox', session(branched), facts({ secrets: { session: false, cli: false } }), 'write-session-secret'],
     ['then the CLI token', session(branched), facts({ secrets: { session: true, cli: false } }), 'write-cli-token'],
     ['both Secrets: the sandbox', session(branched), facts(), 'children:create'],

@@ -17,6 +17,7 @@ import {
 } from '../../src/resources/index.js';
 import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
 import type { StartRetryPolicy } from '../../src/lib/start-retry.js';
+import { UUID } from '../../src/lib/uuid.js';
 import { branchRetryInMs, branchState, type BranchState } from './branch-retry.js';
 import { daemonReports, withPushedCheckpoint } from './reports.js';
 import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
@@ -182,9 +183,20 @@ function sandboxMessage(sandbox: Sandbox | null): string {
 
 interface Verdict { status: SessionStatusValue; reason?: string; message: string }
 
+/**
+ * A Session's name is its id (the branch, the tokens, the sandbox's identity are made from it):
+ * the API names it so; one applied with kubectl under another name fails at once, saying why.
+ */
+function nameProblem(session: Session): string | null {
+  const name = session.metadata.name ?? '';
+  return UUID.test(name) ? null : `a Session's name is its session id, a UUID (e.g. from uuidgen), and ${JSON.stringify(name)} is not one: delete it and apply it under a UUID name, or start it with svc sessions start`;
+}
+
 function verdict(session: Session, seen: SessionObserved, branch: BranchState): Verdict {
   const previous = session.status?.status;
   if (previous === 'failed') return { status: 'failed', reason: session.status?.reason, message: getCondition(session.status?.conditions, 'Ready')?.message ?? 'the session failed' };
+  const invalidName = nameProblem(session);
+  if (invalidName) return { status: 'failed', reason: 'InvalidName', message: invalidName };
   if (!seen.project) return { status: 'failed', reason: 'ProjectNotFound', message: `the project ${session.spec.projectRef.name} does not exist` };
   if (branch.kind === 'failed') return { status: 'failed', reason: branch.reason, message: branch.message };
   const sandboxState = seen.sandbox?.status?.state;
@@ -334,7 +346,8 @@ export function readsSecrets(session: Session, sandbox: Sandbox | null): boolean
 export function decideSession(session: Session, facts: SessionFacts, settings: SandboxSettings, now: Date): Outcome<SessionStatus, SessionStep> {
   const { project, sandbox, health } = facts;
   const waiting = (steps: SessionStep[]) => ({ status: session.status ?? {}, steps });
-  const failed = session.status?.status === 'failed';
+  // nothing is made for a session that has failed, or will at once (its name is not an id)
+  const failed = session.status?.status === 'failed' || nameProblem(session) !== null;
   if (facts.secrets && (facts.secrets.session || facts.secrets.cli) && credentialsSpent(session, sandbox)) return waiting([{ kind: 'drop-credentials' }]);
   if (project && !failed && needsSecrets(session, sandbox) && facts.secrets) {
     if (!facts.secrets.session) return waiting([{ kind: 'write-session-secret' }]);

@@ -340,6 +340,19 @@ describe('sessions through svc dev', () => {
     const invalid = await waitStatus('demo', applied, 'failed');
     expect(invalid.reason).toBe('BaseRefNotFound');
     expect(invalid.message).toContain('the base ref "--upload-pack=touch" is not a valid branch name or commit id (starts with "-")');
+    // applied under a name that is not a session id: failed at once, saying why (it had no status,
+    // only an error in the operator's log at every look); nothing pushed, and deleting it leaves the branch of that name
+    await runOk('git', ['-C', repo, 'branch', 'my-session', 'main']);
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({
+      apiVersion: 'svc.dev/v1alpha1', kind: 'Session', metadata: { name: 'my-session', namespace: 'default' },
+      spec: { projectRef: { name: 'demo' }, baseRef: 'main', desiredState: 'running' },
+    }));
+    await waitFor('my-session failed', async () => (await kubectl('get', 'session', 'my-session', '-o', 'jsonpath={.status.reason}')) === 'InvalidName');
+    expect(await kubectl('get', 'session', 'my-session', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].message}'))
+      .toBe('a Session\'s name is its session id, a UUID (e.g. from uuidgen), and "my-session" is not one: delete it and apply it under a UUID name, or start it with svc sessions start');
+    expect(await kubectl('get', 'sandbox', 'my-session', '--ignore-not-found')).toBe('');
+    await kubectl('delete', 'session', 'my-session');
+    expect((await runOk('git', ['-C', repo, 'branch', '--list', 'my-session'])).trim()).toBe('my-session');
 
     const unknown = await api<{ error: string }>('POST', sessionsPath('demo'), { agent: 'ghost' });
     expect(unknown.status).toBe(400);
