@@ -23,6 +23,12 @@ describe('svc cr helpers', () => {
     expect(formatCrList([], 'all')).toEqual(['No change requests.']);
   });
 
+  it('a merged CR says who merged it, or that its head reached the base outside svc (merged_by null, not "by null")', () => {
+    const merged = { number: 3, title: 't', cr_id: 'id', status: 'merged', head_ref: 'feat', base_ref: 'main', merged_at: '2026-12-01T20:01:05.756Z', merge_commit_sha: 'c'.repeat(40), created_by: 'u', metadata: { requested_changes: [] } } as unknown as CrView;
+    expect(formatCr({ ...merged, merged_by: 'u1' } as CrView, null)).toContain(`Merged:      2026-12-01T20:01:05.756Z by u1 as ${'c'.repeat(12)}`);
+    expect(formatCr({ ...merged, merged_by: null } as CrView, null)).toContain(`Merged:      2026-12-01T20:01:05.756Z outside svc (its head reached main another way) as ${'c'.repeat(12)}`);
+  });
+
   it('a preview the manifest gate refuses never reads as mergeable', () => {
     const cr = { number: 3, title: 't', cr_id: 'id', status: 'open', head_ref: 'feat', base_ref: 'main', head_commit_sha: null, base_commit_sha: null, created_by: 'u', metadata: { requested_changes: [] } } as unknown as CrView;
     const preview: PreviewView = { base_sha: 'b', head_sha: 'h', merge_base: 'b', is_up_to_date: false, can_merge: true, can_fast_forward: true, conflicts: [] };

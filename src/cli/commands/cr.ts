@@ -42,7 +42,8 @@ export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
     `Updated:     ${cr.updated_at ?? '-'}`,
   ];
   if (cr.origin_session_id) lines.push(`Session:     ${cr.origin_session_id}`);
-  if (cr.status === 'merged') lines.push(`Merged:      ${cr.merged_at} by ${cr.merged_by} as ${short(cr.merge_commit_sha)}`);
+  // no merger: svc found the head already in the base (merged outside svc, or by another CR of the same head)
+  if (cr.status === 'merged') lines.push(`Merged:      ${cr.merged_at} ${cr.merged_by ? `by ${cr.merged_by}` : `outside svc (its head reached ${cr.base_ref} another way)`} as ${short(cr.merge_commit_sha)}`);
   if (cr.status === 'closed') lines.push(`Closed:      ${cr.closed_at} by ${cr.closed_by}`);
   if (cr.description) lines.push('', ...cr.description.split('\n').map((l) => `  ${l}`));
   if (cr.metadata.requested_changes.length) {
