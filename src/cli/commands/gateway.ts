@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../../lib/duration.js';
 import type { GatewayBudgetView, GatewayLogEntry, GatewayProviderView, GatewayUsage } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
+import { readStdin } from '../input.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
@@ -68,10 +69,7 @@ export function parseSince(value: string, now = Date.now()): string {
 
 /** The key piped on stdin, without the one line ending `echo` adds. */
 async function readStdinKey(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliError('no key: pipe it on stdin (printf %s "$KEY" | svc gateway providers set NAME), or pass --api-key KEY (visible to every process of this machine)', EXIT.usage);
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const key = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const key = await readStdin('no key: pipe it on stdin (printf %s "$KEY" | svc gateway providers set NAME), or pass --api-key KEY (visible to every process of this machine)');
   if (!key) throw new CliError('no key on stdin', EXIT.usage);
   return key;
 }

@@ -2,7 +2,8 @@
 // environment variables. Values are read from --value or stdin and never printed.
 import type { Command } from 'commander';
 import { createApiClient, withApiErrors } from '../api-client.js';
-import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
+import { readStdin } from '../input.js';
+import { examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
 
@@ -11,14 +12,6 @@ interface Listing { secrets: { name: string; updated_at: string | null }[]; revi
 export function formatSecrets(listing: Listing): string[] {
   if (listing.secrets.length === 0) return ['No secrets.', `Revision: ${listing.revision}`];
   return [...formatTable(['name', 'updated'], listing.secrets.map((s) => [s.name, s.updated_at ?? '-'])), '', `Revision: ${listing.revision}`];
-}
-
-/** The value piped on stdin, without the one line ending `echo` adds. */
-async function readStdinValue(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliError('no value: pass --value VALUE or pipe it on stdin (printf %s "$VALUE" | svc secrets set NAME)', EXIT.usage);
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
 async function client(projectOption: string | undefined) {
@@ -42,7 +35,7 @@ export function registerSecretsCommands(program: Command): void {
     .option(...PROJECT_OPTION)
     .option('--json', 'print { name, set: true }')
     .action((name: string, opts: { value?: string; project?: string; json?: boolean }) => withApiErrors(async () => {
-      const value = opts.value ?? (await readStdinValue());
+      const value = opts.value ?? (await readStdin('no value: pass --value VALUE or pipe it on stdin (printf %s "$VALUE" | svc secrets set NAME)'));
       const { api, base } = await client(opts.project);
       await api.request('PUT', `${base}/${encodeURIComponent(name)}`, { value });
       if (opts.json) printJson({ name, set: true });

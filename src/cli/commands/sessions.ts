@@ -7,6 +7,7 @@ import { modelError } from '../../lib/model-error.js';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { SseSplitter, eventData } from '../../lib/sse.js';
 import { ApiCallError, apiAction, createApiClient, unreachableCause, type ApiClient } from '../api-client.js';
+import { readTextFile } from '../input.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
@@ -163,6 +164,7 @@ export function registerSessionsCommands(program: Command): void {
   const sessions = program.command('sessions').description('sessions: an agent working on its own branch in a sandbox (SVC_API_URL, SVC_CLI_TOKEN)');
   sessions.addHelpText('after', examples([
     ['svc sessions start --prompt "add a README"', 'start a session on the default branch'],
+    ['svc sessions start --prompt-file task.md', 'a long first prompt from a file (- reads stdin)'],
     ['svc sessions ls --status running', 'the running sessions of the project'],
     ['svc sessions logs ID', "follow the engine's events"],
     ['svc sessions logs ID --daemon', "why a failed session failed: its sandbox's kept log"],
@@ -175,13 +177,16 @@ export function registerSessionsCommands(program: Command): void {
     .option('--agent <name>', "agent (default: the manifest's default_agent, else default)")
     .option('--base <ref>', "ref to branch from (default: the project's default branch)")
     .option('--prompt <text>', 'the first prompt')
+    .option('--prompt-file <path>', 'the first prompt from a file (- reads stdin)')
     .option('--model <provider/model>', 'model override')
     .option(...PROJECT_OPTION)
     .option('--json', 'print the session as JSON')
     .option('-q, --quiet', 'print only the session id (for scripts: ID=$(svc sessions start -q ...))')
-    .action(act(async (opts: { agent?: string; base?: string; prompt?: string; model?: string; project?: string; json?: boolean; quiet?: boolean }) => {
+    .action(act(async (opts: { agent?: string; base?: string; prompt?: string; promptFile?: string; model?: string; project?: string; json?: boolean; quiet?: boolean }) => {
+      if (opts.prompt !== undefined && opts.promptFile !== undefined) throw new CliError('give the first prompt once: --prompt TEXT or --prompt-file PATH', EXIT.usage);
+      const prompt = opts.promptFile !== undefined ? await readTextFile(opts.promptFile, '--prompt-file') : opts.prompt;
       const ctx = await context(opts.project);
-      const body = { agent: opts.agent, base_ref: opts.base, prompt: opts.prompt, model: opts.model };
+      const body = { agent: opts.agent, base_ref: opts.base, prompt, model: opts.model };
       const { session } = await ctx.client.request<{ session: SessionView }>('POST', ctx.base, body);
       if (opts.json) printJson(session);
       else if (opts.quiet) printLines([session.id]);
@@ -237,10 +242,13 @@ export function registerSessionsCommands(program: Command): void {
   sessions.command('prompt')
     .description('send a follow-up prompt to the root engine session (wakes a stopped session first)')
     .argument('<id>', 'session id')
-    .argument('<text>', 'the prompt')
+    .argument('[text]', 'the prompt (or --file)')
+    .option('--file <path>', 'the prompt from a file (- reads stdin)')
     .option(...PROJECT_OPTION)
     .option('--json', 'print JSON')
-    .action(act(async (id: string, text: string, opts: { project?: string; json?: boolean }) => {
+    .action(act(async (id: string, given: string | undefined, opts: { file?: string; project?: string; json?: boolean }) => {
+      if ((given === undefined) === (opts.file === undefined)) throw new CliError('give the prompt once: as TEXT after the session id, or --file PATH', EXIT.usage);
+      const text = opts.file !== undefined ? await readTextFile(opts.file, '--file') : given!;
       const ctx = await context(opts.project);
       const { session } = await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/prompt`, { text });
       if (opts.json) printJson(session);
