@@ -127,7 +127,8 @@ async function main(): Promise<void> {
   const sandboxHost = process.env.SVC_HTTP_SANDBOX_HOST?.trim();
   const servers = [server];
   if (sandboxHost) {
-    const forSandboxes = await listen(app, sandboxHost, port).catch(() => listen(app, sandboxHost, 0));
+    const sandboxApp = withoutMetrics(app);
+    const forSandboxes = await listen(sandboxApp, sandboxHost, port).catch(() => listen(sandboxApp, sandboxHost, 0));
     servers.push(forSandboxes);
     logger.info(`svc api listening for sandboxes on http://${sandboxHost}:${(forSandboxes.address() as AddressInfo).port}`);
   }
@@ -152,6 +153,21 @@ async function main(): Promise<void> {
 }
 
 /** One HTTP server of the app on host:port (stalled requests cut, docs/sandboxes.md). */
+/**
+ * The API as sandboxes reach it: everything but `/metrics`, whose labels name every project, its
+ * models and its token counts (an agent learns nothing of other projects; DESIGN §8.1 lists what
+ * a sandbox may reach: REST, the git gateway, the model gateway).
+ */
+function withoutMetrics(app: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    if (/^\/metrics(?:[/?]|$)/.test(req.url ?? '')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: metrics are not served to sandboxes' }));
+      return;
+    }
+    app(req, res);
+  };
+}
+
 async function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
   const server = http.createServer(stallServerOptions(), loopbackOnly(host, app));
   cutStalledBodies(server);

@@ -35,6 +35,7 @@ const ATTACKS = [
   'see svc\'s processes in /proc',
   'reach the local cluster\'s port',
   'reach the operator\'s metrics',
+  'read the API\'s metrics (every project\'s names and token counts)',
   'reach another sandbox\'s daemon',
   'reach the local cluster through its own daemon\'s /proxy',
   'push straight into the host repository',
