@@ -117,6 +117,7 @@ export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: numbe
     firesOf: (trigger) => fires.ownedBy(trigger),
     prunedAnswer: (ns, name) => ledgerAnswer(ledger.indexed(LEDGER_ENTRY_INDEX, `${ns}/${name}`), name) ?? deleted.answer(ns, name),
     readFire: (ns, name) => fires.client.find(ns, name),
+    readSession: (ns, name) => sessions.client.find(ns, name),
     cap: async (ns) => sessionCap((await readNamespace('', ns))?.metadata.annotations, defaultCap),
     async createFire(fire) {
       try {

@@ -26,6 +26,8 @@ function trigger(slug: string, spec: Partial<Trigger['spec']> = {}, status?: Tri
 let triggers: Trigger[];
 let fires: TriggerFire[];
 let sessions: Session[];
+/** Sessions in the cluster that the API's cache does not show yet (read live). */
+let uncached: Session[];
 /** The delivery ledger: fire name -> the answer recorded when the fire was pruned. */
 let ledger: Map<string, string>;
 let secrets: Record<string, string>;
@@ -36,6 +38,7 @@ const events: string[] = [];
 const store: TriggerStore = {
   findProject: async (_ns, uid) => (uid === PROJECT_ID ? project : undefined),
   readFire: async (_ns, name) => fires.find((f) => f.metadata.name === name),
+  readSession: async (_ns, name) => [...sessions, ...uncached].find((x) => x.metadata.name === name),
   triggers: () => triggers,
   secretValue: async (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
   slotHolders: () => sessions.filter(holdsSlot),
@@ -84,6 +87,7 @@ beforeEach(() => {
   triggers = [trigger('hook'), trigger('off', { enabled: false }), trigger('nightly', { type: 'cron', cron: '0 0 3 * * *', secretEnv: undefined }), trigger('nosecret', { secretEnv: 'MISSING' })];
   fires = [];
   sessions = [];
+  uncached = [];
   ledger = new Map();
   secrets = { HOOK_SECRET: SECRET };
   cap = 10;
@@ -167,6 +171,26 @@ describe('webhook receiver', () => {
     expect(again).toEqual(first);
     expect(fires).toHaveLength(1);
     expect(fires[0]!.spec.deliveryId).toBe('abc-123');
+  });
+
+  it('reuse: the session the last fire started, not in the cache yet (its fire came through first), is re-prompted, not doubled', async () => {
+    triggers[0] = trigger('hook', { sessionMode: 'reuse' });
+    const first = await post(hook(), '{}', signed('{}'));
+    const started = first.body.session_id as string;
+    // the operator made the session and recorded the fire; only the fire's update reached the cache
+    fires[0]!.status = { phase: 'fired', sessionName: started };
+    uncached = [{
+      apiVersion: 'svc.dev/v1alpha1', kind: 'Session',
+      metadata: { name: started, namespace: 'default', creationTimestamp: new Date().toISOString(), labels: { 'svc.dev/trigger': 'web-hook', 'svc.dev/project': 'web' } },
+      spec: { projectRef: { name: 'web' }, agent: 'a', baseRef: 'main', desiredState: 'running' },
+      status: { status: 'provisioning' },
+    }];
+    expect((await post(hook(), '{}', signed('{}'))).body).toEqual({ status: 'fired', session_id: started });
+    // an old fire's session that is gone is not waited for
+    fires[0]!.spec.firedAt = '2020-01-01T00:00:00.000Z';
+    fires.splice(1);
+    uncached = [];
+    expect((await post(hook(), '{}', signed('{}'))).body.session_id).not.toBe(started);
   });
 
   it('at the cap: 202 queued with a reason; beyond the queue depth: 429 and an Event', async () => {

@@ -43,6 +43,8 @@ export interface WebhookTarget {
 const DELIVERY_HEADERS = ['x-github-delivery', 'x-svc-delivery'] as const;
 /** How long a fire this process created counts before its cache shows it. */
 const RECENT_MS = 10_000;
+/** How long after its fire a reuse trigger's new session is read live when the cache lacks it. */
+const JUST_STARTED_MS = 60_000;
 
 export class TriggerService {
   private readonly store: TriggerStore;
@@ -151,7 +153,7 @@ export class TriggerService {
     const namespace = trigger.metadata.namespace!;
     const cap = await this.store.cap(namespace);
     const admission = admit({
-      cap, queueDepth: this.queueDepth, sessions: this.admissionSessions(trigger), fires: this.pendingFires(namespace),
+      cap, queueDepth: this.queueDepth, sessions: await this.admissionSessions(trigger), fires: this.pendingFires(namespace),
       request: { kind: 'fire', fire, sessionMode: trigger.spec.sessionMode, promised: false },
     });
     switch (admission.kind) {
@@ -171,10 +173,29 @@ export class TriggerService {
   }
 
   /** What admission reads of the sessions: those holding a slot and, for a reuse trigger, its own. */
-  private admissionSessions(trigger: Trigger): Session[] {
-    const holders = this.store.slotHolders(trigger.metadata.namespace!);
+  private async admissionSessions(trigger: Trigger): Promise<Session[]> {
+    const namespace = trigger.metadata.namespace!;
+    const holders = this.store.slotHolders(namespace);
     if (trigger.spec.sessionMode !== 'reuse') return holders;
-    return [...new Map([...holders, ...this.store.sessionsOf(trigger)].map((s) => [s.metadata.name!, s])).values()];
+    const own = this.store.sessionsOf(trigger);
+    const late = await Promise.all(this.startedNotCached(trigger, [...holders, ...own]).map((name) => this.store.readSession(namespace, name).catch(() => undefined)));
+    return [...new Map([...holders, ...own, ...late.filter((s): s is Session => s !== undefined)].map((s) => [s.metadata.name!, s])).values()];
+  }
+
+  /**
+   * Sessions the trigger's fires started a moment ago that this cache does not show yet: the
+   * operator created the session and recorded its fire `fired`, and the fire's update came
+   * through its watch before the session came through another. A reuse delivery then saw neither
+   * a pending fire to follow nor a session to re-prompt, and started a second session.
+   */
+  private startedNotCached(trigger: Trigger, known: readonly Session[]): string[] {
+    const names = new Set(known.map((s) => s.metadata.name));
+    const since = this.now().getTime() - JUST_STARTED_MS;
+    return this.store.firesOf(trigger)
+      // its own new session (a re-prompting fire names the session it re-prompted)
+      .filter((f) => f.status?.phase === 'fired' && f.status.sessionName === f.spec.sessionName && Date.parse(f.spec.firedAt) >= since)
+      .map((f) => f.spec.sessionName)
+      .filter((name) => !names.has(name));
   }
 
   private async fire(trigger: Trigger, source: FireSource, firedAt: Date, variables: Record<string, unknown>, deliveryId?: string): Promise<FireAnswer> {

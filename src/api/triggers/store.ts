@@ -27,6 +27,8 @@ export interface TriggerStore {
   prunedAnswer(namespace: string, fireName: string): FireAnswer | undefined;
   /** One fire read live (the cache may not have it yet), undefined when there is none. */
   readFire(namespace: string, name: string): Promise<TriggerFire | undefined>;
+  /** One Session read live (the cache may not have it yet), undefined when there is none. */
+  readSession(namespace: string, name: string): Promise<Session | undefined>;
   /** The account's concurrent-session cap. */
   cap(namespace: string): Promise<number>;
   /** Creates the fire; resolves with `existing` when a fire of that name is already there. */
