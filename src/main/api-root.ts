@@ -152,15 +152,15 @@ async function main(): Promise<void> {
   });
 }
 
-/** One HTTP server of the app on host:port (stalled requests cut, docs/sandboxes.md). */
 /**
  * The API as sandboxes reach it: everything but `/metrics`, whose labels name every project, its
  * models and its token counts (an agent learns nothing of other projects; DESIGN §8.1 lists what
- * a sandbox may reach: REST, the git gateway, the model gateway).
+ * a sandbox may reach: REST, the git gateway, the model gateway). Matched as express matches its
+ * route: in any case (`/METRICS` reached it), with a trailing slash.
  */
 function withoutMetrics(app: http.RequestListener): http.RequestListener {
   return (req, res) => {
-    if (/^\/metrics(?:[/?]|$)/.test(req.url ?? '')) {
+    if (/^\/metrics(?:[/?]|$)/i.test(req.url ?? '')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found: metrics are not served to sandboxes' }));
       return;
     }
@@ -168,6 +168,7 @@ function withoutMetrics(app: http.RequestListener): http.RequestListener {
   };
 }
 
+/** One HTTP server of the app on host:port (stalled requests cut, docs/sandboxes.md). */
 async function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
   const server = http.createServer(stallServerOptions(), loopbackOnly(host, app));
   cutStalledBodies(server);
