@@ -106,9 +106,12 @@ export function kubeTriggerStore(cache: KubeCache, options: { defaultCap?: numbe
     findProject: options.findProject ?? projectLookup(cache.client, cache),
     // the informer decodes every object it stores (defaults applied)
     triggers: (project) => triggers.ownedBy(project),
-    async secretValue(ns, secretName, key, fresh) {
-      const value = (await (fresh ? getSecret : readSecret)(ns, secretName))?.data?.[key];
+    async secretValue(ns, secretName, key) {
+      const value = (await readSecret(ns, secretName))?.data?.[key];
       return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+    },
+    async setSecretKeys(ns, secretName) {
+      return new Set(Object.entries((await getSecret(ns, secretName))?.data ?? {}).filter(([, value]) => value !== '').map(([key]) => key));
     },
     slotHolders: (ns) => sessions.indexed(SLOT_HOLDERS_INDEX, ns),
     sessionsOf: (trigger) => sessions.withLabel(LABEL_TRIGGER, trigger.metadata.name!, trigger.metadata.namespace),

@@ -41,6 +41,7 @@ const store: TriggerStore = {
   readSession: async (_ns, name) => [...sessions, ...uncached].find((x) => x.metadata.name === name),
   triggers: () => triggers,
   secretValue: async (_ns, name, key) => (name === 'web-secrets' ? secrets[key] : undefined),
+  setSecretKeys: async (_ns, name) => new Set(Object.entries(name === 'web-secrets' ? secrets : {}).filter(([, value]) => value !== '').map(([key]) => key)),
   slotHolders: () => sessions.filter(holdsSlot),
   sessionsOf: (t) => sessions.filter((x) => x.metadata.labels?.['svc.dev/trigger'] === t.metadata.name),
   pendingFires: () => fires.filter(isPendingFire),

@@ -67,9 +67,11 @@ export function triggerRoutes(service: TriggerService, config: TriggerRoutesConf
   router.get('/', async (req, res) => {
     const { project } = await projectFor(req, res, { access: 'read' });
     // a webhook trigger says whether its secret is set: until it is, every delivery gets 409
-    const triggers = await Promise.all(service.triggers(project).map(async (trigger) => trigger.spec.type === 'webhook'
-      ? { ...serializeTrigger(trigger), secret_configured: Boolean(await service.webhookSecret(project, trigger, true)) }
-      : serializeTrigger(trigger)));
+    const listed = service.triggers(project);
+    const set = listed.some((t) => t.spec.type === 'webhook') ? await service.setSecrets(project) : new Set<string>();
+    const triggers = listed.map((trigger) => trigger.spec.type === 'webhook'
+      ? { ...serializeTrigger(trigger), secret_configured: set.has(trigger.spec.secretEnv ?? '') }
+      : serializeTrigger(trigger));
     res.json({ triggers, errors: project.status?.triggerErrors ?? [] });
   });
 

@@ -104,12 +104,14 @@ export class TriggerService {
     return { project, trigger, secret, disabled };
   }
 
-  /**
-   * The value of the project secret a webhook trigger's secret_env names; undefined (or empty)
-   * while it is not set. `fresh`: read now (a listing), not from the last few seconds (a delivery).
-   */
-  webhookSecret(project: Project, trigger: Trigger, fresh = false): Promise<string | undefined> {
-    return this.store.secretValue(project.metadata.namespace!, projectSecretsName(project), trigger.spec.secretEnv ?? '', fresh);
+  /** The value of the project secret a webhook trigger's secret_env names; undefined (or empty) while it is not set. */
+  private webhookSecret(project: Project, trigger: Trigger): Promise<string | undefined> {
+    return this.store.secretValue(project.metadata.namespace!, projectSecretsName(project), trigger.spec.secretEnv ?? '');
+  }
+
+  /** The names of the project's secrets that are set, read now (one read for a whole listing). */
+  setSecrets(project: Project): Promise<Set<string>> {
+    return this.store.setSecretKeys(project.metadata.namespace!, projectSecretsName(project));
   }
 
   /** 401 (no detail) unless the raw body is signed with, or the request carries, the secret (a disabled trigger: 404, as for any delivery). */

@@ -8,11 +8,10 @@ export interface TriggerStore {
   findProject(namespace: string, uid: string): Promise<Project | undefined>;
   /** The Triggers the project owns. */
   triggers(project: Project): Trigger[];
-  /**
-   * The value of one key of a Secret, if the Secret and the key exist: up to a few seconds old
-   * (a delivery), or read now with `fresh` (what a person is shown).
-   */
-  secretValue(namespace: string, secretName: string, key: string, fresh?: boolean): Promise<string | undefined>;
+  /** The value of one key of a Secret, if the Secret and the key exist (up to a few seconds old: a delivery's read). */
+  secretValue(namespace: string, secretName: string, key: string): Promise<string | undefined>;
+  /** The keys of a Secret with a non-empty value, read now (what a person is shown); empty when there is no Secret. */
+  setSecretKeys(namespace: string, secretName: string): Promise<Set<string>>;
   /** The Sessions of the namespace that hold a slot of the cap. */
   slotHolders(namespace: string): Session[];
   /** The Sessions a trigger started (what a reuse fire re-prompts). */
