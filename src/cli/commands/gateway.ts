@@ -3,6 +3,7 @@
 // or from --api-key when a person chooses it as with `svc secrets set --value` (argv is visible to
 // every process of the machine and kept in shell history), and never printed. Formatting is pure.
 import type { Command } from 'commander';
+import { budgetRefusal } from '../../lib/budget-view.js';
 import { parseDuration } from '../../lib/duration.js';
 import type { GatewayBudgetView, GatewayLogEntry, GatewayProviderView, GatewayUsage } from '../../lib/rest-shapes.js';
 import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
@@ -42,11 +43,12 @@ export function formatLogs(entries: GatewayLogEntry[]): string[] {
 export function formatBudget(view: GatewayBudgetView): string[] {
   const { budget, used } = view;
   const period = budget.period === 'total' ? 'all time' : `this ${budget.period} (UTC)`;
+  const refusal = budgetRefusal(view);
   const rows: [string, string][] = [
     ['Period:', budget.period],
     ['Project limit:', budget.max_tokens === null ? 'none' : `${budget.max_tokens} tokens`],
     ['Per-session limit:', budget.max_tokens_per_session === null ? 'none' : `${budget.max_tokens_per_session} tokens`],
-    [`Used ${period}:`, `${used.period_tokens} tokens${budget.max_tokens !== null && used.period_tokens >= budget.max_tokens ? `: used up, model requests get 429 ${budget.period === 'total' ? 'until the limit is raised' : `until the next ${budget.period} (UTC) or a higher limit`}` : ''}`],
+    [`Used ${period}:`, `${used.period_tokens} tokens${refusal ? `: used up, ${refusal}` : ''}`],
   ];
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   return rows.map(([label, value]) => label.padEnd(width) + value);

@@ -2,6 +2,7 @@
 // per session, per trigger, per model) over a chosen range, the budget and its use, the providers
 // (never a key) and the latest requests. Every part needs its own capability; a part the token
 // may not see says so and the others still show.
+import { budgetRefusal } from '../../../src/lib/budget-view.js';
 import type { GatewayBudgetView, GatewayLogEntry, GatewayProviderView, GatewayUsage, GatewayUsageTotals } from '../../../src/lib/rest-shapes.js';
 import { api, enc } from '../api.js';
 import { href } from '../router.js';
@@ -52,14 +53,18 @@ function Budget({ project }: { project: Project }) {
   return (
     <section aria-label="Budget">
       <h2>Budget</h2>
-      <Show loaded={loaded} what="the budget">{({ budget, used }) => (
-        <dl class="facts">
-          <dt>Project limit</dt><dd>{budget.max_tokens === null ? 'none' : `${n(budget.max_tokens)} tokens per ${budget.period === 'total' ? 'project, all time' : `${budget.period} (UTC)`}`}</dd>
-          <dt>Used</dt><dd>{n(used.period_tokens)} tokens {budget.period === 'total' ? 'in all' : `this ${budget.period}`}{budget.max_tokens ? <span class="muted"> ({Math.round((100 * used.period_tokens) / budget.max_tokens)}%)</span> : null}
-            {budget.max_tokens !== null && used.period_tokens >= budget.max_tokens ? <> <span class="bad">used up</span>: model requests get 429 {budget.period === 'total' ? 'until the limit is raised' : `until the next ${budget.period} (UTC) or a higher limit`}</> : null}</dd>
-          <dt>Per session</dt><dd>{budget.max_tokens_per_session === null ? 'no limit' : `${n(budget.max_tokens_per_session)} tokens`}</dd>
-        </dl>
-      )}</Show>
+      <Show loaded={loaded} what="the budget">{(view) => {
+        const { budget, used } = view;
+        const refusal = budgetRefusal(view);
+        return (
+          <dl class="facts">
+            <dt>Project limit</dt><dd>{budget.max_tokens === null ? 'none' : `${n(budget.max_tokens)} tokens per ${budget.period === 'total' ? 'project, all time' : `${budget.period} (UTC)`}`}</dd>
+            <dt>Used</dt><dd>{n(used.period_tokens)} tokens {budget.period === 'total' ? 'in all' : `this ${budget.period}`}{budget.max_tokens ? <span class="muted"> ({Math.round((100 * used.period_tokens) / budget.max_tokens)}%)</span> : null}
+              {refusal ? <> <span class="bad">used up</span>: {refusal}</> : null}</dd>
+            <dt>Per session</dt><dd>{budget.max_tokens_per_session === null ? 'no limit' : `${n(budget.max_tokens_per_session)} tokens`}</dd>
+          </dl>
+        );
+      }}</Show>
       <p class="muted">Change it with <code>svc gateway budget</code>. A model request that starts past a limit is refused (429 BUDGET_EXCEEDED).</p>
     </section>
   );
