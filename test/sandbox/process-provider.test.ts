@@ -14,7 +14,7 @@ import { signContextHeader } from '../../src/lib/context-header.js';
 import { Jail, packageToolchain } from '../../src/lib/jail/index.js';
 import { buildArtifacts, REPO_ROOT } from '../daemon/harness.js';
 import { makeRepo, waitFor } from '../dev/util.js';
-import { isRunning } from '../../src/lib/proc.js';
+import { isRunning, processTree } from '../../src/lib/proc.js';
 
 const SESSION = '5e0b7f5c-3a51-4c2f-9d1b-7a3e9c0d1f22';
 const WARM_SESSION = '0c9d8e7f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
@@ -241,11 +241,16 @@ describe('process provider', () => {
   }, 60_000);
 });
 
-/** The node processes (not the jail's launchers, whose argv and environment are alike) whose argv has `marker` and whose environment `entry`. */
+/**
+ * The node processes this test file started (not the jail's launchers, whose argv and environment
+ * are alike, nor the sandboxes of a `svc dev` another file runs at the same time) whose argv has
+ * `marker` and whose environment `entry`.
+ */
 function nodesWith(marker: string, entry: string): number[] {
+  const ours = new Set(processTree(process.pid));
   return processesWith(marker).filter((pid) => {
     try {
-      return readlinkSync(`/proc/${pid}/exe`) === process.execPath && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`${entry}\0`);
+      return ours.has(pid) && readlinkSync(`/proc/${pid}/exe`) === process.execPath && readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`${entry}\0`);
     } catch { return false; }
   });
 }
