@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { cutStalledBodies, stallServerOptions } from '../lib/http-stall.js';
 import { Cluster } from './cluster.js';
 import { Authorizer } from './rbac.js';
@@ -68,6 +68,13 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   const server = https.createServer({ ...tls, ...stallServerOptions() }, handler);
   cutStalledBodies(server);
   server.keepAliveTimeout = 65_000;
+  // Every TCP connection, for close(): closeAllConnections() knows only those past their TLS
+  // handshake, and one still in it would hold close() until the handshake times out (60 s).
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
@@ -85,7 +92,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     async close() {
       clearInterval(expiry);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await closed;
       await cluster.close();
     },
