@@ -51,6 +51,11 @@ export async function shipCommand(pathArg: string, options: ShipOptions): Promis
     // reach the API before pushing: a missing token is said before anything leaves
     const client = createApiClient();
     const projectId = await resolveProjectId(client, options.project);
+    // a push of the default branch would bypass the very change request ship opens
+    const { project } = await client.request<{ project: { default_branch: string } }>('GET', `/projects/${projectId}`);
+    if (head === project.default_branch) {
+      throw new CliError(`${head} is the project's default branch: work reaches it only through a change request. Start a branch (git checkout -b NAME) and run svc ship there; nothing was pushed`, EXIT.invalid);
+    }
     await pushHead(pathArg);
     const base = `/projects/${projectId}/change-requests`;
     const { change_requests: open } = await client.request<{ change_requests: SerializedChangeRequest[] }>('GET', `${base}?status=open`);

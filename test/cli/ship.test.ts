@@ -21,11 +21,12 @@ describe('svc ship', () => {
 
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env }).trim();
   // async: the API answering it runs in this process
-  const ship = (...args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [SVC_BIN, 'ship', ...args], { cwd: dir, env, encoding: 'utf8' }, (error, stdout, stderr) => {
+  const shipWith = (shipEnv: NodeJS.ProcessEnv, args: string[]) => new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [SVC_BIN, 'ship', ...args], { cwd: dir, env: shipEnv, encoding: 'utf8' }, (error, stdout, stderr) => {
       resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr });
     });
   });
+  const ship = (...args: string[]) => shipWith(env, args);
   const commit = (file: string, text: string, message: string) => {
     writeFileSync(path.join(dir, file), text);
     git('add', '-A');
@@ -96,6 +97,23 @@ describe('svc ship', () => {
     const r = await ship('--json');
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ created: true, change_request: { number: 2, title: 'More work' } });
+  });
+
+  it('refuses to ship the default branch outside a session: nothing is pushed to it, no CR is opened', async () => {
+    const before = host.tip('main');
+    git('checkout', '-q', '-b', 'main-work', 'origin/main');
+    git('branch', '-q', '-f', 'main', 'HEAD');
+    git('checkout', '-q', 'main');
+    commit('direct.txt', 'straight to main\n', 'Skip review');
+    // a person's clone: no session in the environment, the checked-out branch is the head
+    const { SVC_BRANCH_NAME: _branch, SVC_SESSION_ID: _session, ...outside } = env;
+    const r = await shipWith(outside, ['--title', 'direct', '--json']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('main is the project\'s default branch: work reaches it only through a change request');
+    expect(host.tip('main')).toBe(before);
+    const listed = await h.call(h.tokens.admin, 'GET', `/projects/${project.metadata.uid}/change-requests?status=all`);
+    expect(listed.body.change_requests.map((cr: { title: string }) => cr.title)).not.toContain('direct');
+    git('checkout', '-q', sessionId);
   });
 
   it('refuses to ship from another branch than the session branch', async () => {
