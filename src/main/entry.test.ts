@@ -1,13 +1,14 @@
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { compositionRoot } from './entry.js';
 
 /** A folder with the given files, each with its modification time (seconds). */
 function folder(files: Record<string, number>): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-entry-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   for (const [name, mtime] of Object.entries(files)) {
     writeFileSync(path.join(dir, name), '');
     utimesSync(path.join(dir, name), mtime, mtime);
