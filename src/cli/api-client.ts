@@ -74,6 +74,8 @@ export async function textUpTo(res: Response, max: number): Promise<string> {
 /** What fetch says when the server could not be reached (or the connection broke): its cause's code. */
 export function unreachableCause(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  // undici's word for a port the Fetch standard blocks (6000, 6665-6669, ...), said without connecting
+  if (cause?.message === 'bad port') return 'Node\'s fetch refuses to connect to this port (a "bad port" of the Fetch standard): serve the API on another port';
   return cause?.code ?? cause?.message ?? (error as Error).message;
 }
 

@@ -15,7 +15,7 @@ import { clusterFetch, type ClusterFetch } from '../localcluster/client.js';
 import { podLogReader, type NodeSimulator } from '../localcluster/node/index.js';
 import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
-import { assertPortFree } from './ports.js';
+import { assertFetchablePort, assertPortFree } from './ports.js';
 import { shellQuote } from '../lib/shell-quote.js';
 import { envFileText, parseEnvFile } from './env-file.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -256,6 +256,8 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
 
   // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
   if (options.apiPort !== 0 && options.apiPort === options.kubePort) throw new Error(`--api-port and --kube-port are both ${options.apiPort}: give each its own port (0 = any free port)`);
+  // (it waited for its API's readiness forever on one fetch refuses, saying nothing)
+  assertFetchablePort(options.apiPort, '--api-port');
   await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
   await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
   // --sandbox-mount paths are checked (never the data directory) before anything starts too

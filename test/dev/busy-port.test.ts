@@ -53,6 +53,13 @@ describe('svc dev with a busy port', () => {
     expect(output).not.toContain('local cluster at');
   }, 40_000);
 
+  it('--api-port on a port browsers and fetch refuse (6000): said at once, before anything starts (it waited for its API forever)', async () => {
+    const { code, output } = await dev(['--api-port', '6000', '--kube-port', '0']);
+    expect(code).toBe(1);
+    expect(output).toContain('svc dev could not start: --api-port 6000: browsers and Node\'s fetch refuse to connect to that port');
+    expect(output).not.toContain('local cluster at');
+  }, 40_000);
+
   it('--kube-port taken: the same', async () => {
     const { code, output } = await dev(['--api-port', '0', '--kube-port', String(busyPort)]);
     expect(code).not.toBe(0);
