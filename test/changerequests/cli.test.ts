@@ -202,6 +202,22 @@ describe('svc cr', () => {
     expect(host.tip('main')).toBe(before);
   });
 
+  it('show of a CR whose head branch was deleted on the host: the CR, and why there is no preview (it printed only the 404)', () => {
+    work.branch('short-lived', { 'short.txt': 'short\n' }, { from: 'main' });
+    const opened = svc(['cr', 'open', '--project', 'crcli', '--title', 'Short lived', '--head', 'short-lived', '--json'], userEnv());
+    expect(opened.code, opened.stderr).toBe(0);
+    const { number } = JSON.parse(opened.stdout) as { number: number };
+    git(host.hostDir, 'update-ref', '-d', 'refs/heads/short-lived');
+    const show = svc(['cr', 'show', '--project', 'crcli', String(number)], userEnv());
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`CR #${number}: Short lived`);
+    expect(show.stdout).toContain('Merge preview: unavailable: the head branch short-lived does not exist in the repository (any more): push it again, or close the change request');
+    const json = JSON.parse(svc(['cr', 'show', '--project', 'crcli', String(number), '--json'], userEnv()).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ change_request: { number, status: 'open' }, merge_preview: null });
+    expect(json.merge_preview_error).toMatch(/^the head branch short-lived does not exist/);
+    expect(svc(['cr', 'close', '--project', 'crcli', String(number)], userEnv()).code).toBe(0);
+  });
+
   it('in a linked checkout, open takes the branch checked out as --head (SPEC §4.6); detached, it says what to pass', () => {
     expect(git(work.dir, 'config', '--local', '--get', 'svc.project')).toBe(projectId); // linked above
     work.branch('my-work', { 'mine.txt': 'mine\n' }, { from: 'main' });

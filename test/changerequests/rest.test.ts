@@ -395,6 +395,12 @@ describe('reads', () => {
     expect(gone.status).toBe(200);
     expect(gone.body.change_request.head_commit_sha).toBe(before.head_commit_sha);
     expect(gone.body.change_request.updated_at).toBe(before.updated_at);
+    // its preview and its merge say which branch is gone and what to do, not "branch or commit"
+    for (const [method, suffix] of [['GET', 'merge-preview'], ['POST', 'merge']] as const) {
+      const answer = await h.call(admin(), method, `${url}/${suffix}`);
+      expect(answer.status).toBe(404);
+      expect(answer.body.error).toBe('the head branch moving does not exist in the repository (any more): push it again, or close the change request');
+    }
 
     // The host is unreachable: still 200 with the stored SHAs.
     await h.client.resource<Project>(PROJECT).mergePatch(NAMESPACE, 'rest', { spec: { repoUrl: `${host.root}/missing.git` } });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { mintToken } from '../../src/api/tokens.js';
-import { seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
+import { git, seededHost, type HostRepo, type WorkClone } from '../git/fixtures.js';
 import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
 import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { manifestWithTriggers, runOk, waitFor } from '../dev/util.js';
@@ -231,6 +231,20 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Retitle the README' }).waitFor();
     await page.goto(`${base}#/projects/${projectId}/change-requests/99`);
     await expect.poll(() => page.locator('[role=alert]').textContent(), POLL).toContain('there is no change request #99 in this project');
+  });
+
+  it('a CR whose head branch was deleted on the host says why it has no preview, and offers no merge (it showed nothing)', async () => {
+    work.branch('doomed', { 'doomed.txt': 'soon gone\n' }, { from: 'main' });
+    const cr = await api<{ change_request: { cr_id: string } }>('POST', `/projects/${projectId}/change-requests`, { title: 'Doomed', head_ref: 'doomed' });
+    expect(cr.status, JSON.stringify(cr.body)).toBe(201);
+    git(host.hostDir, 'update-ref', '-d', 'refs/heads/doomed');
+    await page.goto(`${base}#/projects/${projectId}/change-requests/${cr.body.change_request.cr_id}`);
+    await expect.poll(() => page.locator('.preview').textContent(), POLL)
+      .toBe('No merge preview: the head branch doomed does not exist in the repository (any more): push it again, or close the change request');
+    expect(await button('Merge').count()).toBe(0);
+    // (a list of all change requests counts it from here on)
+    await button('Close').click();
+    await page.locator('.status', { hasText: 'closed' }).first().waitFor();
   });
 
   it('signing out forgets the token; a read-only token sees no buttons and a crafted merge is refused', async () => {

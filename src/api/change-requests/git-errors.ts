@@ -23,7 +23,12 @@ export function apiErrorFromGit(error: unknown, context: { base: string; head: s
   }
   if (error instanceof NothingToMergeError) return new ApiError(409, `nothing to merge: ${context.head} is already contained in ${context.base}`);
   if (error instanceof PushRejectedError) return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
-  if (error instanceof RefNotFoundError) return new ApiError(404, `branch or commit ${error.ref} does not exist in the repository`);
+  if (error instanceof RefNotFoundError) {
+    // (a branch deleted on the host after the change request was opened)
+    if (error.ref === context.head) return new ApiError(404, `the head branch ${context.head} does not exist in the repository (any more): push it again, or close the change request`);
+    if (error.ref === context.base) return new ApiError(404, `the base branch ${context.base} does not exist in the repository (any more): push it again, or close the change request`);
+    return new ApiError(404, `branch or commit ${error.ref} does not exist in the repository`);
+  }
   if (error instanceof InvalidRefError || error instanceof InvalidInputError || error instanceof LocalRepoNotAllowedError) return new ApiError(400, error.message);
   if (error instanceof UnreachableError || error instanceof InvalidRemoteError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
   if (error instanceof TimeoutError) return new ApiError(504, `the repository did not answer in time: ${error.message}`);

@@ -3,7 +3,7 @@
 // session, --project or a `svc projects link`ed repository. Formatting is pure.
 import type { Command } from 'commander';
 import type { ChangeRequestPreview, SerializedChangeRequest } from '../../lib/rest-shapes.js';
-import { apiAction, createApiClient, type ApiClient } from '../api-client.js';
+import { ApiCallError, apiAction, createApiClient, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
 import { linkedBranch, resolveProjectId } from './link.js';
 import { UUID } from '../../lib/uuid.js';
@@ -24,6 +24,19 @@ export function parseCrRef(ref: string): { id: string } | { number: number } {
   throw new CliError(`${JSON.stringify(ref)} is not a change request: give its number (3 or #3) or its id (UUID)`);
 }
 
+/**
+ * The merge preview of an open CR, or why git cannot compute one now (a branch deleted on the
+ * host, the host unreachable): the CR itself is still shown.
+ */
+async function mergePreview(client: ApiClient, crPath: string): Promise<PreviewOutcome> {
+  try {
+    return await client.request<PreviewView>('GET', `${crPath}/merge-preview`);
+  } catch (error) {
+    if (error instanceof ApiCallError && [404, 409, 502, 504].includes(error.status)) return { error: error.message };
+    throw error;
+  }
+}
+
 export function formatCrList(crs: CrView[], status: string): string[] {
   if (crs.length === 0) return [`No ${status === 'all' ? '' : `${status} `}change requests.`];
   return formatTable(
@@ -32,7 +45,11 @@ export function formatCrList(crs: CrView[], status: string): string[] {
   );
 }
 
-export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
+/** What `svc cr show` learned of the merge: the preview, why there is none (a branch deleted on the host), or null (not open). */
+export type PreviewOutcome = PreviewView | { error: string } | null;
+
+export function formatCr(cr: CrView, outcome: PreviewOutcome): string[] {
+  const preview = outcome && 'error' in outcome ? null : outcome;
   const lines = [
     `CR #${cr.number}: ${cr.title}`,
     `ID:          ${cr.cr_id}`,
@@ -50,6 +67,7 @@ export function formatCr(cr: CrView, preview: PreviewView | null): string[] {
     lines.push('', 'Requested changes:');
     for (const note of cr.metadata.requested_changes) lines.push(`  ${note.at} ${note.by}: ${note.text}`);
   }
+  if (outcome && 'error' in outcome) lines.push('', `Merge preview: unavailable: ${outcome.error}`);
   if (preview) {
     lines.push('', 'Merge preview:');
     const gate = preview.manifest_issues ?? [];
@@ -134,8 +152,8 @@ export function registerCrCommands(program: Command): void {
       const found = await findCr(ctx, ref);
       // GET by id refreshes the SHAs; the preview is fetched for open CRs only.
       const { change_request } = await ctx.client.request<{ change_request: CrView }>('GET', `${ctx.base}/${found.cr_id}`);
-      const preview = change_request.status === 'open' ? await ctx.client.request<PreviewView>('GET', `${ctx.base}/${found.cr_id}/merge-preview`) : null;
-      if (opts.json) printJson({ change_request, merge_preview: preview });
+      const preview = change_request.status === 'open' ? await mergePreview(ctx.client, `${ctx.base}/${found.cr_id}`) : null;
+      if (opts.json) printJson(preview && 'error' in preview ? { change_request, merge_preview: null, merge_preview_error: preview.error } : { change_request, merge_preview: preview });
       else printLines(formatCr(change_request, preview));
     }));
 

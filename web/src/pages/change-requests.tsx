@@ -97,7 +97,8 @@ export function ChangeRequestPage({ project, crId, me }: { project: Project; crI
     const [cr, diff, preview] = await Promise.all([
       api<{ change_request: Cr }>('GET', crPath(project, crId)).then((b) => b.change_request),
       api<DiffBody>('GET', `${crPath(project, crId)}/diff`),
-      api<Preview>('GET', `${crPath(project, crId)}/merge-preview`).catch(() => null),
+      // why there is none (a branch deleted on the host) is said where the preview would be
+      api<Preview>('GET', `${crPath(project, crId)}/merge-preview`).catch((error: Error) => ({ unavailable: error.message })),
     ]);
     return { cr, diff, preview: cr.status === 'open' ? preview : null };
   }, `${project.id}:${crId}`);
@@ -132,9 +133,11 @@ export function ChangeRequestPage({ project, crId, me }: { project: Project; crI
                 {writable ? <button type="button" class="secondary" onClick={() => setEditing(true)}>Edit title and description</button> : null}
               </header>
             )}
-            {preview ? <PreviewBox preview={preview} headRef={cr.head_ref} /> : null}
+            {preview && 'unavailable' in preview ? (
+              <section class="preview preview-bad" aria-label="Merge preview"><p>No merge preview: {preview.unavailable}</p></section>
+            ) : preview ? <PreviewBox preview={preview} headRef={cr.head_ref} /> : null}
             <section class="actions" aria-label="Actions">
-              {cr.status === 'open' && canWrite(me, CAP.merge) && preview?.can_merge && !preview.is_up_to_date ? (
+              {cr.status === 'open' && canWrite(me, CAP.merge) && preview && !('unavailable' in preview) && preview.can_merge && !preview.is_up_to_date ? (
                 <form class="row" onSubmit={(e) => { e.preventDefault(); void act('merge', message.trim() ? { message } : {}); }}>
                   <label class="sr-only" for="merge-message">Merge commit message (optional)</label>
                   <input id="merge-message" placeholder={`Merge CR #${cr.number}: ${cr.title}`} value={message} onInput={(e) => setMessage((e.target as HTMLInputElement).value)} />
