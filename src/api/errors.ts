@@ -33,7 +33,10 @@ function toApiError(error: unknown): ApiError {
   if (error instanceof URIError && e?.status === 400) return new ApiError(400, 'the path is not valid percent-encoding');
   if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     if (e.type === 'entity.parse.failed') return new ApiError(400, 'request body is not valid JSON');
-    if (e.type === 'entity.too.large') return new ApiError(413, 'request body is too large');
+    if (e.type === 'entity.too.large') {
+      const { limit } = error as { limit?: unknown };
+      return new ApiError(413, typeof limit === 'number' ? `request body is too large: at most ${limit} bytes here` : 'request body is too large');
+    }
     return new ApiError(e.status, (error as Error).message);
   }
   return new ApiError(500, 'internal error');
