@@ -124,7 +124,10 @@ describe('nextStatus', () => {
     expect(bad).toMatchObject({ defaultBranchSha: SHA1, triggers: ['nightly'], manifest: good.manifest, lastRefreshTime: good.lastRefreshTime });
     const ready = bad.conditions!.find((c) => c.type === 'Ready')!;
     expect(ready).toMatchObject({ status: 'False', reason: 'RepositoryUnreachable', lastTransitionTime: '2026-01-01T00:05:00Z' });
-    expect(ready.message).toContain('could not fetch');
+    expect(ready.message).toBe('could not fetch /srv/web.git: not found; the last known manifest and triggers are kept');
+    // never read: nothing is kept, and it says so
+    const never = nextStatus(project(), { kind: 'unreachable', reason: 'RepositoryNotFound', message: 'could not fetch /srv/none.git: not found' }, T1);
+    expect(never.conditions!.find((c) => c.type === 'Ready')!.message).toBe('could not fetch /srv/none.git: not found; nothing was read from it yet');
     expect(eventsFor(good, bad, null)).toEqual([{ type: 'Warning', reason: 'RepositoryUnreachable', message: 'could not fetch /srv/web.git: not found' }]);
   });
 

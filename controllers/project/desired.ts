@@ -125,7 +125,8 @@ export function nextStatus(project: Project, observation: Observation, now: Date
   if (observation.kind === 'unreachable') {
     set(condition('RepositoryReachable', 'False', observation.reason, observation.message, generation));
     if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', 'the repository has not been read yet', generation));
-    set(condition('Ready', 'False', 'RepositoryUnreachable', `${observation.message}; the last known manifest and triggers are kept`, generation));
+    const kept = previous.defaultBranchSha ? 'the last known manifest and triggers are kept' : 'nothing was read from it yet';
+    set(condition('Ready', 'False', 'RepositoryUnreachable', `${observation.message}; ${kept}`, generation));
   } else if (observation.kind === 'branch-missing') {
     set(condition('RepositoryReachable', 'True', 'Fetched', `fetched ${redact(project.spec.repoUrl)}`, generation));
     if (!getCondition(conditions, 'ManifestValid')) set(condition('ManifestValid', 'Unknown', 'NotRead', `branch ${branch} does not exist yet`, generation));
