@@ -85,3 +85,15 @@ describe('SessionService.start: the agent from the default branch manifest', () 
     expect((await sessions.start(project, { baseRef: 'other' }, 'u1')).metadata.annotations?.[BASE_SHA_ANNOTATION]).toBeUndefined();
   });
 });
+
+describe('SessionService.list', () => {
+  it('newest first; sessions created in the same second (a burst of fires) keep one order however the store returns them', async () => {
+    const session = (name: string, at: string) => ({ metadata: { name, creationTimestamp: at } }) as Session;
+    const stored = [session('b', '2026-12-01T23:14:47Z'), session('old', '2026-12-01T23:11:38Z'), session('c', '2026-12-01T23:14:47Z'), session('a', '2026-12-01T23:14:47Z')];
+    const listing = (order: Session[]) => new SessionService({
+      store: { projectSessions: async () => [...order] } as unknown as SessionStore, mirrorDir: path.join(tmp, 'mirrors'), defaultCap: 10,
+    }).list(project).then((sessions) => sessions.map((s) => s.metadata.name));
+    expect(await listing(stored)).toEqual(['a', 'b', 'c', 'old']);
+    expect(await listing([...stored].reverse())).toEqual(['a', 'b', 'c', 'old']);
+  });
+});

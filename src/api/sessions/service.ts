@@ -123,7 +123,8 @@ export class SessionService {
   async list(project: Project, status?: SessionStatusValue): Promise<Session[]> {
     return (await this.store.projectSessions(project, status))
       .filter((s) => !s.metadata.deletionTimestamp)
-      .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
+      // creation times have whole seconds: sessions of one second (a burst of fires) keep one order, by name
+      .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || a.metadata.name!.localeCompare(b.metadata.name!));
   }
 
   /** `cached`: from the API's cache with this process's writes over it (a read); `live`: from the API server (before a write). */
