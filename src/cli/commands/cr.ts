@@ -24,6 +24,9 @@ export function parseCrRef(ref: string): { id: string } | { number: number } {
   throw new CliError(`${JSON.stringify(ref)} is not a change request: give its number (3 or #3) or its id (UUID)`);
 }
 
+/** What `svc cr show` learned of the merge: the preview, why there is none (a branch deleted on the host), or null (not open). */
+export type PreviewOutcome = PreviewView | { error: string } | null;
+
 /**
  * The merge preview of an open CR, or why git cannot compute one now (a branch deleted on the
  * host, the host unreachable): the CR itself is still shown.
@@ -44,9 +47,6 @@ export function formatCrList(crs: CrView[], status: string): string[] {
     crs.map((c) => [`#${c.number}`, c.status, c.title, `${c.head_ref} -> ${c.base_ref}`, c.updated_at ?? '-']),
   );
 }
-
-/** What `svc cr show` learned of the merge: the preview, why there is none (a branch deleted on the host), or null (not open). */
-export type PreviewOutcome = PreviewView | { error: string } | null;
 
 export function formatCr(cr: CrView, outcome: PreviewOutcome): string[] {
   const preview = outcome && 'error' in outcome ? null : outcome;
