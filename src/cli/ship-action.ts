@@ -5,7 +5,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { SerializedChangeRequest } from '../lib/rest-shapes.js';
 import { createApiClient, withApiErrors } from './api-client.js';
-import { resolveProjectId } from './commands/link.js';
+import { currentProject } from './commands/link.js';
 import { shipPreflight } from './manifest-actions.js';
 import { CliError, EXIT, printJson, printLines } from './output.js';
 
@@ -50,14 +50,13 @@ export async function shipCommand(pathArg: string, options: ShipOptions): Promis
   await withApiErrors(async () => {
     // reach the API before pushing: a missing token is said before anything leaves
     const client = createApiClient();
-    const projectId = await resolveProjectId(client, options.project);
+    const project = await currentProject(client, options.project);
     // a push of the default branch would bypass the very change request ship opens
-    const { project } = await client.request<{ project: { default_branch: string } }>('GET', `/projects/${projectId}`);
     if (head === project.default_branch) {
       throw new CliError(`${head} is the project's default branch: work reaches it only through a change request. Start a branch (git checkout -b NAME) and run svc ship there; nothing was pushed`, EXIT.invalid);
     }
     await pushHead(pathArg);
-    const base = `/projects/${projectId}/change-requests`;
+    const base = `/projects/${project.id}/change-requests`;
     const { change_requests: open } = await client.request<{ change_requests: SerializedChangeRequest[] }>('GET', `${base}?status=open`);
     const existing = open.find((cr) => cr.head_ref === head);
     if (existing) {

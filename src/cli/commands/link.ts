@@ -11,7 +11,7 @@ import { UUID } from '../../lib/uuid.js';
 const run = promisify(execFile);
 const LINK_KEY = 'svc.project';
 
-interface ProjectSummary { id: string; name: string }
+interface ProjectSummary { id: string; name: string; default_branch: string }
 
 async function gitConfig(cwd: string, args: string[]): Promise<string | null> {
   try {
@@ -59,11 +59,22 @@ export async function resolveProject(client: ApiClient, ref: string): Promise<Pr
   return found;
 }
 
-/** The project a command acts on: `--project` (id or name), else SVC_PROJECT_ID, else the linked one. */
-export async function resolveProjectId(client: ApiClient, projectOption: string | undefined): Promise<string> {
+/** How the command names its project: `--project` (id or name), else SVC_PROJECT_ID, else the linked one. */
+async function projectRef(projectOption: string | undefined): Promise<string> {
   const ref = projectOption || process.env.SVC_PROJECT_ID?.trim() || (await linkedProject());
   if (!ref) throw new CliError('no project: pass --project, set SVC_PROJECT_ID, or run svc projects link PROJECT in your clone');
+  return ref;
+}
+
+/** The id of the project a command acts on (an id given is not looked up). */
+export async function resolveProjectId(client: ApiClient, projectOption: string | undefined): Promise<string> {
+  const ref = await projectRef(projectOption);
   return UUID.test(ref) ? ref : (await resolveProject(client, ref)).id;
+}
+
+/** The project a command acts on, as the API knows it (one read). */
+export async function currentProject(client: ApiClient, projectOption: string | undefined): Promise<ProjectSummary> {
+  return resolveProject(client, await projectRef(projectOption));
 }
 
 export function registerLinkCommand(program: Command): void {
