@@ -50,11 +50,11 @@ describe('stalled requests', () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
-  it('closes a connection that sends nothing', async () => {
+  it('closes a connection that sends nothing, with 408', async () => {
     const port = await start();
     const c = connect(port);
     await c.closed;
-    expect(c.received()).toMatch(/^(HTTP\/1\.1 408|)/);
+    expect(c.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it('cuts a request whose body stalls after the headers (408 with the reason)', async () => {

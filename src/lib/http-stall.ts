@@ -1,14 +1,14 @@
 // Every HTTP server of svc (the API, the local cluster, svc-agent) cuts a request whose headers or
 // body make no progress for STALL_TIMEOUT_MS (issue 20 §4): a client that sends its headers and
 // then nothing (or connects and sends nothing at all) must not hold a handler, a lock or a socket
-// for minutes. Only *stalls* are cut,
-// never total time: a long push whose body keeps flowing, a watch or an SSE answer (the request
-// is complete, only the response streams) run as long as they need. Node's own total
-// `requestTimeout` (300 s) is turned off for the same reason.
+// for minutes. A connection that sends nothing at all is Node's too: its header timer runs from
+// the connection (over TLS, from the end of the handshake), so it gets 408 after the same time;
+// a timer of our own for it only raced Node's. Only *stalls* are cut, never total time: a long
+// push whose body keeps flowing, a watch or an SSE answer (the request is complete, only the
+// response streams) run as long as they need. Node's own total `requestTimeout` (300 s) is
+// turned off for the same reason.
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import type { Socket } from 'node:net';
-import { Server as TlsServer } from 'node:tls';
 
 export const STALL_TIMEOUT_MS = 60_000;
 
@@ -73,13 +73,4 @@ export function cutStalledBodies(server: Server | HttpsServer, stallMs = stallTi
     timer.unref();
   });
   server.on('close', () => { if (timer) clearInterval(timer); timer = undefined; tracked.clear(); });
-  // Node's header timer starts with the first byte: a connection that sends nothing at all (over
-  // TLS: nothing after the handshake) is closed once it has been silent for `stallMs`.
-  const silent = (socket: Socket) => {
-    const check = setTimeout(() => { if (socket.bytesRead === 0) socket.destroy(); }, stallMs);
-    check.unref();
-    socket.once('close', () => clearTimeout(check));
-  };
-  if (server instanceof TlsServer) server.on('secureConnection', silent);
-  else server.on('connection', silent);
 }
