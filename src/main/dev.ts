@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { adminKubeconfig, startLocalCluster, type LocalCluster } from '../localcluster/index.js';
@@ -70,6 +71,8 @@ export interface DevOptions {
   /** --sandbox-host-port: ports of the host sandboxes may reach at their gateway address (docs/sandboxes.md). */
   sandboxHostPorts?: readonly number[];
   log?: (line: string) => void;
+  /** Aborted: the start ends where it is (everything started so far stopped) with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface DevHandle {
@@ -205,17 +208,43 @@ async function stopChild(child: Child, graceMs = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-async function waitForApi(url: string, child: Child): Promise<void> {
-  const exited = child.exited.then((code) => { throw new Error(`the API process exited (code ${code}) before it was ready`); });
-  const ready = (async () => {
-    for (;;) {
-      try {
-        if ((await fetch(`${url}/readyz`)).ok) return;
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 100));
+/** How often a start that waits on a child says what it still waits for. */
+const STILL_WAITING_MS = 10_000;
+
+/**
+ * Polls `check` until it answers true. Ends with an error when the child exits first, and with the
+ * signal's reason when the start is stopped: a stop never waits for a child that does not come up.
+ * Every STILL_WAITING_MS it says what it waits for and what `check` last answered.
+ */
+async function waitForChild(child: Child, what: string, check: () => Promise<true | string> | true | string, log: (line: string) => void, signal?: AbortSignal): Promise<void> {
+  const started = Date.now();
+  let said = started;
+  for (;;) {
+    signal?.throwIfAborted();
+    if (child.process.exitCode !== null || child.process.signalCode !== null) {
+      throw new Error(`the ${child.name} process exited (${child.process.signalCode ?? `code ${child.process.exitCode}`}) while svc dev waited for ${what}`);
     }
-  })();
-  await Promise.race([ready, exited]);
+    const state = await check();
+    if (state === true) return;
+    if (Date.now() - said >= STILL_WAITING_MS) {
+      said = Date.now();
+      log(`svc dev: still waiting for ${what} after ${Math.round((said - started) / 1000)} s${state ? ` (${state})` : ''}`);
+    }
+    await sleep(100, undefined, { signal }).catch(() => undefined);
+  }
+}
+
+/** true once GET /readyz answers 2xx, else what it answered. */
+async function apiReadiness(url: string): Promise<true | string> {
+  try {
+    const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) });
+    if (res.ok) return true;
+    const text = (await res.text()).trim();
+    const error = (() => { try { return (JSON.parse(text) as { error?: unknown }).error; } catch { return undefined; } })();
+    return `${url}/readyz answers ${res.status}${typeof error === 'string' ? `: ${error}` : ''}`;
+  } catch (error) {
+    return `${url}/readyz: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 /**
@@ -332,16 +361,11 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
       if (s) sandboxApiBase = s[1];
     });
     children.push(watch(api));
-    const apiBase = await (async () => {
-      // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
-      // polling the port alone could reach another server that holds it.
-      while (!listened || apiPort === 0 || (isolation.mode === 'jail' && !sandboxApiBase)) {
-        if (api.process.exitCode !== null) throw new Error('the API process exited before it listened');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return `http://127.0.0.1:${apiPort}`;
-    })();
-    await waitForApi(apiBase, api);
+    // Wait for this child's own "listening" line (with --api-port 0 it also names the port):
+    // polling the port alone could reach another server that holds it.
+    await waitForChild(api, 'the API to listen', () => (listened && apiPort !== 0 && (isolation.mode !== 'jail' || sandboxApiBase !== undefined)) || '', log, options.signal);
+    const apiBase = `http://127.0.0.1:${apiPort}`;
+    await waitForChild(api, 'the API to be ready', () => apiReadiness(apiBase), log, options.signal);
     const apiUrl = `${apiBase}/v1`;
     const sandboxApiUrl = sandboxApiBase ? `${sandboxApiBase}/v1` : apiUrl;
     if (options.provider === 'kubernetes') {
@@ -371,10 +395,7 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
     }, log, (line) => { if (/health on port \d+/.test(line)) operatorUp = true; });
     children.push(watch(operator));
     // "running" only once the operator is up too (its health line), never before a child dies
-    while (!operatorUp) {
-      if (operator.process.exitCode !== null) throw new Error('the operator process exited before it started');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitForChild(operator, 'the operator to start', () => operatorUp || '', log, options.signal);
     // the bundled tools (helm, the pinned opencode) first on PATH for whoever sources the file
     const bundledBin = path.join(REPO_ROOT, 'node_modules', '.bin');
     const pathLine = existsSync(bundledBin) ? `export PATH=${shellQuote(bundledBin)}:"$PATH"\n` : '';

@@ -60,18 +60,22 @@ export function registerDevCommand(program: Command): void {
       // its output going nowhere is no reason to stop: exiting then left its sandboxes running
       keepRunningWithoutReader();
       const { runDev } = await import('../../main/dev.js');
+      const startStopped = new AbortController();
       const starting = runDev({
+        signal: startStopped.signal,
         dataDir: opts.dataDir, apiPort: opts.apiPort, kubePort: opts.kubePort,
         engineCommand: opts.engineCommand, maxSessions: opts.maxSessions, fireHistory: opts.fireHistory, sessionHistory: opts.sessionHistory, idleTimeoutSeconds: opts.idleTimeout, provider: opts.provider,
         sandboxMounts: opts.sandboxMount, sandboxHostPorts: opts.sandboxHostPort, unsafeNoIsolation: opts.unsafeNoIsolation === true,
       });
       let stopping = false;
-      // a signal during the start is a clean stop too: the start finishes (or cleans up after
-      // itself), then everything it started stops; never the default action, which orphans it
+      // a signal during the start is a clean stop too: the start ends where it is and stops what
+      // it started (a child that never comes up is not waited for); never the default action,
+      // which orphans it
       const stop = async (why: string, code: number) => {
         if (stopping) return;
         stopping = true;
         process.stdout.write(`svc dev: ${why}, stopping...\n`);
+        startStopped.abort(new Error(`svc dev was ${why} while it started`));
         const started = await starting.catch(() => null);
         await started?.stop();
         process.stdout.write('svc dev: stopped\n');
