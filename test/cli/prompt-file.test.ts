@@ -71,8 +71,8 @@ describe('a prompt from a file', () => {
     received.length = 0;
     expect(await svc(['sessions', 'start', '--prompt', 'x', '--prompt-file', 'task.md'])).toMatchObject({ code: 2, stderr: 'svc: give the first prompt once: --prompt TEXT or --prompt-file PATH\n' });
     expect(await svc(['sessions', 'start', '--prompt-file', 'nope.md'])).toMatchObject({ code: 2, stderr: 'svc: --prompt-file nope.md: no such file\n' });
-    expect(await svc(['sessions', 'prompt', SESSION])).toMatchObject({ code: 2, stderr: 'svc: give the prompt once: as TEXT after the session id, or --file PATH\n' });
-    expect(await svc(['sessions', 'prompt', SESSION, 'x', '--file', 'task.md'])).toMatchObject({ code: 2 });
+    expect(await svc(['sessions', 'prompt', SESSION])).toMatchObject({ code: 2, stderr: 'svc: no prompt given: pass it as TEXT after the session id, or --file PATH (- reads stdin)\n' });
+    expect(await svc(['sessions', 'prompt', SESSION, 'x', '--file', 'task.md'])).toMatchObject({ code: 2, stderr: 'svc: give the prompt once: as TEXT after the session id, or --file PATH\n' });
     expect(received).toEqual([]);
   });
 });

@@ -247,7 +247,8 @@ export function registerSessionsCommands(program: Command): void {
     .option(...PROJECT_OPTION)
     .option('--json', 'print JSON')
     .action(act(async (id: string, given: string | undefined, opts: { file?: string; project?: string; json?: boolean }) => {
-      if ((given === undefined) === (opts.file === undefined)) throw new CliError('give the prompt once: as TEXT after the session id, or --file PATH', EXIT.usage);
+      if (given === undefined && opts.file === undefined) throw new CliError('no prompt given: pass it as TEXT after the session id, or --file PATH (- reads stdin)', EXIT.usage);
+      if (given !== undefined && opts.file !== undefined) throw new CliError('give the prompt once: as TEXT after the session id, or --file PATH', EXIT.usage);
       const text = opts.file !== undefined ? await readTextFile(opts.file, '--file') : given!;
       const ctx = await context(opts.project);
       const { session } = await ctx.client.request<{ session: SessionView }>('POST', `${ctx.base}/${sessionId(id)}/prompt`, { text });
