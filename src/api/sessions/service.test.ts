@@ -97,3 +97,31 @@ describe('SessionService.list', () => {
     expect(await listing([...stored].reverse())).toEqual(['a', 'b', 'c', 'old']);
   });
 });
+
+describe('SessionService.proxyTarget: where a running session is reached, or why not', () => {
+  const target = (spec: Partial<Session['spec']>, sandboxState: string | undefined, status = 'running') => new SessionService({
+    store: {
+      getSession: async () => ({ metadata: { name: 's1' }, spec: { projectRef: { name: 'web' }, ...spec }, status: { status } }),
+      getSandbox: async () => (sandboxState ? { status: { state: sandboxState, ...(sandboxState === 'active' ? { address: '10.0.0.2:8000' } : {}) } } : null),
+      sandboxToken: async () => 'key',
+    } as unknown as SessionStore,
+    mirrorDir: path.join(tmp, 'mirrors'), defaultCap: 10,
+  }).proxyTarget(project, 's1');
+
+  it('its sandbox active: its address', async () => {
+    expect(await target({}, 'active')).toMatchObject({ address: '10.0.0.2:8000', sandboxToken: 'key' });
+  });
+
+  it('its sandbox not up yet: 503, try again', async () => {
+    await expect(target({}, 'pending')).rejects.toMatchObject({ status: 503, message: 'session s1 is running: its sandbox is not ready yet; try again shortly' });
+  });
+
+  it('its sandbox going away after a stop: 409 saying so, not a wait that never ends with an answer', async () => {
+    await expect(target({ desiredState: 'stopped' }, undefined)).rejects.toMatchObject({ status: 409, message: 'session s1 is being stopped; send it a prompt (svc sessions prompt) to wake it' });
+  });
+
+  it('stopped: 409, a prompt wakes it; stopped and being woken by a prompt (wanted running): 503, its sandbox comes', async () => {
+    await expect(target({ desiredState: 'stopped' }, undefined, 'stopped')).rejects.toMatchObject({ status: 409, message: 'session s1 is stopped; send it a prompt (svc sessions prompt) to wake it' });
+    await expect(target({ desiredState: 'running' }, undefined, 'stopped')).rejects.toMatchObject({ status: 503, message: 'session s1 is waking: its sandbox is not ready yet; try again shortly' });
+  });
+});

@@ -195,12 +195,17 @@ export class SessionService {
   async proxyTarget(project: Project, id: string): Promise<{ session: Session; address: string; sandboxToken: string }> {
     const session = await this.get(project, id);
     const status = session.status?.status ?? 'provisioning';
-    if (status === 'stopped') throw new ApiError(409, `session ${id} is stopped; send it a prompt (svc sessions prompt) to wake it`);
+    // stopped and wanted running: a prompt is waking it, and its sandbox comes (the 503 below)
+    if (status === 'stopped' && session.spec.desiredState === 'stopped') throw new ApiError(409, `session ${id} is stopped; send it a prompt (svc sessions prompt) to wake it`);
     if (status === 'failed') throw new ApiError(409, `session ${id} failed (${failureOf(session)}); its sandbox's log, when one is kept: svc sessions logs ${id} --daemon; start a new session`);
     const sandbox = await this.store.getSandbox(project.metadata.namespace!, id);
     const address = sandbox?.status?.state === 'active' ? sandbox.status.address : undefined;
     const sandboxToken = await this.store.sandboxToken(project.metadata.namespace!, id);
-    if (!address || !sandboxToken) throw new ApiError(503, `session ${id} is ${status}: its sandbox is not ready yet; try again shortly`);
+    if (!address || !sandboxToken) {
+      // its sandbox going away is no wait that ends with an answer: say that it is being stopped
+      if (session.spec.desiredState === 'stopped') throw new ApiError(409, `session ${id} is being stopped; send it a prompt (svc sessions prompt) to wake it`);
+      throw new ApiError(503, `session ${id} is ${status === 'stopped' ? 'waking' : status}: its sandbox is not ready yet; try again shortly`);
+    }
     return { session, address, sandboxToken };
   }
 }
