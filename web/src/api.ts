@@ -24,22 +24,28 @@ export function whenUnauthorized(handler: (why: string) => void): void {
   onUnauthorized = handler;
 }
 
+/** An answer's body as JSON; a body that is not JSON as `{ error: <its start> }`. */
+function parseBody(text: string): Record<string, unknown> {
+  if (!text) return {};
+  try { return (JSON.parse(text) ?? {}) as Record<string, unknown>; } catch { return { error: text.slice(0, 500) }; }
+}
+
+/** The HttpError of a non-2xx answer, with the server's words. */
+export async function httpError(res: Response): Promise<HttpError> {
+  return new HttpError(res.status, parseBody(await res.text().catch(() => '')));
+}
+
 export async function api<T>(method: string, path: string, body?: unknown, token = storedToken()): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let parsed: unknown = {};
-  if (text) {
-    try { parsed = JSON.parse(text); } catch { parsed = { error: text.slice(0, 500) }; }
-  }
   if (!res.ok) {
-    const error = new HttpError(res.status, (parsed ?? {}) as Record<string, unknown>);
+    const error = await httpError(res);
     if (res.status === 401 && token === storedToken()) onUnauthorized(error.message);
     throw error;
   }
-  return parsed as T;
+  return parseBody(await res.text()) as T;
 }
 
 /** What the token may do (GET /v1/me). */

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs } from '../../../src/lib/boot-phases.js';
 import type { SerializedChangeRequest, SerializedSession } from '../../../src/lib/rest-shapes.js';
-import { api, CAP, canWrite, enc, storedToken, type Me } from '../api.js';
+import { api, CAP, canWrite, enc, httpError, storedToken, type Me } from '../api.js';
 import { applyEvent, emptyLog, roleOf, sseDataReader, type EventLog } from '../events.js';
 import { href, navigate } from '../router.js';
 import { Age, ErrorBox, Sha, Show, Status, useAction, useLoad } from '../ui.js';
@@ -96,7 +96,8 @@ function useEngineEvents(path: string, live: boolean): { log: EventLog; connecti
       setConnection('connecting…');
       try {
         const res = await fetch(`v1${path}`, { headers: { authorization: `Bearer ${storedToken()}`, accept: 'text/event-stream' }, signal: abort.signal });
-        if (!res.ok || !res.body) throw new Error(`the event stream answered ${res.status}`);
+        if (!res.ok) throw new Error(`the event stream answered ${res.status}: ${(await httpError(res)).message}`);
+        if (!res.body) throw new Error(`the event stream answered ${res.status} with no body`);
         setConnection('live');
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         const read = sseDataReader();
