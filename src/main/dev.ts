@@ -18,6 +18,7 @@ import { startSandboxNode } from './sandbox-node.js';
 import { adminGrant, lookupName, newToken, principalFromSecret, tokenSecret } from '../api/tokens.js';
 import { assertFetchablePort, assertPortFree } from './ports.js';
 import { shellQuote } from '../lib/shell-quote.js';
+import { jsonErrorText } from '../lib/json.js';
 import { envFileText, parseEnvFile } from './env-file.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { EXIT_WITH_PARENT_ENV } from './process.js';
@@ -239,9 +240,8 @@ async function apiReadiness(url: string): Promise<true | string> {
   try {
     const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) });
     if (res.ok) return true;
-    const text = (await res.text()).trim();
-    const error = (() => { try { return (JSON.parse(text) as { error?: unknown }).error; } catch { return undefined; } })();
-    return `${url}/readyz answers ${res.status}${typeof error === 'string' ? `: ${error}` : ''}`;
+    const error = jsonErrorText(await res.text());
+    return `${url}/readyz answers ${res.status}${error === undefined ? '' : `: ${error}`}`;
   } catch (error) {
     return `${url}/readyz: ${error instanceof Error ? error.message : String(error)}`;
   }

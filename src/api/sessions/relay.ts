@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { Request, Response } from 'express';
 import { signContextHeader, type ContextScope } from '../../lib/context-header.js';
 import { httpCall, type HttpAnswer } from '../../lib/http-call.js';
+import { jsonErrorText } from '../../lib/json.js';
 import type { Project } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 import type { SessionService } from './service.js';
@@ -111,10 +112,6 @@ export async function abortRun(service: SessionService, project: Project, sessio
 
 /** `: <error>` of a daemon's JSON answer (its first 300 characters), or ''. */
 function daemonError(text: string): string {
-  try {
-    const error: unknown = (JSON.parse(text) as { error?: unknown } | null)?.error;
-    return typeof error === 'string' ? `: ${error.slice(0, 300)}` : '';
-  } catch {
-    return '';
-  }
+  const error = jsonErrorText(text);
+  return error === undefined ? '' : `: ${error.slice(0, 300)}`;
 }
