@@ -34,6 +34,7 @@ describe('session requests', () => {
     expect(parseStatusFilter('all')).toBeUndefined();
     expect(parseStatusFilter('running')).toBe('running');
     expect(status(() => parseStatusFilter('bogus'))).toBe(400);
+    expect(() => parseStatusFilter('bogus')).toThrow('status must be one of queued, branching, provisioning, running, stopped, failed, completed, all (got "bogus")');
     expect(parsePort('3000')).toBe(3000);
     for (const p of ['0', '70000', 'x', '080', '+80', '8e1']) expect(status(() => parsePort(p))).toBe(400);
   });

@@ -70,7 +70,7 @@ export function parsePrompt(body: unknown): string {
 export function parseStatusFilter(value: unknown): SessionStatusValue | undefined {
   if (value === undefined || value === '' || value === 'all') return undefined;
   if (typeof value !== 'string' || !(SESSION_STATUSES as readonly string[]).includes(value)) {
-    throw badRequest(`status must be one of ${SESSION_STATUSES.join(', ')} or all`);
+    throw badRequest(`status must be one of ${SESSION_STATUSES.join(', ')}, all (got ${JSON.stringify(value)})`);
   }
   return value as SessionStatusValue;
 }
