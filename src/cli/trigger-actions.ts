@@ -81,5 +81,7 @@ export const resumeCommand = (slug: string, opts: Options) => withApiErrors(asyn
   const { client, base } = await context(opts.project);
   const { trigger } = await client.request<{ trigger: TriggerView }>('POST', `${base}/${encodeURIComponent(slug)}/resume`, {});
   if (opts.json) printJson({ trigger });
-  else printLines([`resumed ${slug}: failed fires before now no longer count`]);
+  // the answer is the trigger as the resume found it: the operator clears the pause next
+  else if (trigger.paused) printLines([`resumed ${slug}: failed fires before now no longer count`]);
+  else printLines([`${slug} was not paused; failed fires before now no longer count toward pausing it`]);
 });

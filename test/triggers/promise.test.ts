@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildArtifacts } from '../daemon/harness.js';
-import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
+import { REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { webhookManifest } from '../helpers/manifests.js';
@@ -206,5 +206,11 @@ describe('a 202 is a promise kept', () => {
     // the dashboard's REST listing says why
     const listed = await api<{ triggers: { slug: string; paused: boolean; paused_reason: string | null }[] }>('GET', `/projects/${projects.broken}/triggers`);
     expect(listed.triggers.find((t) => t.slug === 'hook')).toMatchObject({ paused: true, paused_reason: reason });
+    // svc triggers resume: the pause is lifted, the next delivery fires again
+    const svc = (...args: string[]) => runOk(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), ...args], dev.env);
+    expect(await svc('triggers', 'resume', 'hook', '--project', 'broken')).toBe('resumed hook: failed fires before now no longer count\n');
+    await waitFor('the trigger resumed', async () => (await kubectl('get', 'trigger', 'broken-hook', '-o', 'jsonpath={.status.paused}')) === 'false', 60_000);
+    expect(await webhook('broken', 'hook', '{"n":5}', 'broken-5')).toMatchObject({ status: 202 });
+    expect(await svc('triggers', 'resume', 'hook', '--project', 'broken')).toBe('hook was not paused; failed fires before now no longer count toward pausing it\n');
   }, 180_000);
 });
