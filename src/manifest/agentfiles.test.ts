@@ -65,11 +65,11 @@ describe('agent files and skills in a repository', () => {
     ]);
   });
 
-  it('uses engine.config_dir and the skills version 2 agents list', () => {
+  it('uses engine.config_dir and the skills version 2 agents list (a skill listed twice is one issue)', () => {
     write('tools/engine/agents/build.md', md('steps: 0'));
     write('.svc/engine/agents/ignored.md', md('mode: boss'));
     write('tools/engine/skills/lint/SKILL.md', '# Lint');
-    const doc = { svc_version: 2, engine: { config_dir: 'tools/engine' }, agents: { build: { skills: ['lint', 'deploy'] } } };
+    const doc = { svc_version: 2, engine: { config_dir: 'tools/engine' }, agents: { build: { skills: ['lint', 'deploy', 'deploy'] } } };
     expect(engineDirOf(doc)).toBe('tools/engine');
     expect(checkAgentFiles(repo, doc)).toEqual([
       { file: 'tools/engine/agents/build.md', path: '/steps', message: 'must be at least 1' },

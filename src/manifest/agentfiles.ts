@@ -92,12 +92,12 @@ function isFile(file: string): boolean {
   }
 }
 
-/** Skill names that version 2 agents list (`skills: [..]`), with the agent that lists each. */
+/** Skill names that version 2 agents list (`skills: [..]`), with the agent that lists each (once each). */
 function listedSkills(document: unknown): { agent: string; skill: string }[] {
   const agents = isRecord(document) && isRecord(document.agents) ? document.agents : {};
   return Object.entries(agents).flatMap(([agent, value]) =>
     isRecord(value) && Array.isArray(value.skills)
-      ? value.skills.filter((s): s is string => typeof s === 'string' && s !== '').map((skill) => ({ agent, skill }))
+      ? [...new Set(value.skills.filter((s): s is string => typeof s === 'string' && s !== ''))].map((skill) => ({ agent, skill }))
       : []);
 }
 
