@@ -198,14 +198,18 @@ describe('process provider', () => {
     }
   }, 60_000);
 
-  it('a sandbox over its template\'s disk is evicted as the kubelet evicts a pod: stopped, failed as Evicted with the sizes, not started again, its folders kept', async () => {
+  it('a sandbox over its template\'s disk is evicted as the kubelet evicts a pod: stopped, failed as Evicted with the sizes, not started again, its folders kept; one under its own limit runs on', async () => {
     const provider = new ProcessSandboxProvider({ ...providerOptions, diskCheckIntervalMs: 200 });
     const big = { ...request, name: 'disk-sandbox', uid: 'uid-disk', template: { disk: 2 } };
+    const roomy = { ...request, name: 'roomy-sandbox', uid: 'uid-roomy', template: { disk: 64 } };
     const started = await provider.ensure(big);
+    const alongside = await provider.ensure(roomy);
     try {
       const address = started.address!;
       await waitFor('engine ready', async () => (await readDaemonHealth(address))?.engine.state === 'ready', 30_000);
+      await waitFor('the other engine ready', async () => (await readDaemonHealth(alongside.address!))?.engine.state === 'ready', 30_000);
       expect((await provider.observe(big)).state).toBe('running'); // under 2 MiB so far
+      writeFileSync(path.join(providerOptions.dataDir, 'default', 'roomy-sandbox', 'workspace', 'big.bin'), Buffer.alloc(4 * 2 ** 20, 1));
       const workspace = path.join(providerOptions.dataDir, 'default', 'disk-sandbox', 'workspace');
       writeFileSync(path.join(workspace, 'big.bin'), Buffer.alloc(4 * 2 ** 20, 1));
       const seen = await waitFor('evicted', async () => {
@@ -217,8 +221,11 @@ describe('process provider', () => {
       await waitFor('the daemon gone', async () => { try { process.kill(started.detail!.pid!, 0); return false; } catch { return true; } });
       expect(await provider.ensure(big)).toMatchObject({ state: 'failed', reason: 'Evicted' });
       expect(existsSync(path.join(workspace, 'big.bin'))).toBe(true);
+      // measured in the same passes, the same 4 MiB under its 64
+      expect((await provider.observe(roomy)).state).toBe('running');
     } finally {
       await provider.delete(big);
+      await provider.delete(roomy);
       await provider.stopAll();
     }
   }, 60_000);

@@ -21,7 +21,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { checkIsolation, describeProblems } from '../../lib/jail/check.js';
 import type { Jail, JailSlot, ResourceLimits, Volume } from '../../lib/jail/index.js';
-import { diskUsage } from '../../lib/disk-usage.js';
+import { diskUsages } from '../../lib/disk-usage.js';
 import { KeyedMutex } from '../../lib/keyed-mutex.js';
 import { isRunning } from '../../lib/proc.js';
 import { SANDBOX_STOP_GRACE_MS } from '../../lib/sandbox-stop.js';
@@ -405,7 +405,7 @@ export class ProcessSandboxProvider implements SandboxProvider {
 
   /**
    * The kubelet's eviction of a pod over its ephemeral-storage limit: each running sandbox's
-   * workspace and engine home are measured (du, outside this process) and one over its template's
+   * workspace and engine home are measured (one du for all, outside this process) and one over its template's
    * disk is stopped (its svc-agent checkpoints on the way out) and failed as Evicted, its folders
    * kept. One pass at a time.
    */
@@ -413,11 +413,15 @@ export class ProcessSandboxProvider implements SandboxProvider {
     if (this.diskChecking || this.stopping) return;
     this.diskChecking = true;
     try {
+      const measured: { dir: string; state: SandboxState }[] = [];
       for (const dir of [...this.known]) {
         const state = await readStateFile(path.join(dir, 'state.json'));
-        if (!state?.diskLimitBytes || state.evicted) continue;
-        const used = await diskUsage([path.join(dir, 'workspace'), path.join(dir, 'home')]);
-        if (used === undefined || used <= state.diskLimitBytes) continue;
+        if (state?.diskLimitBytes && !state.evicted) measured.push({ dir, state });
+      }
+      const usages = await diskUsages(measured.map(({ dir }) => [path.join(dir, 'workspace'), path.join(dir, 'home')]));
+      for (const [i, { dir, state }] of measured.entries()) {
+        const used = usages[i];
+        if (used === undefined || used <= state.diskLimitBytes!) continue;
         const evicted = await this.locks.run(dir, async () => {
           const now = await readStateFile(path.join(dir, 'state.json'));
           if (now?.uid !== state.uid || now.evicted) return false;
