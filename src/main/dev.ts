@@ -285,8 +285,10 @@ async function runDevOn(dataDir: string, unlock: () => void, options: DevOptions
 
   // Both ports checked before anything starts: a taken one is a clear error and a non-zero exit.
   if (options.apiPort !== 0 && options.apiPort === options.kubePort) throw new Error(`--api-port and --kube-port are both ${options.apiPort}: give each its own port (0 = any free port)`);
-  // (it waited for its API's readiness forever on one fetch refuses, saying nothing)
-  assertFetchablePort(options.apiPort, '--api-port');
+  // (it waited for its API's readiness forever on one fetch refuses, saying nothing; on such a
+  // --kube-port it said only "fetch failed")
+  assertFetchablePort(options.apiPort, '--api-port', 'neither the dashboard nor the CLI could reach the API');
+  assertFetchablePort(options.kubePort, '--kube-port', 'svc dev could not reach its own local cluster');
   await assertPortFree(options.kubePort, '127.0.0.1', '--kube-port');
   await assertPortFree(options.apiPort, '127.0.0.1', '--api-port');
   // --sandbox-mount paths are checked (never the data directory) before anything starts too

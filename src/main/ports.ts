@@ -32,9 +32,12 @@ const FETCH_BAD_PORTS: ReadonlySet<number> = new Set([
   6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 
-/** Throws when clients reach `port` with fetch (the dashboard, the CLI, svc dev's own readiness) and fetch refuses it. */
-export function assertFetchablePort(port: number, flag: string): void {
+/**
+ * Throws when clients reach `port` with fetch and fetch refuses it: the API's (the dashboard, the
+ * CLI, svc dev's readiness wait) and the local cluster's (svc dev's own cluster client).
+ */
+export function assertFetchablePort(port: number, flag: string, reachedBy: string): void {
   if (FETCH_BAD_PORTS.has(port)) {
-    throw new Error(`${flag} ${port}: browsers and Node's fetch refuse to connect to that port (a "bad port" of the Fetch standard), so neither the dashboard nor the CLI could reach the API: pick another port (0 = any free port)`);
+    throw new Error(`${flag} ${port}: browsers and Node's fetch refuse to connect to that port (a "bad port" of the Fetch standard), so ${reachedBy}: pick another port (0 = any free port)`);
   }
 }

@@ -60,6 +60,13 @@ describe('svc dev with a busy port', () => {
     expect(output).not.toContain('local cluster at');
   }, 40_000);
 
+  it('--kube-port on such a port (6665): the same (it said only "fetch failed")', async () => {
+    const { code, output } = await dev(['--api-port', '0', '--kube-port', '6665']);
+    expect(code).toBe(1);
+    expect(output).toContain('svc dev could not start: --kube-port 6665: browsers and Node\'s fetch refuse to connect to that port (a "bad port" of the Fetch standard), so svc dev could not reach its own local cluster');
+    expect(output).not.toContain('local cluster at');
+  }, 40_000);
+
   it('--kube-port taken: the same', async () => {
     const { code, output } = await dev(['--api-port', '0', '--kube-port', String(busyPort)]);
     expect(code).not.toBe(0);
