@@ -401,6 +401,15 @@ describe('reads', () => {
       expect(answer.status).toBe(404);
       expect(answer.body.error).toBe('the head branch moving does not exist in the repository (any more): push it again, or close the change request');
     }
+    // the base branch deleted instead: the preview names that one
+    work.branch('release-x', { 'r.txt': 'r\n' }, { from: 'main' });
+    work.branch('on-release', { 'o.txt': 'o\n' }, { from: 'release-x' });
+    const onRelease = (await open({ title: 'on release', head_ref: 'on-release', base_ref: 'release-x' })).body.change_request;
+    work.checkout('main');
+    git(work.dir, 'push', '-q', 'origin', ':refs/heads/release-x');
+    const baseGone = await h.call(admin(), 'GET', `${base}/${onRelease.cr_id}/merge-preview`);
+    expect(baseGone.status).toBe(404);
+    expect(baseGone.body.error).toBe('the base branch release-x does not exist in the repository (any more): push it again, or close the change request');
 
     // The host is unreachable: still 200 with the stored SHAs.
     await h.client.resource<Project>(PROJECT).mergePatch(NAMESPACE, 'rest', { spec: { repoUrl: `${host.root}/missing.git` } });

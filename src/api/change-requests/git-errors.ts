@@ -25,8 +25,8 @@ export function apiErrorFromGit(error: unknown, context: { base: string; head: s
   if (error instanceof PushRejectedError) return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
   if (error instanceof RefNotFoundError) {
     // (a branch deleted on the host after the change request was opened)
-    if (error.ref === context.head) return new ApiError(404, `the head branch ${context.head} does not exist in the repository (any more): push it again, or close the change request`);
-    if (error.ref === context.base) return new ApiError(404, `the base branch ${context.base} does not exist in the repository (any more): push it again, or close the change request`);
+    const which = error.ref === context.head ? 'head' : error.ref === context.base ? 'base' : undefined;
+    if (which) return new ApiError(404, `the ${which} branch ${error.ref} does not exist in the repository (any more): push it again, or close the change request`);
     return new ApiError(404, `branch or commit ${error.ref} does not exist in the repository`);
   }
   if (error instanceof InvalidRefError || error instanceof InvalidInputError || error instanceof LocalRepoNotAllowedError) return new ApiError(400, error.message);
