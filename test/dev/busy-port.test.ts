@@ -53,17 +53,14 @@ describe('svc dev with a busy port', () => {
     expect(output).not.toContain('local cluster at');
   }, 40_000);
 
-  it('--api-port on a port browsers and fetch refuse (6000): said at once, before anything starts (it waited for its API forever)', async () => {
-    const { code, output } = await dev(['--api-port', '6000', '--kube-port', '0']);
+  // --api-port: it waited for its API forever; --kube-port: it said only "fetch failed"
+  it.each([
+    [['--api-port', '6000', '--kube-port', '0'], '--api-port 6000', 'neither the dashboard nor the CLI could reach the API'],
+    [['--api-port', '0', '--kube-port', '6665'], '--kube-port 6665', 'svc dev could not reach its own local cluster'],
+  ])('a port browsers and fetch refuse (%j): said at once, before anything starts', async (args, flag, why) => {
+    const { code, output } = await dev(args);
     expect(code).toBe(1);
-    expect(output).toContain('svc dev could not start: --api-port 6000: browsers and Node\'s fetch refuse to connect to that port');
-    expect(output).not.toContain('local cluster at');
-  }, 40_000);
-
-  it('--kube-port on such a port (6665): the same (it said only "fetch failed")', async () => {
-    const { code, output } = await dev(['--api-port', '0', '--kube-port', '6665']);
-    expect(code).toBe(1);
-    expect(output).toContain('svc dev could not start: --kube-port 6665: browsers and Node\'s fetch refuse to connect to that port (a "bad port" of the Fetch standard), so svc dev could not reach its own local cluster');
+    expect(output).toContain(`svc dev could not start: ${flag}: browsers and Node's fetch refuse to connect to that port (a "bad port" of the Fetch standard), so ${why}`);
     expect(output).not.toContain('local cluster at');
   }, 40_000);
 
