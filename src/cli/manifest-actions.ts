@@ -19,8 +19,8 @@ interface Target {
   repoDir?: string;
 }
 
-/** PATH -> the manifest file (directory: svc.yaml, then svc.toml). Null when a directory has none and `optional`. */
-function resolveTarget(pathArg: string, optional = false): Target | null {
+/** PATH -> the manifest file (directory: svc.yaml, then svc.toml). Null when a directory has none and `optional`; else `hint` follows the error. */
+function resolveTarget(pathArg: string, optional = false, hint = ''): Target | null {
   let isDirectory: boolean;
   try {
     isDirectory = statSync(pathArg).isDirectory();
@@ -31,7 +31,7 @@ function resolveTarget(pathArg: string, optional = false): Target | null {
   const name = findManifestFile(pathArg);
   if (!name) {
     if (optional) return null;
-    throw new CliError(`${pathArg}: no svc.yaml or svc.toml in this directory`);
+    throw new CliError(`${pathArg}: no svc.yaml or svc.toml in this directory${hint}`);
   }
   return { file: path.join(pathArg, name), repoDir: pathArg };
 }
@@ -104,7 +104,8 @@ function scheduleText(t: NormalizedTrigger): string {
 }
 
 export function triggersListCommand(pathArg: string, options: { json?: boolean }, now = new Date()): void {
-  const target = resolveTarget(pathArg)!;
+  // Someone in a directory without a manifest may have meant a project's triggers.
+  const target = resolveTarget(pathArg, false, '; the triggers of a live project: svc triggers ls --project NAME')!;
   const result = check(target);
   const syntaxIssue = result.document === undefined ? result.issues[0] : undefined;
   if (syntaxIssue || typeof result.document !== 'object' || result.document === null || Array.isArray(result.document)) {

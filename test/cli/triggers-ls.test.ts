@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, svc } from './run-cli.js';
 
@@ -74,5 +77,18 @@ describe('svc triggers ls', () => {
 
   it('exit 2 for an unreadable path', () => {
     expect(svc(['triggers', 'ls', 'no/such.yaml'])).toMatchObject({ code: 2, stderr: 'svc: no/such.yaml: cannot read: no such file or directory\n' });
+  });
+
+  it('exit 2 for a directory without a manifest, pointing to the live listing a person may have meant', () => {
+    const empty = mkdtempSync(path.join(tmpdir(), 'svc-no-manifest-'));
+    try {
+      expect(svc(['triggers', 'ls', empty])).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `svc: ${empty}: no svc.yaml or svc.toml in this directory; the triggers of a live project: svc triggers ls --project NAME\n`,
+      });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });
