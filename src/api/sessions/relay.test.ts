@@ -70,6 +70,25 @@ describe('relayToDaemon', () => {
     }
   });
 
+  it("keeps the engine's quiet event stream open with comments between events; a port's stream is relayed as it is", async () => {
+    const service = await daemon((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"type":"server.connected"}\n\n');
+      setTimeout(() => res.end('data: {"type":"session.idle"}\n\n'), 300);
+    });
+    const app = express();
+    app.get('/:scope', (req, res, next) => {
+      const scope = req.params.scope === 'engine' ? 'engine' : 'proxy:3000';
+      relayToDaemon(service, req, res, { project, sessionId: 's1', userId: 'u1', scope, path: '/event', body: false, keepaliveMs: 40 }).catch(next);
+    });
+    const api = app.listen(0, '127.0.0.1');
+    await new Promise((r) => api.once('listening', r));
+    closers.push(() => new Promise<void>((r) => { api.close(() => r()); api.closeAllConnections(); }));
+    const url = (scope: string) => `http://127.0.0.1:${(api.address() as AddressInfo).port}/${scope}`;
+    expect(await (await fetch(url('engine'))).text()).toMatch(/^data: \{"type":"server.connected"\}\n\n(: keepalive\n\n)+data: \{"type":"session.idle"\}\n\n$/);
+    expect(await (await fetch(url('proxy'))).text()).toBe('data: {"type":"server.connected"}\n\ndata: {"type":"session.idle"}\n\n');
+  });
+
   it('relays the answer without its cookies, as nothing a browser runs or sniffs', async () => {
     const res = await relayed([
       'HTTP/1.1 200 OK', 'content-type: text/html', 'set-cookie: a=1; Path=/; Max-Age=99999999', 'set-cookie: b=2', 'x-engine: kept',

@@ -6,6 +6,7 @@ import type { Request, Response } from 'express';
 import { signContextHeader, type ContextScope } from '../../lib/context-header.js';
 import { httpCall, type HttpAnswer } from '../../lib/http-call.js';
 import { jsonErrorText } from '../../lib/json.js';
+import { SSE_KEEPALIVE_MS, SseKeepalive } from '../../lib/sse-keepalive.js';
 import type { Project } from '../../resources/index.js';
 import { ApiError } from '../errors.js';
 import type { SessionService } from './service.js';
@@ -42,6 +43,8 @@ export interface RelayRequest {
   proxyPort?: number;
   /** false: the request has no body to stream (a GET answered by a stream). Default true. */
   body?: boolean;
+  /** How often the engine's quiet event stream gets a keepalive comment (tests shorten it). */
+  keepaliveMs?: number;
 }
 
 /** Relays `req` to the session's daemon and streams the answer back; 409/503 before anything is sent when it is not running. */
@@ -78,7 +81,13 @@ export async function relayToDaemon(service: SessionService, req: Request, res: 
         return failed('answered with headers that cannot be relayed');
       }
       res.flushHeaders();
-      answer.pipe(res);
+      // the engine's events: kept open for the person following them while the engine is idle
+      const keepalive = relay.scope === 'engine' && /^text\/event-stream/i.test(String(answer.headers['content-type'] ?? ''))
+        ? new SseKeepalive(relay.keepaliveMs ?? SSE_KEEPALIVE_MS) : undefined;
+      if (keepalive) {
+        res.on('close', () => keepalive.destroy());
+        answer.pipe(keepalive).pipe(res);
+      } else answer.pipe(res);
       answer.on('end', resolve);
       answer.on('error', () => { res.destroy(); resolve(); });
     });
