@@ -242,10 +242,23 @@ describe('svc cr', () => {
     const parent = path.dirname(host.hostDir);
     const created = svc(['projects', 'create', 'relative', '--repo', `./${path.basename(host.hostDir)}`, '--json'], userEnv(), parent);
     expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe(''); // a bare repository: nothing to warn about
     expect(JSON.parse(created.stdout)).toMatchObject({ name: 'relative', repo_url: host.hostDir });
     const missing = svc(['projects', 'create', 'missing', '--repo', './not-there.git'], userEnv(), parent);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('repo_url: invalid repository URL ./not-there.git: expected an absolute path');
     expect(svc(['projects', 'delete', 'relative', '--yes'], userEnv()).code).toBe(0);
+  });
+
+  it('projects create from a working copy with the default branch checked out warns that merges into it would be refused', () => {
+    const copy = path.join(path.dirname(host.hostDir), 'working-copy');
+    git(path.dirname(copy), 'init', '-q', '-b', 'main', copy);
+    git(copy, 'commit', '-q', '--allow-empty', '-m', 'init');
+    const created = svc(['projects', 'create', 'copy', '--repo', copy], userEnv());
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain('Created project copy');
+    expect(created.stderr).toBe(`warning: ${copy} has main checked out in a working copy, and git refuses a push to a checked-out branch: merging a change request into main would fail. `
+      + `Use a bare repository (git clone --bare ${copy} ${copy}.git), or let pushes update the working copy when it is clean: git -C ${copy} config receive.denyCurrentBranch updateInstead\n`);
+    expect(svc(['projects', 'delete', 'copy', '--yes'], userEnv()).code).toBe(0);
   });
 });
