@@ -1,5 +1,6 @@
 // `svc sessions logs` when the API cannot be reached, refuses, or its stream is cut off midway:
-// a line saying so and exit 1, never a stack trace. Loopback servers play the API.
+// a line saying so and exit 1, never a stack trace; a stream that ends with its session says how
+// it ended. Loopback servers play the API.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,9 +17,12 @@ afterEach(async () => {
   server = null;
 });
 
-/** An API on loopback answering the events route with `answer`; its base URL. */
-async function fakeApi(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<string> {
-  server = http.createServer(answer);
+/** An API on loopback answering the session's route with `session` (else 404) and the events route with `answer`; its base URL. */
+async function fakeApi(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void, session?: object): Promise<string> {
+  server = http.createServer((req, res) => {
+    if (req.url !== `/v1/projects/${PROJECT}/sessions/${SESSION}`) return answer(req, res);
+    res.writeHead(session ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(session ? { session } : { error: 'not found' }));
+  });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
@@ -69,11 +73,26 @@ describe('svc sessions logs, when things go wrong', () => {
       expect(req.headers.accept).toBe('text/event-stream');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"type":"server.connected","properties":{}}\n\n', () => setTimeout(() => res.socket?.destroy(), 50));
-    });
+    }, { id: SESSION, status: 'running', desired_state: 'running', reason: null, message: null }); // its sandbox went away under it
     const out = await logs(url, '--json');
     expect(out.stdout).toBe('{"type":"server.connected","properties":{}}\n');
     expect(out.stderr).toMatch(/^svc: the event stream was cut off: \S+; run svc sessions show to see the session, then follow it again\n$/);
     expect(out.code).toBe(1);
+  });
+
+  it.each([
+    { status: 'stopped', desired: 'stopped', reason: 'Stopped', message: 'stopped; a prompt wakes it on the same branch', said: 'stopped (Stopped): stopped; a prompt wakes it on the same branch', code: 0 },
+    { status: 'running', desired: 'stopped', reason: null, message: null, said: 'is being stopped', code: 0 },
+    { status: 'failed', desired: 'running', reason: 'EngineFailed', message: 'the engine exited with code 1', said: 'failed (EngineFailed): the engine exited with code 1', code: 1 },
+  ])('the stream cut off because the session ended ($said): says so, exit $code', async ({ status, desired, reason, message, said, code }) => {
+    const url = await fakeApi((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"type":"server.connected","properties":{}}\n\n', () => setTimeout(() => res.socket?.destroy(), 50));
+    }, { id: SESSION, status, desired_state: desired, reason, message });
+    const out = await logs(url, '--json');
+    expect(out.stdout).toBe('{"type":"server.connected","properties":{}}\n');
+    expect(out.stderr).toBe(`svc: session ${SESSION} ${said}\n`);
+    expect(out.code).toBe(code);
   });
 
   it('a session still starting (503): says once what it waits for, asks again, then follows', async () => {

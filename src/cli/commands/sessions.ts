@@ -8,7 +8,7 @@ import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { SseSplitter, eventData } from '../../lib/sse.js';
 import { ApiCallError, apiAction, createApiClient, unreachableCause, type ApiClient } from '../api-client.js';
 import { readTextFile } from '../input.js';
-import { CliError, EXIT, examples, formatTable, printJson, printLines } from '../output.js';
+import { CliError, EXIT, examples, formatTable, printJson, printLines, setExitCode, type ExitCode } from '../output.js';
 import { PROJECT_OPTION } from './cr.js';
 import { resolveProjectId } from './link.js';
 import { clipText } from '../../lib/clip.js';
@@ -140,9 +140,29 @@ async function openEvents(client: ApiClient, path: string): Promise<Response> {
   }
 }
 
-/** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted. */
-async function followEvents(client: ApiClient, path: string, json: boolean | undefined): Promise<void> {
-  const res = await openEvents(client, path);
+/**
+ * Why a followed stream ended, when the session did: stopped (the follow is over) or failed
+ * (exit 1); null while it is meant to run (the API or its sandbox went away: follow again).
+ */
+interface SessionEnd { text: string; code: ExitCode }
+
+async function sessionEnded(client: ApiClient, sessionPath: string): Promise<SessionEnd | null> {
+  let session: SessionView;
+  try {
+    ({ session } = await client.request<{ session: SessionView }>('GET', sessionPath));
+  } catch {
+    return null;
+  }
+  const why = `${session.reason ? ` (${session.reason})` : ''}${session.message ? `: ${session.message}` : ''}`;
+  if (session.status === 'failed') return { text: `session ${session.id} failed${why}`, code: EXIT.invalid };
+  if (session.status === 'stopped') return { text: `session ${session.id} stopped${why}`, code: EXIT.ok };
+  if (session.desired_state === 'stopped') return { text: `session ${session.id} is being stopped`, code: EXIT.ok };
+  return null;
+}
+
+/** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted or the session ends. */
+async function followEvents(client: ApiClient, sessionPath: string, json: boolean | undefined): Promise<void> {
+  const res = await openEvents(client, `${sessionPath}/events`);
   const splitter = new SseSplitter();
   try {
     for await (const chunk of res.body!) {
@@ -155,9 +175,19 @@ async function followEvents(client: ApiClient, path: string, json: boolean | und
       }
     }
   } catch (error) {
-    // the API went away, or the session's sandbox with its stream
-    throw new CliError(`the event stream was cut off: ${unreachableCause(error)}; run svc sessions show to see the session, then follow it again`, EXIT.invalid);
+    // the session stopped or failed, or the API went away, or the session's sandbox with its stream
+    const ended = await sessionEnded(client, sessionPath);
+    if (!ended) throw new CliError(`the event stream was cut off: ${unreachableCause(error)}; run svc sessions show to see the session, then follow it again`, EXIT.invalid);
+    return sayEnded(ended);
   }
+  const ended = await sessionEnded(client, sessionPath);
+  if (ended) sayEnded(ended);
+}
+
+/** The end of a follow because the session ended: said on stderr, exit 0 for a stop, 1 for a failure. */
+function sayEnded(ended: SessionEnd): void {
+  process.stderr.write(`svc: ${ended.text}\n`);
+  setExitCode(ended.code);
 }
 
 export function registerSessionsCommands(program: Command): void {
@@ -268,6 +298,6 @@ export function registerSessionsCommands(program: Command): void {
         process.stdout.write(await ctx.client.text(`${ctx.base}/${sessionId(id)}/daemon-log`));
         return;
       }
-      await followEvents(ctx.client, `${ctx.base}/${sessionId(id)}/events`, opts.json);
+      await followEvents(ctx.client, `${ctx.base}/${sessionId(id)}`, opts.json);
     }));
 }
