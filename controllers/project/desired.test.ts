@@ -138,8 +138,9 @@ describe('nextStatus', () => {
     const missing = nextStatus(project(), { kind: 'read', sha: SHA2, manifest: null, triggers: [], triggerErrors: [] }, T0);
     expect(missing.conditions!.find((c) => c.type === 'ManifestValid')).toMatchObject({ status: 'False', reason: 'ManifestMissing' });
     expect(missing.manifest?.summary).toBe('missing');
-    const clean: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], triggerErrors: [], manifest: { file: 'svc.yaml', version: 2, valid: true, parsed: true, issues: [] } };
-    expect(nextStatus(project(), clean, T0)).toMatchObject({ manifest: { summary: 'valid (v2)' }, triggerCount: 1 });
+    const clean: Observation = { kind: 'read', sha: SHA1, triggers: [nightly], triggerErrors: [], manifest: { file: 'svc.yaml', version: 2, valid: true, parsed: true, issues: [], defaultAgent: 'coder' } };
+    // default_agent: the agent of a Session applied with kubectl that names none
+    expect(nextStatus(project(), clean, T0)).toMatchObject({ manifest: { summary: 'valid (v2)', defaultAgent: 'coder' }, triggerCount: 1 });
   });
 
   it('counts the issues it lists: every issue of status.manifest.issues, the blocking ones first', () => {

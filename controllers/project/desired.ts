@@ -23,7 +23,7 @@ export type Observation =
     kind: 'read';
     sha: string;
     /** null when the branch has neither svc.yaml nor svc.toml. */
-    manifest: { file: string; version: number | null; valid: boolean; issues: ManifestIssue[]; parsed: boolean } | null;
+    manifest: { file: string; version: number | null; valid: boolean; issues: ManifestIssue[]; parsed: boolean; defaultAgent?: string } | null;
     triggers: TriggerEntry[];
     triggerErrors: TriggerError[];
   };
@@ -138,7 +138,7 @@ export function nextStatus(project: Project, observation: Observation, now: Date
     next.defaultBranchSha = observation.sha;
     const m = observation.manifest;
     next.manifest = m
-      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: listedIssues(m.issues), summary: manifestSummary(m) } as ManifestStatus
+      ? { file: m.file, ...(m.version !== null ? { version: m.version } : {}), valid: m.valid, issues: listedIssues(m.issues), summary: manifestSummary(m), ...(m.defaultAgent ? { defaultAgent: m.defaultAgent } : {}) } as ManifestStatus
       : { valid: false, issues: [], summary: 'missing' };
     if (triggersAreKnown(observation)) {
       next.triggers = observation.triggers.map((t) => t.slug).sort();

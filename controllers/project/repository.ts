@@ -2,7 +2,7 @@
 // svc.yaml (else svc.toml) there in one git process, check it and list its triggers. Returns an
 // Observation for the pure code in desired.ts.
 import { LocalRepoNotAllowedError, openMirror, redact, unreachableReason, type GitCredentials } from '../../src/git/index.js';
-import { MANIFEST_FILES, listTriggers, readManifestAt } from '../../src/manifest/index.js';
+import { MANIFEST_FILES, listTriggers, manifestDefaultAgent, readManifestAt } from '../../src/manifest/index.js';
 import type { Project } from '../../src/resources/index.js';
 import { triggerEntryFromManifest } from '../../src/triggers/index.js';
 import type { Observation } from './desired.js';
@@ -41,7 +41,10 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
     return {
       kind: 'read',
       sha,
-      manifest: { file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null },
+      manifest: {
+        file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null,
+        ...(manifestDefaultAgent(check.document) ? { defaultAgent: manifestDefaultAgent(check.document) } : {}),
+      },
       triggers: listing.triggers.map((t) => triggerEntryFromManifest(t)),
       triggerErrors: listing.errors,
     };

@@ -85,6 +85,20 @@ describe('Session status (SPEC §3.2)', () => {
   });
 });
 
+describe('the agent of a session', () => {
+  const withDefault: Project = { ...project, status: { manifest: { valid: true, issues: [], defaultAgent: 'coder' } } };
+  it.each<[string, Partial<Session['spec']>, SessionStatus | undefined, Project, string]>([
+    ['named in the spec', { agent: 'reviewer' }, undefined, withDefault, 'reviewer'],
+    ["none named (applied with kubectl): the manifest's default_agent", { agent: undefined }, undefined, withDefault, 'coder'],
+    ['none named, already recorded: kept when the manifest changes its default', { agent: undefined }, { status: 'stopped', agent: 'triage' }, withDefault, 'triage'],
+    ['none named, and no default_agent in the manifest', { agent: undefined }, undefined, project, 'default'],
+  ])('%s', (_name, spec, status, seenProject, agent) => {
+    const s = session(status, spec);
+    expect(nextSessionStatus(s, seen({ project: seenProject }), NOW).status.agent).toBe(agent);
+    expect(envMap(desiredSandbox(s, seenProject, settings).spec.env).SVC_AGENT_NAME).toBe(agent);
+  });
+});
+
 describe('the Sandbox of a session', () => {
   it('is owned by the session, carries the non-secret environment and the initial prompt only before the first start', () => {
     const first = desiredSandbox(session(branched), project, settings);

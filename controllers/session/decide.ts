@@ -18,6 +18,7 @@ import {
 import { envList, sessionEnv, type DaemonHealth, type SandboxResync } from '../../src/sandbox/index.js';
 import type { StartRetryPolicy } from '../../src/lib/start-retry.js';
 import { UUID } from '../../src/lib/uuid.js';
+import { sessionAgent } from '../../src/sessions/index.js';
 import { branchRetryInMs, branchState, type BranchState } from './branch-retry.js';
 import { daemonReports, withPushedCheckpoint } from './reports.js';
 import { idleDeadlineMs, sessionRequeueAfterMs } from './resync.js';
@@ -112,7 +113,7 @@ export function sandboxEnv(session: Session, project: Project, settings: Sandbox
     defaultBranch: project.spec.defaultBranch || 'main',
     baseRef: baseRefOf(session, project),
     apiUrl: settings.apiUrl,
-    agent: session.spec.agent || 'default',
+    agent: sessionAgent(session, project),
     model: session.spec.model,
     initialPrompt: session.status?.startedAt ? undefined : session.spec.initialPrompt,
     checkpoints: project.spec.checkpoints,
@@ -229,6 +230,8 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
   let conditions = previous.conditions ?? [];
   const set = (input: ConditionInput) => { conditions = setCondition(conditions, input, now); };
   const status: SessionStatus = { ...previous, status: v.status };
+  // recorded once the project is seen: a Session applied with kubectl may name no agent
+  if (seen.project) status.agent = sessionAgent(session, seen.project);
   if (seen.branch?.kind === 'ready') {
     status.branch = session.metadata.name!;
     status.baseSha = seen.branch.baseSha;

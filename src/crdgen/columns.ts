@@ -38,7 +38,7 @@ export const PRINTER_COLUMNS: Record<string, PrinterColumn[]> = {
   [SESSION.kind]: [
     { name: 'Status', type: 'string', jsonPath: '.status.status' },
     { name: 'Project', type: 'string', jsonPath: '.spec.projectRef.name' },
-    { name: 'Agent', type: 'string', jsonPath: '.spec.agent' },
+    { name: 'Agent', type: 'string', jsonPath: '.status.agent' },
     { name: 'Base', type: 'string', jsonPath: '.spec.baseRef', priority: 1 },
     { name: 'Trigger', type: 'string', jsonPath: '.spec.triggerRef.name', priority: 1 },
     reason,

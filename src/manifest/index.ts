@@ -5,7 +5,7 @@ export { checkManifest, listedIssues, manifestTooLarge, MANIFEST_MAX_BYTES, MAX_
 export { ManifestCheckThread, ManifestCheckUnavailable } from './check-thread.js';
 export { readManifestAt, readManifestDocumentAt, readManifestFileAt, type ManifestAtCommit } from './at-commit.js';
 export { listTriggers, listedTriggerErrors, MAX_LISTED_TRIGGER_ERRORS, type TriggerListing, type TriggerListingError } from './listing.js';
-export { type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
+export { manifestDefaultAgent, type NormalizedTrigger, TRIGGER_ALIASES } from './trigger.js';
 export { parseCron, isIanaZone } from './cron.js';
 export { checkAgentFiles, checkAgentFrontMatter, engineDirOf, DEFAULT_ENGINE_DIR, type AgentFileIssue } from './agentfiles.js';
 export { findManifestFile, checkManifestFile } from './files.js';

@@ -117,6 +117,12 @@ export function triggerContext(doc: unknown): TriggerContext {
   };
 }
 
+/** default_agent of a version 2 manifest document (the agent of a session that names none), else undefined. */
+export function manifestDefaultAgent(doc: unknown): string | undefined {
+  const context = triggerContext(doc);
+  return context.version === 2 ? context.defaultAgent : undefined;
+}
+
 export interface TriggerContextIssue { index: number; path: string[]; message: string }
 
 /** Rules that need the other entries or the rest of the document: unique slugs, version 2 agents. */

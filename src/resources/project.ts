@@ -50,6 +50,7 @@ export const ManifestStatusSchema = z
     valid: z.boolean().describe('Whether the manifest passes validation.'),
     issues: z.array(ManifestIssueSchema).default([]).describe('Validation issues; empty when valid.'),
     summary: z.string().optional().describe('For people (the Manifest printer column): "valid (v2)", "invalid (v1)" or "missing".'),
+    defaultAgent: z.string().optional().describe('default_agent of a version 2 manifest: the agent of a Session that names none.'),
   })
   .describe('The default-branch manifest as last read.');
 export type ManifestStatus = z.infer<typeof ManifestStatusSchema>;

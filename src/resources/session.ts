@@ -17,7 +17,7 @@ export type DesiredState = z.infer<typeof DesiredStateSchema>;
 export const SessionSpecSchema = z
   .object({
     projectRef: localRef('The Project the session works on.'),
-    agent: z.string().min(1).default('default').describe('Agent the session was created with.'),
+    agent: z.string().min(1).optional().describe("Agent the session runs; absent: the project manifest's default_agent, else default (status.agent says which)."),
     baseRef: z.string().min(1).describe('Ref the session branch is cut from.'),
     model: z.string().min(1).optional().describe('Model override <provider>/<model>.'),
     initialPrompt: z.string().optional().describe('First prompt sent to the agent.'),
@@ -48,6 +48,7 @@ export const SessionStatusSchema = z
     branch: z.string().optional().describe('The session branch (the session id).'),
     baseSha: z.string().optional().describe('Commit the session branch was cut from.'),
     sandboxName: z.string().optional().describe('The Sandbox of this session.'),
+    agent: z.string().optional().describe("The agent the session runs: spec.agent, else the project manifest's default_agent when it was first seen, else default."),
     reason: z.string().optional().describe('Why the session failed or stopped.'),
     sandboxState: z.string().optional().describe('SPEC §3.3 state of the Sandbox, copied for people and the REST API.'),
     startedAt: timestamp().optional().describe('When the session first ran; a wake never sends the initial prompt again.'),

@@ -3,6 +3,7 @@
  * a new Session, and what leaves the repository with a deleted one.
  */
 export * from './admission.js';
+export * from './agent.js';
 export * from './new-session.js';
 export * from './prompt-size.js';
 export * from './refs-cleanup.js';

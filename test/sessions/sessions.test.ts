@@ -176,6 +176,22 @@ describe('sessions through svc dev', () => {
     expect(readFileSync(path.join(sandboxDir(first.id), 'daemon.log'), 'utf8')).not.toContain(sandboxToken);
   }, 60_000);
 
+  it("a Session applied with kubectl that names no agent runs the manifest's default_agent: kubectl, REST and the engine say so", async () => {
+    const id = randomUUID();
+    await runOk('kubectl', ['apply', '-f', '-'], dev.env, JSON.stringify({
+      apiVersion: 'svc.dev/v1alpha1', kind: 'Session', metadata: { name: id, namespace: 'default' },
+      spec: { projectRef: { name: 'demo' }, baseRef: 'main', desiredState: 'running' },
+    }));
+    const running = await waitStatus('demo', id, 'running');
+    expect(running.agent).toBe('coder'); // it ran the engine's default agent, and kubectl showed "default"
+    expect(await kubectl('get', 'session', id, '-o', 'jsonpath={.spec.agent}|{.status.agent}')).toBe('|coder');
+    const [, , project, agent] = (await kubectl('get', 'session', id, '--no-headers')).trim().split(/\s+/); // NAME STATUS PROJECT AGENT AGE
+    expect([project, agent]).toEqual(['demo', 'coder']);
+    const { body: env } = await api<Record<string, string>>('GET', `${sessionsPath('demo')}/${id}/engine/fixture/env`);
+    expect(env.SVC_AGENT_NAME).toBe('coder');
+    await kubectl('delete', 'session', id);
+  });
+
   it('stop: the sandbox process goes, the branch stays; a prompt wakes it on the same branch without resending the initial prompt', async () => {
     const pid = sandboxPid(first.id);
     const stopped = await api<{ session: SessionView }>('POST', `${sessionsPath('demo')}/${first.id}/stop`);

@@ -17,7 +17,7 @@ export function serializeSession(session: Session, projectId: string, options: {
     // Created in provisioning (SPEC §3.2) before the controller first writes the status.
     status: status.status ?? 'provisioning',
     desired_state: session.spec.desiredState ?? 'running',
-    agent: session.spec.agent ?? 'default',
+    agent: session.spec.agent ?? status.agent ?? 'default',
     model: session.spec.model ?? null,
     base_ref: session.spec.baseRef,
     base_sha: status.baseSha ?? null,
