@@ -38,12 +38,13 @@ export function repositoryReader(options: RepositoryReaderOptions): ReadReposito
     if (!manifest) return { kind: 'read', sha, manifest: null, triggers: [], triggerErrors: [] };
     const { file, check } = manifest;
     const listing = listTriggers(check);
+    const defaultAgent = manifestDefaultAgent(check.document);
     return {
       kind: 'read',
       sha,
       manifest: {
         file, version: check.version ?? null, valid: check.valid, issues: check.issues, parsed: check.document !== undefined && check.document !== null,
-        ...(manifestDefaultAgent(check.document) ? { defaultAgent: manifestDefaultAgent(check.document) } : {}),
+        ...(defaultAgent ? { defaultAgent } : {}),
       },
       triggers: listing.triggers.map((t) => triggerEntryFromManifest(t)),
       triggerErrors: listing.errors,
