@@ -242,7 +242,6 @@ describe('svc cr', () => {
     const parent = path.dirname(host.hostDir);
     const created = svc(['projects', 'create', 'relative', '--repo', `./${path.basename(host.hostDir)}`, '--json'], userEnv(), parent);
     expect(created.code, created.stderr).toBe(0);
-    expect(created.stderr).toBe(''); // a bare repository: nothing to warn about
     expect(JSON.parse(created.stdout)).toMatchObject({ name: 'relative', repo_url: host.hostDir });
     const missing = svc(['projects', 'create', 'missing', '--repo', './not-there.git'], userEnv(), parent);
     expect(missing.code).toBe(1);
@@ -250,15 +249,25 @@ describe('svc cr', () => {
     expect(svc(['projects', 'delete', 'relative', '--yes'], userEnv()).code).toBe(0);
   });
 
-  it('projects create from a working copy with the default branch checked out warns that merges into it would be refused', () => {
+  it("a merge into a working copy's checked-out branch is refused saying how to fix it; with updateInstead it merges", () => {
     const copy = path.join(path.dirname(host.hostDir), 'working-copy');
     git(path.dirname(copy), 'init', '-q', '-b', 'main', copy);
     git(copy, 'commit', '-q', '--allow-empty', '-m', 'init');
+    git(copy, 'branch', 'fix');
+    git(copy, 'checkout', '-q', 'fix');
+    git(copy, 'commit', '-q', '--allow-empty', '-m', 'a fix');
+    git(copy, 'checkout', '-q', 'main');
     const created = svc(['projects', 'create', 'copy', '--repo', copy], userEnv());
     expect(created.code, created.stderr).toBe(0);
-    expect(created.stdout).toContain('Created project copy');
-    expect(created.stderr).toBe(`warning: ${copy} has main checked out in a working copy, and git refuses a push to a checked-out branch: merging a change request into main would fail. `
-      + `Use a bare repository (git clone --bare ${copy} ${copy}.git), or let pushes update the working copy when it is clean: git -C ${copy} config receive.denyCurrentBranch updateInstead\n`);
+    const env = { ...userEnv(), SVC_PROJECT_ID: 'copy' };
+    expect(svc(['cr', 'open', '--head', 'fix', '--title', 'A fix'], env).code).toBe(0);
+    const refused = svc(['cr', 'merge', '1'], env);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toBe('svc: the repository host rejected the push to main: main is checked out in a working copy of the repository, and git does not update a checked-out branch; '
+      + 'make the repository bare (git clone --bare), or let pushes update that working copy while it is clean: git config receive.denyCurrentBranch updateInstead, in it (HTTP 409)\n');
+    git(copy, 'config', 'receive.denyCurrentBranch', 'updateInstead');
+    expect(svc(['cr', 'merge', '1'], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('Merged CR #1 into main') });
+    expect(git(copy, 'log', '-1', '--format=%s')).toBe('a fix'); // the working copy was updated
     expect(svc(['projects', 'delete', 'copy', '--yes'], userEnv()).code).toBe(0);
   });
 });

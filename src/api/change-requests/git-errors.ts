@@ -7,6 +7,9 @@ import {
 import { ApiError } from '../errors.js';
 import { CredentialsUnavailableError } from './store.js';
 
+/** git's refusal of a push to the branch a non-bare repository has checked out. */
+const CHECKED_OUT = /refusing to update checked out branch|branch is currently checked out/i;
+
 export function apiErrorFromGit(error: unknown, context: { base: string; head: string }): unknown {
   if (error instanceof CredentialsUnavailableError) return new ApiError(502, `the repository cannot be reached: ${error.message}`);
   if (!(error instanceof GitEngineError)) return error;
@@ -22,7 +25,15 @@ export function apiErrorFromGit(error: unknown, context: { base: string; head: s
     return new ApiError(409, `the head branch ${context.head} moved: expected ${error.expectedSha}, it is now at ${error.actualSha}; review the new commits and merge again`);
   }
   if (error instanceof NothingToMergeError) return new ApiError(409, `nothing to merge: ${context.head} is already contained in ${context.base}`);
-  if (error instanceof PushRejectedError) return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
+  if (error instanceof PushRejectedError) {
+    // a project made from a working copy (svc dev: `--repo .` in one's own clone)
+    if (CHECKED_OUT.test(error.reason)) {
+      return new ApiError(409, `the repository host rejected the push to ${context.base}: ${context.base} is checked out in a working copy of the repository, `
+        + 'and git does not update a checked-out branch; make the repository bare (git clone --bare), '
+        + 'or let pushes update that working copy while it is clean: git config receive.denyCurrentBranch updateInstead, in it');
+    }
+    return new ApiError(409, `the repository host rejected the push to ${context.base}: ${error.reason}`);
+  }
   if (error instanceof RefNotFoundError) {
     // (a branch deleted on the host after the change request was opened)
     const which = error.ref === context.head ? 'head' : error.ref === context.base ? 'base' : undefined;

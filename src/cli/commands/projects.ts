@@ -5,7 +5,6 @@ import type { Command } from 'commander';
 import { createApiClient, withApiErrors, type ApiClient } from '../api-client.js';
 import { CliError, EXIT, formatTable, printJson, printLines } from '../output.js';
 import type { SerializedProject } from '../../lib/rest-shapes.js';
-import { checkedOutBranchWarning } from '../checked-out.js';
 
 type ProjectView = SerializedProject;
 
@@ -105,8 +104,6 @@ export function registerProjectsCommands(program: Command): void {
       const { project } = await client.request<{ project: ProjectView }>('POST', '/projects', body);
       if (opts.json) printJson(project);
       else printLines([`Created project ${project.name} (${project.id}).`, `Follow it with: svc projects show ${project.name}`]);
-      const warning = await checkedOutBranchWarning(body.repo_url, opts.defaultBranch);
-      if (warning) process.stderr.write(`${warning}\n`);
     }));
 
   projects
