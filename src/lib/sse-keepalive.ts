@@ -17,7 +17,7 @@ function endsEvent(tail: Buffer): boolean {
 
 /** Passes an SSE stream through unchanged, adding a comment after each `intervalMs` of quiet that falls between events. */
 export class SseKeepalive extends Transform {
-  /** The last bytes passed on (an event's end may span chunks). True at the start: nothing is open. */
+  /** The last bytes passed on (an event's end may span chunks); a blank line at the start: no event is open. */
   private tail = Buffer.from('\n\n');
   private quiet = true;
   private readonly timer: NodeJS.Timeout;

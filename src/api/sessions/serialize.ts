@@ -1,6 +1,7 @@
 // The REST shape of a session (DESIGN §4 "Interfaces pinned"; snake_case).
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { getCondition, type Sandbox, type Session } from '../../resources/index.js';
+import { sessionAgent } from '../../sessions/index.js';
 
 export type { SerializedSession };
 
@@ -17,7 +18,7 @@ export function serializeSession(session: Session, projectId: string, options: {
     // Created in provisioning (SPEC §3.2) before the controller first writes the status.
     status: status.status ?? 'provisioning',
     desired_state: session.spec.desiredState ?? 'running',
-    agent: session.spec.agent ?? status.agent ?? 'default',
+    agent: sessionAgent(session, null), // the controller's choice once it recorded one
     model: session.spec.model ?? null,
     base_ref: session.spec.baseRef,
     base_sha: status.baseSha ?? null,

@@ -140,12 +140,12 @@ async function openEvents(client: ApiClient, path: string): Promise<Response> {
   }
 }
 
+interface SessionEnd { text: string; code: ExitCode }
+
 /**
  * Why a followed stream ended, when the session did: stopped (the follow is over) or failed
  * (exit 1); null while it is meant to run (the API or its sandbox went away: follow again).
  */
-interface SessionEnd { text: string; code: ExitCode }
-
 async function sessionEnded(client: ApiClient, sessionPath: string): Promise<SessionEnd | null> {
   let session: SessionView;
   try {
