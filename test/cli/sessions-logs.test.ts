@@ -80,6 +80,16 @@ describe('svc sessions logs, when things go wrong', () => {
     expect(out.code).toBe(1);
   });
 
+  it('the stream cut off while a prompt wakes a stopped session: not its end, follow it again (exit 1)', async () => {
+    const url = await fakeApi((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"type":"server.connected","properties":{}}\n\n', () => setTimeout(() => res.socket?.destroy(), 50));
+    }, { id: SESSION, status: 'stopped', desired_state: 'running', reason: 'Stopped', message: 'stopped; a prompt wakes it on the same branch' });
+    const out = await logs(url);
+    expect(out.stderr).toMatch(/^svc: the event stream was cut off: \S+; run svc sessions show to see the session, then follow it again\n$/);
+    expect(out.code).toBe(1);
+  });
+
   it.each([
     { status: 'stopped', desired: 'stopped', reason: 'Stopped', message: 'stopped; a prompt wakes it on the same branch', said: 'stopped (Stopped): stopped; a prompt wakes it on the same branch', code: 0 },
     { status: 'running', desired: 'stopped', reason: null, message: null, said: 'is being stopped', code: 0 },

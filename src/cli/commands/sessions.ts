@@ -155,9 +155,9 @@ async function sessionEnded(client: ApiClient, sessionPath: string): Promise<Ses
   }
   const why = `${session.reason ? ` (${session.reason})` : ''}${session.message ? `: ${session.message}` : ''}`;
   if (session.status === 'failed') return { text: `session ${session.id} failed${why}`, code: EXIT.invalid };
-  if (session.status === 'stopped') return { text: `session ${session.id} stopped${why}`, code: EXIT.ok };
-  if (session.desired_state === 'stopped') return { text: `session ${session.id} is being stopped`, code: EXIT.ok };
-  return null;
+  // stopped but wanted running: a prompt is waking it, so the follow is not over
+  if (session.desired_state !== 'stopped') return null;
+  return { text: `session ${session.id} ${session.status === 'stopped' ? `stopped${why}` : 'is being stopped'}`, code: EXIT.ok };
 }
 
 /** Follows GET .../events (the engine's SSE stream) and prints each event until interrupted or the session ends. */
