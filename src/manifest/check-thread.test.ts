@@ -4,8 +4,12 @@ import { checkManifest, listedIssues } from './check.js';
 import { ManifestCheckThread, ManifestCheckUnavailable } from './check-thread.js';
 
 const VALID = 'svc_version: 2\ndefault_agent: coder\nagents:\n  coder: {}\n';
-/** 250 KB of empty trigger entries: about 50,000 bad entries, seconds of CPU to check. */
-const HEAVY = `${VALID}triggers:\n${'  - {}\n'.repeat(50_000)}`;
+/** `n` empty trigger entries: n bad entries; 50,000 take seconds of CPU to check. */
+const badTriggers = (n: number) => `${VALID}triggers:\n${'  - {}\n'.repeat(n)}`;
+/** Checks that must still be running when they are ended (timed out, closed). */
+const HEAVY = badTriggers(50_000);
+/** Checks that run to their end: past the 100 listed issues, and long enough to measure the loop. */
+const MANY = badTriggers(5_000);
 
 let thread: ManifestCheckThread | undefined;
 afterEach(async () => { await thread?.close(); thread = undefined; });
@@ -17,9 +21,9 @@ describe('ManifestCheckThread', () => {
     const invalid = 'svc_version: 2\nagents: {}\n';
     expect(await thread.issues('svc.yaml', invalid)).toEqual(listedIssues(checkManifest('svc.yaml', invalid).issues));
     expect(await thread.issues('svc.toml', 'svc_version = 1\n[triggers]\n')).toEqual(checkManifest('svc.toml', 'svc_version = 1\n[triggers]\n').issues);
-    const heavy = await thread.issues('svc.yaml', HEAVY);
-    expect(heavy).toHaveLength(101);
-    expect(heavy![100]!.message).toMatch(/^and \d+ more like these/);
+    const many = await thread.issues('svc.yaml', MANY);
+    expect(many).toHaveLength(101);
+    expect(many![100]!.message).toMatch(/^and \d+ more like these/);
   }, 60_000);
 
   it('leaves the caller\'s event loop free while it checks', async () => {
@@ -28,7 +32,7 @@ describe('ManifestCheckThread', () => {
     let turns = 0;
     const ticker = setInterval(() => { turns++; }, 1);
     try {
-      await thread.issues('svc.yaml', HEAVY);
+      await thread.issues('svc.yaml', MANY);
     } finally {
       clearInterval(ticker);
     }
