@@ -1,8 +1,9 @@
 // What a request must satisfy before the local cluster reads it (issue 15): it only listens on
 // loopback, so a web page the developer visits must not drive it. A Host that is not loopback
 // or the bound address (DNS rebinding) and a cross-site Origin are 403; a body that is not
-// JSON, YAML or a patch type is 415, as on a real API server (a browser's cross-site "simple"
-// POST is text/plain); JSON nested deeper than MAX_DEPTH is 400 before it is parsed.
+// JSON, YAML, a patch type or Kubernetes protobuf (protobuf.ts, read before this check) is 415,
+// as on a real API server (a browser's cross-site "simple" POST is text/plain); JSON nested
+// deeper than MAX_DEPTH is 400 before it is parsed.
 import type { IncomingMessage } from 'node:http';
 import { hostAllowed, originAllowed } from '../lib/loopback-host.js';
 import { errors } from './status.js';

@@ -12,6 +12,7 @@ import type { ResourceType } from './resources.js';
 import { ApiError, errors } from './status.js';
 import { assertBodyMediaType, assertNestingDepth, assertParsedDepth, guardRequest } from './request-guard.js';
 import type { KObject } from './status.js';
+import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { toTable } from './table.js';
 import type { IncludeObject } from './table.js';
 import { withoutTrailingSlashes } from '../lib/trailing-slashes.js';
@@ -76,6 +77,7 @@ const mediaType = (req: IncomingMessage) => (req.headers['content-type'] ?? 'app
 async function parseBody(req: IncomingMessage, raw: Buffer): Promise<unknown> {
   if (raw.length === 0) return undefined;
   const type = mediaType(req);
+  if (type === PROTOBUF_MEDIA_TYPE) return decodeProtobufObject(raw);
   assertBodyMediaType(type);
   const text = raw.toString('utf8');
   assertNestingDepth(text);

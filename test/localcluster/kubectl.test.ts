@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, WIDGETS, eventually, startTestCluster, widget } from './helpers.js';
+import { FIXTURES, WIDGETS, eventually, run, startTestCluster, widget } from './helpers.js';
+import { kubectlsFrom } from '../helpers/kubectl-binaries.js';
 import type { TestCluster } from './helpers.js';
 
 let tc: TestCluster;
@@ -194,5 +195,42 @@ describe('kubectl with built-in kinds', () => {
     expect((await tc.api('GET', '/api/v1/namespaces/scratch/configmaps/c1')).status).toBe(404);
     const create = await tc.kubectl(['-n', 'scratch', 'create', 'configmap', 'c2']);
     expect(create.stderr).toContain('namespaces "scratch" not found');
+  });
+});
+
+// kubectl 1.32 and later write built-in kinds in protobuf (their typed clients); the local cluster
+// read only JSON and YAML, so `kubectl create secret` of the README was 415 for a current kubectl.
+// Every such kubectl this machine has (PATH's, and gcloud's versioned ones) runs the commands.
+const protobufKubectls = kubectlsFrom(32);
+describe.skipIf(protobufKubectls.length === 0)('kubectl 1.32 and later (protobuf bodies)', () => {
+  it.each(protobufKubectls.map((k) => [k.minor, k.binary] as const))('kubectl 1.%i creates built-in kinds and asks can-i', async (minor, binary) => {
+    const k = (args: string[]) => run(binary, ['--kubeconfig', tc.kubeconfig, '--cache-dir', path.join(path.dirname(tc.kubeconfig), `kcache-${minor}`), ...args]);
+    const ok = async (args: string[]) => {
+      const r = await k(args);
+      expect(r, args.join(' ')).toMatchObject({ code: 0 });
+      return r.stdout;
+    };
+    const ns = `pb-${minor}`;
+    expect(await ok(['create', 'namespace', ns])).toBe(`namespace/${ns} created\n`);
+    const n = ['-n', ns];
+    await ok([...n, 'create', 'secret', 'generic', 'git', '--from-literal=username=bot', '--from-literal=password=s3cret']);
+    await ok([...n, 'create', 'configmap', 'settings', '--from-literal=mode=fast']);
+    await ok([...n, 'create', 'serviceaccount', 'robot']);
+    await ok([...n, 'create', 'rolebinding', 'robot-view', '--clusterrole=view', '--serviceaccount', `${ns}:robot`]);
+    expect((await ok([...n, 'create', 'token', 'robot', '--duration=10m'])).trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect((await ok([...n, 'auth', 'can-i', 'delete', 'secrets'])).trim()).toBe('yes');
+    const get = async (what: string) => JSON.parse(await ok([...n, 'get', what, '-o', 'json'])) as Record<string, unknown> & { metadata: Record<string, unknown> };
+    const secret = await get('secret/git');
+    expect(secret).toMatchObject({ type: 'Opaque', data: { username: Buffer.from('bot').toString('base64'), password: Buffer.from('s3cret').toString('base64') } });
+    expect(secret.metadata).not.toHaveProperty('generateName'); // an empty protobuf string is no field, as in JSON
+    expect(await get('configmap/settings')).toMatchObject({ data: { mode: 'fast' } });
+    expect(await get('rolebinding/robot-view')).toMatchObject({ roleRef: { kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: ns }] });
+    // a kind without a protobuf table: refused saying what to send instead, nothing made
+    const deployment = await k([...n, 'create', 'deployment', 'web', '--image=busybox']);
+    expect(deployment.code).not.toBe(0);
+    expect(deployment.stderr).toContain('a Deployment of apps/v1 was sent in protobuf: the svc local cluster reads protobuf bodies of');
+    expect(deployment.stderr).toContain('send it as JSON or YAML (kubectl apply -f, kubectl create -f)');
+    expect((await k([...n, 'get', 'deployment', 'web'])).stderr).toContain('not found');
+    await ok(['delete', 'namespace', ns]);
   });
 });
