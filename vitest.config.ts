@@ -5,6 +5,8 @@ export default defineConfig({
   test: {
     include: ['eslint-rules/**/*.test.ts', 'src/**/*.test.ts', 'controllers/**/*.test.ts', 'daemon/**/*.test.ts', 'test/**/*.test.ts', 'web/**/*.test.ts'],
     exclude: ['node_modules/**', 'dist/**'],
+    // kubectl without gcloud's dispatcher in front of it, where the machine has one
+    globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     // Two test files at once, also on two cores (vitest's default there is one): the integration
     // tests mostly wait on processes, git and timers, so the suite takes about 15 min instead of
