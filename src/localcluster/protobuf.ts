@@ -166,7 +166,8 @@ function decodeMessage(name: string, buf: Buffer, path: string): unknown {
         else if (n === 2) v = value(type.map, Number(ek & 7n), entry, `${at}[${k}]`);
         else entry.skip(Number(ek & 7n));
       }
-      ((out[jsonName] ??= {}) as Record<string, unknown>)[k] = v ?? (type.map === 'string' || type.map === 'bytes' ? '' : {});
+      // an own property whatever the key (a label named __proto__ is data, as JSON.parse makes it)
+      Object.defineProperty((out[jsonName] ??= {}) as object, k, { value: v ?? (type.map === 'string' || type.map === 'bytes' ? '' : {}), enumerable: true, writable: true, configurable: true });
     } else if (repeated && wireType === 2 && typeof type === 'string' && type !== 'string' && type !== 'bytes') {
       const packed = new Reader(r.bytes()); // packed scalars
       const list = (out[jsonName] ??= []) as unknown[];
