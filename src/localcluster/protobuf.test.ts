@@ -92,6 +92,25 @@ describe('protobuf request bodies (kubectl 1.32 and later)', () => {
     expect(JSON.stringify(decoded)).toBe('{"apiVersion":"v1","kind":"ConfigMap","data":{"__proto__":"x"}}');
   });
 
+  it('corrupted bodies are 400 or 415 (or decode), never another error', () => {
+    let seed = 42; // a fixed sequence: the same bodies every run
+    const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const bodies = Object.values(SENT).map((hex) => Buffer.from(hex, 'hex'));
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 5000; i++) {
+      const body = Buffer.from(bodies[random(bodies.length)]!);
+      for (let flips = 1 + random(3); flips > 0; flips--) body[4 + random(body.length - 4)] = random(256);
+      try {
+        decodeProtobufObject(body.subarray(0, body.length - random(3)));
+        outcomes.add('decoded');
+      } catch (e) {
+        expect(e).toBeInstanceOf(ApiError);
+        outcomes.add(String((e as ApiError).code));
+      }
+    }
+    expect([...outcomes].sort()).toEqual(['400', '415', 'decoded']);
+  });
+
   it('bytes that are not a Kubernetes protobuf body are 400', () => {
     expect(refusal(Buffer.from('{"kind":"Secret"}'))).toMatchObject({ code: 400, message: expect.stringContaining('starts with the bytes') });
     expect(refusal(Buffer.from(SENT.secret!, 'hex').subarray(0, 40))).toMatchObject({ code: 400, message: expect.stringContaining('truncated') });
