@@ -117,10 +117,14 @@ export function triggerContext(doc: unknown): TriggerContext {
   };
 }
 
-/** default_agent of a version 2 manifest document (the agent of a session that names none), else undefined. */
-export function manifestDefaultAgent(doc: unknown): string | undefined {
-  const context = triggerContext(doc);
+/** default_agent of a version 2 manifest (the agent of a trigger or session that names none), else undefined. */
+function defaultAgentOf(context: TriggerContext): string | undefined {
   return context.version === 2 ? context.defaultAgent : undefined;
+}
+
+/** default_agent of a version 2 manifest document, else undefined. */
+export function manifestDefaultAgent(doc: unknown): string | undefined {
+  return defaultAgentOf(triggerContext(doc));
 }
 
 export interface TriggerContextIssue { index: number; path: string[]; message: string }
@@ -160,7 +164,7 @@ export function normalizeTrigger(entry: Record<string, unknown>, context: Trigge
     type: entry.type as NormalizedTrigger['type'],
     name: (entry.name as string | undefined) ?? slugValue,
     prompt: text('prompt')!,
-    agent: text('agent') ?? (context.version === 2 && context.defaultAgent ? context.defaultAgent : 'default'),
+    agent: text('agent') ?? defaultAgentOf(context) ?? 'default',
     session_mode: (text('session_mode')?.toLowerCase() ?? 'fresh') as NormalizedTrigger['session_mode'],
     enabled: (entry.enabled as boolean | undefined) ?? true,
     timezone: (entry.timezone as string | undefined) ?? 'UTC',
