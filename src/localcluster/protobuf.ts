@@ -11,7 +11,8 @@ import type { KObject } from './status.js';
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"
 
-type Scalar = 'string' | 'bool' | 'int32' | 'int64' | 'bytes';
+/** `bytes` is base64 as in JSON; `raw` keeps the bytes (the envelope's object, decoded next). */
+type Scalar = 'string' | 'bool' | 'int32' | 'int64' | 'bytes' | 'raw';
 /** A field's type: a scalar, a message of the table, a map of string to a value type. */
 type FieldType = Scalar | { message: string } | { map: Scalar | { message: string } };
 /** Field number -> [JSON name, type, repeated]. */
@@ -22,7 +23,7 @@ const strings = (name: string): [string, FieldType, boolean] => [name, 'string',
 
 // Field numbers from k8s.io/api and k8s.io/apimachinery (the wire format of their generated.proto).
 const MESSAGES: Record<string, Message> = {
-  Unknown: { 1: ['typeMeta', msg('TypeMeta')], 2: ['raw', 'bytes'], 3: ['contentEncoding', 'string'], 4: ['contentType', 'string'] },
+  Unknown: { 1: ['typeMeta', msg('TypeMeta')], 2: ['raw', 'raw'], 3: ['contentEncoding', 'string'], 4: ['contentType', 'string'] },
   TypeMeta: { 1: ['apiVersion', 'string'], 2: ['kind', 'string'] },
   ObjectMeta: {
     1: ['name', 'string'], 2: ['generateName', 'string'], 3: ['namespace', 'string'], 4: ['selfLink', 'string'], 5: ['uid', 'string'],
@@ -32,7 +33,7 @@ const MESSAGES: Record<string, Message> = {
   },
   OwnerReference: { 1: ['kind', 'string'], 3: ['name', 'string'], 4: ['uid', 'string'], 5: ['apiVersion', 'string'], 6: ['controller', 'bool'], 7: ['blockOwnerDeletion', 'bool'] },
   ManagedFieldsEntry: { 1: ['manager', 'string'], 2: ['operation', 'string'], 3: ['apiVersion', 'string'], 4: ['time', msg('Time')], 6: ['fieldsType', 'string'], 7: ['fieldsV1', msg('FieldsV1')], 8: ['subresource', 'string'] },
-  FieldsV1: { 1: ['Raw', 'bytes'] },
+  FieldsV1: { 1: ['Raw', 'raw'] },
   Time: { 1: ['seconds', 'int64'], 2: ['nanos', 'int32'] },
   Quantity: { 1: ['string', 'string'] },
   /** A status sent with an object to create: the server writes status, so its content is not read. */
@@ -123,10 +124,10 @@ class Reader {
 }
 
 function scalar(type: Scalar, wireType: number, r: Reader): unknown {
-  if (type === 'string' || type === 'bytes') {
+  if (type === 'string' || type === 'bytes' || type === 'raw') {
     if (wireType !== 2) throw new Error(`a ${type} with wire type ${wireType}`);
     const b = r.bytes();
-    return type === 'string' ? b.toString('utf8') : b.toString('base64');
+    return type === 'raw' ? b : b.toString(type === 'string' ? 'utf8' : 'base64');
   }
   if (wireType !== 0) throw new Error(`a ${type} with wire type ${wireType}`);
   const v = BigInt.asIntN(64, r.varint());
@@ -168,7 +169,7 @@ function decodeMessage(name: string, buf: Buffer, path: string): unknown {
       }
       // an own property whatever the key (a label named __proto__ is data, as JSON.parse makes it)
       Object.defineProperty((out[jsonName] ??= {}) as object, k, { value: v ?? (type.map === 'string' || type.map === 'bytes' ? '' : {}), enumerable: true, writable: true, configurable: true });
-    } else if (repeated && wireType === 2 && typeof type === 'string' && type !== 'string' && type !== 'bytes') {
+    } else if (repeated && wireType === 2 && typeof type === 'string' && type !== 'string' && type !== 'bytes' && type !== 'raw') {
       const packed = new Reader(r.bytes()); // packed scalars
       const list = (out[jsonName] ??= []) as unknown[];
       while (packed.pos < packed.end) list.push(scalar(type, 0, packed));
@@ -187,7 +188,7 @@ function decodeMessage(name: string, buf: Buffer, path: string): unknown {
 function shape(name: string, out: Record<string, unknown>): unknown {
   if (name === 'Time') return out.seconds ? new Date(Number(out.seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined;
   if (name === 'Quantity') return out.string ?? '0';
-  if (name === 'FieldsV1') return out.Raw === undefined ? {} : JSON.parse(Buffer.from(out.Raw as string, 'base64').toString('utf8')) as unknown;
+  if (name === 'FieldsV1') return out.Raw === undefined ? {} : JSON.parse((out.Raw as Buffer).toString('utf8')) as unknown;
   return out;
 }
 
@@ -196,7 +197,7 @@ export function decodeProtobufObject(body: Buffer): KObject {
   if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) {
     throw errors.badRequest('the request body could not be decoded: a protobuf body starts with the bytes "k8s\\0"');
   }
-  let unknown: { typeMeta?: { apiVersion?: string; kind?: string }; raw?: string; contentEncoding?: string };
+  let unknown: { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Buffer; contentEncoding?: string };
   try {
     unknown = decodeMessage('Unknown', body.subarray(MAGIC.length), 'the envelope') as typeof unknown;
   } catch (e) {
@@ -208,7 +209,7 @@ export function decodeProtobufObject(body: Buffer): KObject {
   if (unknown.contentEncoding) throw unsupported(`a ${kind} in content encoding ${unknown.contentEncoding}`);
   if (!KINDS[apiVersion]?.includes(kind)) throw unsupported(`a ${kind || 'body'} of ${apiVersion || 'no apiVersion'} was sent in protobuf`);
   try {
-    const object = decodeMessage(kind, Buffer.from(unknown.raw ?? '', 'base64'), kind) as Record<string, unknown>;
+    const object = decodeMessage(kind, unknown.raw ?? Buffer.alloc(0), kind) as Record<string, unknown>;
     return { apiVersion, kind, ...object } as KObject;
   } catch (e) {
     if (e instanceof ApiError) throw e;
