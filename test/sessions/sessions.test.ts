@@ -305,7 +305,21 @@ describe('sessions through svc dev', () => {
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
     await waitFor('ModelReachable=True again', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
     expect(await svc('sessions', 'show', s.id, '--project', 'demo')).not.toContain('Model:');
-    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
+    // a follow ends with its session: `svc sessions logs` says the session stopped and exits 0
+    const follow = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'logs', s.id, '--project', 'demo'], { env: dev.env });
+    let followed = '';
+    let said = '';
+    follow.stdout.on('data', (c: Buffer) => { followed += c.toString(); });
+    follow.stderr.on('data', (c: Buffer) => { said += c.toString(); });
+    const exited = new Promise<number | null>((resolve) => follow.once('exit', resolve));
+    try {
+      await waitFor('the second follow connected', async () => followed.includes('server.connected') || undefined);
+      expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
+      expect(await exited).toBe(0);
+      expect(said).toMatch(new RegExp(`^svc: session ${s.id} (stopped \\(Stopped\\)|is being stopped)`));
+    } finally {
+      follow.kill();
+    }
   }, 60_000);
 
   it('the idle sweep stops a quiet session (reason Idle)', async () => {
