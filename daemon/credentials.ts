@@ -65,10 +65,15 @@ export class CredentialBroker {
     this.socketPath = socketPathFor(socketPath);
   }
 
-  /** The value for git's `credential.helper`: runs the helper with this broker's socket. */
+  /**
+   * The value for git's `credential.helper`: runs the helper with this broker's socket for `get`
+   * and `erase`. git also says `store` after every authenticated push or fetch; the broker keeps
+   * the credential itself, so that answer costs a shell, not a node process.
+   */
   helperCommand(): string {
     const helper = fileURLToPath(new URL('./credential-helper.js', import.meta.url));
-    return `!${shellQuote(process.execPath)} ${shellQuote(helper)} ${shellQuote(this.socketPath)}`;
+    const run = `${shellQuote(process.execPath)} ${shellQuote(helper)} ${shellQuote(this.socketPath)}`;
+    return `!f() { case "$1" in get|erase) exec ${run} "$1";; esac; }; f`;
   }
 
   async listen(): Promise<void> {
