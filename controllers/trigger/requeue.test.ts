@@ -41,7 +41,8 @@ describe('the Trigger controller requeues far-future instants in bounded steps',
 });
 
 describe('the cron scheduler arms bounded timers for far-future instants', () => {
-  afterEach(() => { vi.useRealTimers(); vi.restoreAllMocks(); });
+  // the spy first: it was set on the fake setTimeout, which restoring it after the real timers would put back
+  afterEach(() => { vi.restoreAllMocks(); vi.useRealTimers(); });
 
   /** Just enough of a ReconcileContext for the scheduler: one cached trigger, no writes expected. */
   function context(t: Trigger, created: string[]): ReconcileContext {

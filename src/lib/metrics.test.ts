@@ -12,18 +12,19 @@ describe('metrics', () => {
     const m = operatorMetrics();
     m.sessions.setSource(() => [{ labels: { status: 'running' }, value: 3 }]);
     trackQueueDepth('session', () => 7);
-    apiMetrics().requests.inc({ method: 'GET', route: '/v1/projects', status: '200' });
+    // a route of this test's own: the registry is the process's, other tests count requests too
+    apiMetrics().requests.inc({ method: 'GET', route: '/v1/metrics-test', status: '200' });
     const first = await metricsText();
     expect(first.contentType).toContain('text/plain');
     let body = first.body;
     expect(body).toContain('svc_sessions{status="running"} 3');
     expect(body).toContain('svc_workqueue_depth{controller="session"} 7');
-    expect(body).toContain('svc_http_requests_total{method="GET",route="/v1/projects",status="200"} 1');
+    expect(body).toContain('svc_http_requests_total{method="GET",route="/v1/metrics-test",status="200"} 1');
     m.sessions.setSource(undefined);
     trackQueueDepth('session', undefined);
     ({ body } = await metricsText());
     expect(body).not.toContain('svc_sessions{');
-    expect(body).not.toContain('svc_workqueue_depth{');
+    expect(body).not.toContain('svc_workqueue_depth{controller="session"}');
   });
 
   it('forgets every model gateway series of a deleted project, and only those', async () => {
