@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { shellQuote } from '../src/lib/shell-quote.js';
 import { CredentialBroker } from './credentials.js';
@@ -24,7 +25,7 @@ describe('the credential helper command', () => {
     const shell = command.slice(1).replace(shellQuote(process.execPath), shellQuote(node));
     // as git runs it: the shell command with the operation appended, git's request on stdin
     for (const operation of ['get', 'store', 'erase']) execFileSync('sh', ['-c', `${shell} ${operation}`], { input: 'protocol=https\nhost=git.example\n\n' });
-    const helper = path.join(path.dirname(new URL(import.meta.url).pathname), 'credential-helper.js');
+    const helper = fileURLToPath(new URL('./credential-helper.js', import.meta.url));
     expect(readFileSync(log, 'utf8')).toBe(`${helper}|${socket}|get|\n${helper}|${socket}|erase|\n`);
   });
 });
