@@ -472,13 +472,14 @@ export class PodWorker {
     } catch {
       return undefined; // a quantity that is none: its container says so when it starts
     }
+    // the whole pod first: a volume still being written is then measured at least as full as it
+    // was in the total, so the volume over its own limit is the one named, as the kubelet does
+    const podUsed = limits.pod ? await diskUsage([this.dir]) : undefined;
     for (const volume of limits.volumes) {
       const used = await diskUsage([path.join(this.dir, 'v', volume.name)]);
       if (used !== undefined && used > volume.bytes) return `Usage of EmptyDir volume "${volume.name}" exceeds the limit "${volume.text}".`;
     }
-    if (!limits.pod) return undefined;
-    const used = await diskUsage([this.dir]);
-    return used !== undefined && used > limits.pod.bytes ? `Pod ephemeral local storage usage exceeds the total limit of containers ${limits.pod.text}.` : undefined;
+    return limits.pod && podUsed !== undefined && podUsed > limits.pod.bytes ? `Pod ephemeral local storage usage exceeds the total limit of containers ${limits.pod.text}.` : undefined;
   }
 
   /** Evicted by the node: its status says so (Failed, Evicted, why) before its containers are stopped. */
