@@ -47,6 +47,9 @@ const HIDDEN_FROM_ENGINE = ['SVC_ENGINE_COMMAND', 'SVC_WORKSPACE', 'SVC_DAEMON_P
 const BOOT_QUIET_MS = 500;
 /** The longest text of one health field (an error, git's stderr): 4 KiB says the cause. */
 const HEALTH_TEXT = 4096;
+/** A ready engine that refused the root session or the initial prompt: asked again after 1 s, 2 s, ... up to 30 s. */
+const BOOTSTRAP_RETRY_MS = 1_000;
+const BOOTSTRAP_RETRY_MAX_MS = 30_000;
 /**
  * opencode's own calls to the internet, off unless the sandbox's environment (a project secret)
  * says otherwise: a sandbox has no internet by default (docs/sandboxes.md), and the model list
@@ -94,6 +97,9 @@ export class Agent {
   /** The start step that gave up (health's daemon.failed_step): the Sandbox's reason names it. */
   private failedStep: StartStep | null = null;
   private wakeRetry: (() => void) | null = null;
+  private bootstrapping = false;
+  private bootstrapFailures = 0;
+  private bootstrapRetry: NodeJS.Timeout | null = null;
 
   constructor(private readonly config: AgentConfig) {
     this.stateDir = path.join(config.engineHome, '.svc-agent');
@@ -332,11 +338,31 @@ export class Agent {
     this.events.subscribe();
     this.progress.engineReady();
     this.progress.start();
-    if (this.config.bootstrapSession && this.rootSession.id === null) {
-      this.rootSession.bootstrap().then(() => this.stateEvents?.notify(), (err: Error) => {
-        process.stderr.write(`svc-agent: root session: ${err.message}\n`);
-      });
-    }
+    this.bootstrapRoot();
+  }
+
+  /**
+   * Opens the root session and sends the initial prompt, until both are done: again at every
+   * engine ready (an engine that died while it took the prompt), and with backoff while a ready
+   * engine refuses. Until then health says why, and the controllers hold the session's other prompts.
+   */
+  private bootstrapRoot(): void {
+    if (!this.config.bootstrapSession || this.rootSession.settled || this.bootstrapping || this.stopping) return;
+    if (this.bootstrapRetry) clearTimeout(this.bootstrapRetry);
+    this.bootstrapRetry = null;
+    this.bootstrapping = true;
+    this.rootSession.bootstrap().then(() => {
+      this.bootstrapFailures = 0;
+    }, (err: Error) => {
+      this.bootstrapFailures++;
+      process.stderr.write(`svc-agent: root session: ${err.message}\n`);
+      if (this.engine.state !== 'ready' || this.stopping) return; // the engine's next ready tries again
+      const delay = Math.min(BOOTSTRAP_RETRY_MS * 2 ** (this.bootstrapFailures - 1), BOOTSTRAP_RETRY_MAX_MS);
+      this.bootstrapRetry = setTimeout(() => this.bootstrapRoot(), delay);
+    }).finally(() => {
+      this.bootstrapping = false;
+      this.stateEvents?.notify();
+    });
   }
 
   /** A stuck engine: abort its turn (it may still listen), then restart it; its conversation stays in the engine home. */
@@ -377,6 +403,8 @@ export class Agent {
         model_error: modelProblem === null ? null : clipText(redactSecrets(modelProblem, this.secrets), HEALTH_TEXT),
         root_session_id: this.rootSession.id,
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,
+        initial_prompt_pending: this.rootSession.promptPending,
+        root_session_error: this.rootSession.lastError === null ? null : clipText(redactSecrets(this.rootSession.lastError, this.secrets), HEALTH_TEXT),
         run,
       },
       repository: {
@@ -424,6 +452,7 @@ export class Agent {
   async stop(): Promise<void> {
     this.stopping = true;
     this.wakeRetry?.();
+    if (this.bootstrapRetry) clearTimeout(this.bootstrapRetry);
     this.stateEvents?.stop();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     this.progress.stop();

@@ -25,6 +25,8 @@ export interface RootSessionOptions {
 export class RootSession {
   id: string | null = null;
   initialPromptSentAt: string | null = null;
+  /** Why the last bootstrap failed (the engine died or refused); null once it succeeded. */
+  lastError: string | null = null;
   private readonly markerPath: string;
 
   constructor(private readonly engine: EngineSupervisor, private readonly options: RootSessionOptions) {
@@ -51,6 +53,16 @@ export class RootSession {
     renameSync(tmp, this.markerPath);
   }
 
+  /** This daemon has an initial prompt the engine has not been given yet. */
+  get promptPending(): boolean {
+    return Boolean(this.options.initialPrompt) && this.initialPromptSentAt === null;
+  }
+
+  /** Opened, and the initial prompt (if any) sent: nothing left to bootstrap. */
+  get settled(): boolean {
+    return this.id !== null && !this.promptPending;
+  }
+
   hasMarker(): boolean {
     return this.readMarker() !== null;
   }
@@ -63,8 +75,21 @@ export class RootSession {
     this.writeMarker({ svc_session_id: this.options.sessionId, root_session_id: id, initial_prompt_sent_at: null });
   }
 
-  /** Creates or opens the root session and sends the initial prompt once. Throws on engine errors. */
+  /**
+   * Creates or opens the root session and sends the initial prompt once. Throws on engine errors
+   * (kept in `lastError`); a later call takes up where this one stopped.
+   */
   async bootstrap(): Promise<void> {
+    try {
+      await this.open();
+      this.lastError = null;
+    } catch (err) {
+      this.lastError = (err as Error).message;
+      throw err;
+    }
+  }
+
+  private async open(): Promise<void> {
     let marker = this.readMarker();
     if (marker) {
       const existing = await this.engine.call('GET', `/session/${encodeURIComponent(marker.root_session_id)}`);

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventKind, snapshotOf, StateReporter, type SnapshotSources, type StateSnapshot } from './state-events.js';
 
-const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0, waitingOut: null };
+const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, rootSessionFailing: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0, waitingOut: null };
 const received: { auth: string | undefined; body: string }[] = [];
 let answer: { status: number; headers?: Record<string, string> } = { status: 202 };
 let server: http.Server;
@@ -47,7 +47,7 @@ describe('eventKind', () => {
 describe('snapshotOf', () => {
   it('a start step waiting out a failure is a change once (its step and cause), not at every attempt', () => {
     const agent = (startRetry: SnapshotSources['startRetry']): SnapshotSources => ({
-      state: 'cloning', engine: { state: 'stopped', restarts: 0 }, rootSession: { id: null, initialPromptSentAt: null },
+      state: 'cloning', engine: { state: 'stopped', restarts: 0 }, rootSession: { id: null, initialPromptSentAt: null, lastError: null },
       progress: { busy: false, retrying: false, report: () => ({ state: 'ok', stalls: 0 }) }, checkpoints: { report: () => ({ sha: null }) }, startRetry,
     });
     expect(snapshotOf(agent(null))).toEqual(base);

@@ -13,6 +13,8 @@ export interface StateSnapshot {
   restarts: number;
   rootSession: string | null;
   initialPromptSent: boolean;
+  /** Opening the root session or sending the initial prompt failed (svc-agent tries again): the Session says why at once. */
+  rootSessionFailing: boolean;
   busy: boolean;
   /** A model call is being retried: the Session's ModelReachable turns False at once, not at the next look. */
   modelRetrying: boolean;
@@ -27,7 +29,7 @@ export interface StateSnapshot {
 export interface SnapshotSources {
   state: string;
   engine: { state: string; restarts: number };
-  rootSession: { id: string | null; initialPromptSentAt: string | null };
+  rootSession: { id: string | null; initialPromptSentAt: string | null; lastError: string | null };
   progress: { busy: boolean; retrying: boolean; report(): { state: string; stalls: number } };
   checkpoints: { report(): { sha: string | null } };
   startRetry: { step: string; cause: string } | null;
@@ -41,6 +43,7 @@ export function snapshotOf(agent: SnapshotSources): StateSnapshot {
     restarts: agent.engine.restarts,
     rootSession: agent.rootSession.id,
     initialPromptSent: agent.rootSession.initialPromptSentAt !== null,
+    rootSessionFailing: agent.rootSession.lastError !== null,
     busy: agent.progress.busy,
     modelRetrying: agent.progress.retrying,
     checkpoint: agent.checkpoints.report().sha,

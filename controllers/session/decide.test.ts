@@ -206,6 +206,7 @@ describe('decideSession: steps first, then the Sandbox and the status', () => {
     ['serving with a pending prompt: deliver it', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health() }), 'deliver-prompts'],
     ['delivery tried this reconcile: not again', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health(), delivered: 0 }), 'children:none'],
     ['the initial prompt goes first', session({ ...branched, status: 'provisioning' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ initial_prompt_sent_at: null }) }), 'children:none'],
+    ['the initial prompt goes first, also after the session ran (an engine that died taking it)', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ initial_prompt_sent_at: null, initial_prompt_pending: true }) }), 'children:none'],
     ['an engine not ready takes no prompt', session({ ...branched, status: 'running', startedAt: 'x' }, {}, withPrompt), facts({ sandbox: serving(), secrets: null, health: health({ state: 'restarting' }) }), 'children:none'],
   ])('%s', (_name, s, f, expected) => {
     expect(next(s, f)).toBe(expected);

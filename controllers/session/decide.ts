@@ -308,7 +308,7 @@ export function sandboxFor(session: Session, project: Project, settings: Sandbox
 
 /** Whether the daemon is ready for the pending prompts (the initial prompt, which the daemon sends, goes first). */
 function promptsDeliverable(session: Session, health: DaemonHealth | null): health is DaemonHealth & { engine: { root_session_id: string } } {
-  if (health?.engine.state !== 'ready' || !health.engine.root_session_id) return false;
+  if (health?.engine.state !== 'ready' || !health.engine.root_session_id || health.engine.initial_prompt_pending) return false;
   return !(session.spec.initialPrompt && !session.status?.startedAt && !health.engine.initial_prompt_sent_at);
 }
 

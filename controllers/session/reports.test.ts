@@ -38,6 +38,9 @@ describe('what the daemon reports becomes the Session status', () => {
     ['the model unreachable: the engine\'s error', health({ engine: { run: { type: 'retry', attempt: 3 }, model_error: 'cannot reach the model: ECONNREFUSED (attempt 3)' } }), 'True EngineProgressing', 'False ModelUnreachable cannot reach the model: ECONNREFUSED (attempt 3)'],
     ['an older daemon without a progress report', { ...health(), progress: undefined }, undefined, 'True NoModelError'],
     ['an engine still booting says nothing of the model yet', health({ engine: { state: 'booting' } }), 'True EngineProgressing', undefined],
+    ['the initial prompt refused: why, and that it is tried again', health({ engine: { root_session_error: 'engine refused the initial prompt (500)', initial_prompt_pending: true } }), 'False RootSessionFailed the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again', 'True NoModelError'],
+    ['no root session yet', health({ engine: { root_session_id: null, root_session_error: 'socket hang up', initial_prompt_pending: true } }), 'False RootSessionFailed the root session could not be opened: socket hang up; svc-agent tries again', 'True NoModelError'],
+    ['a stall says more than a root session error', health({ progress: { state: 'stalled', reason: 'stuck' }, engine: { root_session_error: 'x' } }), 'False EngineStalled stuck; svc-agent aborts its turn and restarts it', 'True NoModelError'],
   ])('conditions: %s', (_name, h, progressing, model) => {
     const out = daemonReports({}, h, 3);
     const show = (type: string) => { const c = conditionOf(out, type); return c && `${c.status} ${c.reason}${c.status === 'False' ? ` ${c.message}` : ''}`; };

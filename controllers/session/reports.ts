@@ -40,8 +40,12 @@ export function withPushedCheckpoint(checkpoint: SessionStatus['checkpoint'], pu
 function engineConditions(health: DaemonHealth, generation?: number): ConditionInput[] {
   const conditions: ConditionInput[] = [];
   const progress = health.progress;
+  const rootError = health.engine.root_session_error;
   if (progress?.state === 'stalled') {
     conditions.push(condition('Progressing', 'False', 'EngineStalled', `${progress.reason ?? 'the engine is stuck'}; svc-agent aborts its turn and restarts it`, generation));
+  } else if (rootError) {
+    const what = health.engine.root_session_id ? 'the initial prompt was not delivered' : 'the root session could not be opened';
+    conditions.push(condition('Progressing', 'False', 'RootSessionFailed', `${what}: ${rootError}; svc-agent tries again`, generation));
   } else if (progress) {
     conditions.push(condition('Progressing', 'True', 'EngineProgressing', 'the engine answers and its turns show progress', generation));
   }

@@ -89,6 +89,10 @@ export const DaemonHealthSchema = z.looseObject({
     model_error: nullableString.optional(),
     root_session_id: nullableString,
     initial_prompt_sent_at: nullableString,
+    /** this daemon has an initial prompt the engine has not taken yet: other prompts wait; absent from older daemons */
+    initial_prompt_pending: z.boolean().optional(),
+    /** why opening the root session or sending the initial prompt failed (svc-agent tries again); absent from older daemons */
+    root_session_error: nullableString.optional(),
     /** The root engine session's run, as the engine reports it (idle, busy, retry with attempt and message). */
     run: z.looseObject({ type: z.string().optional(), attempt: z.number().optional(), message: z.string().optional() }).nullable(),
   }),

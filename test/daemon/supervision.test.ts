@@ -1,5 +1,6 @@
 // svc-agent as a process: configuration errors, engine boot and supervision (restart with
-// backoff, giving up), and a daemon restart that must not send the initial prompt again.
+// backoff, giving up), a daemon restart that must not send the initial prompt again, and an
+// initial prompt the engine did not take (it died taking it, or refused it) that is not lost.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -180,5 +181,31 @@ describe('daemon restart', () => {
     const prompts = calls.filter((c) => c.path.endsWith('/prompt_async'));
     expect(prompts).toHaveLength(1);
     expect(prompts[0]!.body!.parts).toEqual([{ type: 'text', text: 'write the docs' }]);
+  });
+});
+
+describe('an initial prompt the engine did not take is not lost', () => {
+  const text = '#fixture {"crashOnce":true,"end":true}';
+
+  it('the engine died taking it: the restarted engine gets it, once', async () => {
+    const s = scratch();
+    const daemon = await start(s, { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: text });
+    const h = await daemon.waitFor((x) => x.engine.initial_prompt_sent_at !== null, 'the prompt taken by the restarted engine');
+    expect(h.engine).toMatchObject({ restarts: 1, initial_prompt_pending: false, root_session_error: null });
+    const prompts = readCalls(s.home).filter((c) => c.path.endsWith('/prompt_async'));
+    // the first went to the engine that died; the second was taken, and is the session's only user message
+    expect(prompts.map((c) => c.body!.parts)).toEqual([[{ type: 'text', text }], [{ type: 'text', text }]]);
+    const messages = await (await fetch(`${daemon.url}/session/${h.engine.root_session_id}/message`, signed('engine'))).json() as { info: { role: string } }[];
+    expect(messages.filter((m) => m.info.role === 'user')).toHaveLength(1);
+  });
+
+  it('a ready engine refused it: health says why while svc-agent asks again, until it is taken', async () => {
+    const s = scratch();
+    const daemon = await start(s, { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: 'write the docs', FIXTURE_ENGINE_REFUSE_PROMPTS: '2' });
+    const refused = await daemon.waitFor((x) => x.engine.root_session_error !== null, 'the refusal in health');
+    expect(refused.engine).toMatchObject({ state: 'ready', initial_prompt_pending: true, initial_prompt_sent_at: null, root_session_error: 'engine refused the initial prompt (500)' });
+    const h = await daemon.waitFor((x) => x.engine.initial_prompt_sent_at !== null, 'the prompt taken at the third try');
+    expect(h.engine).toMatchObject({ restarts: 0, initial_prompt_pending: false, root_session_error: null });
+    expect(readCalls(s.home).filter((c) => c.path.endsWith('/prompt_async'))).toHaveLength(3);
   });
 });

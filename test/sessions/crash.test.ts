@@ -2,11 +2,13 @@
 // git gateway, the fixture engine): `kill -9` of svc dev's whole process group while sessions
 // start, then svc dev again on the same data directory. Every session reaches `running` (none
 // fails for the crash: svc-agent retries its clone while the API is down), each has exactly one
-// sandbox (the restarted operator adopts what the crashed one started), and a clean stop of
-// svc dev leaves nothing behind: no process of its sandboxes, no jail slot, no network namespace.
+// sandbox (the restarted operator adopts what the crashed one started) whose engine took the
+// session's initial prompt exactly once, and a clean stop of svc dev leaves nothing behind: no
+// process of its sandboxes, no jail slot, no network namespace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { buildArtifacts, freePort } from '../daemon/harness.js';
 import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
@@ -19,6 +21,7 @@ let dataDir: string;
 let devArgs: string[];
 let projectId: string;
 const started: string[] = [];
+const promptOf = new Map<string, string>();
 
 interface SessionView { id: string; status: string; reason: string | null }
 
@@ -35,9 +38,11 @@ async function api<T>(method: string, urlPath: string, body?: unknown): Promise<
 
 async function startSessions(count: number): Promise<string[]> {
   return Promise.all(Array.from({ length: count }, async (_, i) => {
-    const res = await api<{ session: SessionView }>('POST', `/projects/${projectId}/sessions`, { prompt: `#fixture ${JSON.stringify({ end: true })} ${i}` });
+    const prompt = `#fixture ${JSON.stringify({ end: true, echo: `session ${i}` })}`;
+    const res = await api<{ session: SessionView }>('POST', `/projects/${projectId}/sessions`, { prompt });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     started.push(res.body.session.id);
+    promptOf.set(res.body.session.id, prompt);
     return res.body.session.id;
   }));
 }
@@ -73,6 +78,15 @@ function environ(pid: number): string {
   try { return readFileSync(`/proc/${pid}/environ`, 'latin1'); } catch { return ''; }
 }
 
+/** A process as a failure shows it: its state, parent, start (clock ticks), network namespace and command. */
+function describeProcess(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200);
+    return `${pid} state ${stat[0]} ppid ${stat[1]} started ${stat[19]} ${readlinkSync(`/proc/${pid}/ns/net`)} ${command}`;
+  } catch { return `${pid} gone`; }
+}
+
 /** svc-agent processes (node running bin/svc-agent.js, not the jail's launchers) per session id. */
 function agentsBySession(): Map<string, number[]> {
   const found = new Map<string, number[]>();
@@ -92,18 +106,35 @@ function agentsBySession(): Map<string, number[]> {
   return found;
 }
 
+/** The user messages in each session's engine store (the fixture engine's, in the sandbox's engine home). */
+function promptsTaken(ids: string[]): Record<string, string[]> {
+  return Object.fromEntries(ids.map((id) => {
+    try {
+      const store = JSON.parse(readFileSync(path.join(dataDir, 'sandboxes', 'default', id, 'home', 'fixture-sessions.json'), 'utf8')) as Record<string, { messages: { info: { role: string }; parts: { text?: string }[] }[] }>;
+      return [id, Object.values(store).flatMap((s) => s.messages).filter((m) => m.info.role === 'user').map((m) => m.parts[0]?.text ?? '')];
+    } catch { return [id, []]; }
+  }));
+}
+
+/** Each session's engine took its initial prompt, once (it goes out just after `running`). */
+async function expectPromptTakenOnce(ids: string[]): Promise<void> {
+  const expected = Object.fromEntries(ids.map((id) => [id, [promptOf.get(id)!]]));
+  await waitFor('every initial prompt taken', async () => isDeepStrictEqual(promptsTaken(ids), expected) || undefined, 30_000).catch(() => undefined);
+  expect(promptsTaken(ids)).toEqual(expected);
+}
+
 function expectOneSandboxEach(ids: string[]): void {
   const agents = agentsBySession();
   const counts = Object.fromEntries(ids.map((id) => [id, agents.get(id)?.length ?? 0]));
-  expect(counts).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
+  const several = ids.filter((id) => (agents.get(id)?.length ?? 0) > 1).map((id) => `${id}: ${agents.get(id)!.map(describeProcess).join('; ')}`);
+  expect(counts, several.join('\n')).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
 }
 
 /** What is left of this svc dev: processes carrying its data dir or a session id, its slots and their namespaces. */
 function leftovers(slots: number[]): { processes: string[]; slots: number[]; namespaces: string[] } {
   const owner = path.join(dataDir, 'sandboxes');
   const marks = [dataDir, ...started.map((id) => `SVC_SESSION_ID=${id}\0`)];
-  const processes = pids().filter((pid) => isRunning(pid) && marks.some((m) => environ(pid).includes(m)))
-    .map((pid) => { try { return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 200)}`; } catch { return `${pid}`; } });
+  const processes = pids().filter((pid) => isRunning(pid) && marks.some((m) => environ(pid).includes(m))).map(describeProcess);
   const records = ownSlots(owner);
   // a namespace of one of its slots still there, unless another svc dev (a parallel test) holds that slot now
   const namespaces = slots.filter((n) => existsSync(`/run/netns/svcj-${n}`) && slotOwner(n) === undefined).map((n) => `svcj-${n}`);
@@ -163,6 +194,7 @@ describe('kill -9 of svc dev while sessions start', () => {
     await crashAndRestart();
     await allRunning(ids, 120_000);
     expectOneSandboxEach(ids);
+    await expectPromptTakenOnce(ids);
   }, 240_000);
 
   it('while 30 are starting: all run after the restart, one sandbox each', async () => {
@@ -170,6 +202,7 @@ describe('kill -9 of svc dev while sessions start', () => {
     await crashAndRestart();
     await allRunning(ids, 200_000);
     expectOneSandboxEach(started);
+    await expectPromptTakenOnce(ids);
   }, 300_000);
 
   it('stopped cleanly right after a crash and restart (before the new operator leads): nothing is left', async () => {
