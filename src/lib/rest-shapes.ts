@@ -143,6 +143,8 @@ export interface SerializedSession {
   message: string | null;
   /** While its engine cannot reach the model: `cannot reach the model: <error> (attempt N)` (ModelReachable False); else null. */
   model_error: string | null;
+  /** While its engine makes no progress (Progressing False: a stalled engine, a root session or initial prompt it has not taken): why; else null. */
+  progress_error: string | null;
   initial_prompt: string | null;
   pending_prompts: number;
   sandbox_state: string | null;

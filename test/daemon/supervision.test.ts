@@ -201,7 +201,7 @@ describe('an initial prompt the engine did not take is not lost', () => {
 
   it('a ready engine refused it: health says why while svc-agent asks again, until it is taken', async () => {
     const s = scratch();
-    const daemon = await start(s, { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: 'write the docs', FIXTURE_ENGINE_REFUSE_PROMPTS: '2' });
+    const daemon = await start(s, { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: '#fixture {"refuse":2,"end":true}' });
     const refused = await daemon.waitFor((x) => x.engine.root_session_error !== null, 'the refusal in health');
     expect(refused.engine).toMatchObject({ state: 'ready', initial_prompt_pending: true, initial_prompt_sent_at: null, root_session_error: 'engine refused the initial prompt (500)' });
     const h = await daemon.waitFor((x) => x.engine.initial_prompt_sent_at !== null, 'the prompt taken at the third try');

@@ -278,6 +278,19 @@ describe('sessions through svc dev', () => {
     await waitStatus('demo', first.id, 'running');
   }, 60_000);
 
+  it('an initial prompt the engine refuses: Progressing=False (RootSessionFailed) says why in kubectl, REST and `svc sessions show`; svc-agent asks again until it is taken', async () => {
+    // refused three times: asked again after 1, 2 and 4 s
+    const s = await startSession('demo', { prompt: '#fixture {"refuse":3,"end":true}' });
+    const why = 'the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again';
+    const stuck = await waitFor('Progressing=False', async () => { const c = await condition(s.id, 'Progressing'); return c.status === 'False' ? c : undefined; });
+    expect(stuck).toMatchObject({ reason: 'RootSessionFailed', message: why });
+    expect((await api<{ session: { progress_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session.progress_error).toBe(why);
+    expect(await svc('sessions', 'show', s.id, '--project', 'demo')).toContain(`Engine:    ${why}`);
+    await waitFor('Progressing=True once the engine took it', async () => (await condition(s.id, 'Progressing')).status === 'True' || undefined);
+    expect((await api<{ session: { progress_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session.progress_error).toBeNull();
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
+  });
+
   it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends', async () => {
     const s = await startSession('demo');
     await waitStatus('demo', s.id, 'running');

@@ -29,7 +29,8 @@ export function serializeSession(session: Session, projectId: string, options: {
     last_activity_at: status.lastActivityTime ?? options.sandbox?.status?.lastActivityTime ?? null,
     reason: status.reason ?? null,
     message: sessionMessage(session),
-    model_error: modelError(session),
+    model_error: liveProblem(session, 'ModelReachable'),
+    progress_error: liveProblem(session, 'Progressing'),
     initial_prompt: session.spec.initialPrompt ?? null,
     pending_prompts: options.pendingPrompts ?? 0,
     sandbox_state: options.sandbox?.status?.state ?? status.sandboxState ?? null,
@@ -38,9 +39,12 @@ export function serializeSession(session: Session, projectId: string, options: {
   };
 }
 
-/** The engine's model error while ModelReachable is False (kept while no daemon answers; none once stopped or failed: the message says why then). */
-function modelError(session: Session): string | null {
-  const reachable = getCondition(session.status?.conditions, 'ModelReachable');
+/**
+ * What the engine's condition `type` (ModelReachable, Progressing) says while it is False (kept
+ * while no daemon answers; none once stopped or failed: the message says why then).
+ */
+function liveProblem(session: Session, type: 'ModelReachable' | 'Progressing'): string | null {
+  const condition = getCondition(session.status?.conditions, type);
   const live = session.status?.status === 'running' || session.status?.status === 'provisioning';
-  return live && reachable?.status === 'False' ? reachable.message || null : null;
+  return live && condition?.status === 'False' ? condition.message || null : null;
 }

@@ -5,7 +5,7 @@ import { formatEngineEvent, formatSession, formatSessionList, formatTimeline, pr
 const session: SessionView = {
   id: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', project_id: 'p', status: 'stopped', desired_state: 'stopped', agent: 'coder', model: null,
   base_ref: 'main', base_sha: 'a'.repeat(40), branch: '0b6c3f52-8d1e-4c55-9b1a-2f0e6f1c9a10', trigger: 'nightly', created_by: 'u',
-  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', message: 'stopped by the idle sweep; a prompt wakes it on the same branch', model_error: null,
+  created_at: '2026-11-23T12:00:00Z', last_activity_at: null, reason: 'Idle', message: 'stopped by the idle sweep; a prompt wakes it on the same branch', model_error: null, progress_error: null,
   initial_prompt: 'do it', pending_prompts: 1, sandbox_state: 'stopped', checkpoint: { sha: 'c'.repeat(40), at: '2026-11-23T12:30:00Z' },
   timeline: [
     { phase: 'branch', started_at: '2026-11-23T12:00:00.000Z', ended_at: '2026-11-23T12:00:00.120Z' },
@@ -57,6 +57,13 @@ describe('svc sessions output', () => {
     const text = formatSession({ ...session, status: 'running', reason: null, message: 'the sandbox is active and its engine is ready', model_error: error }).join('\n');
     expect(text).toContain(`Status:    running, desired stopped\nModel:     ${error}`);
     expect(formatSession(session).join('\n')).not.toContain('Model:');
+  });
+
+  it('prints why the engine makes no progress (the initial prompt it has not taken, a stall)', () => {
+    const why = 'the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again';
+    const text = formatSession({ ...session, status: 'running', reason: null, progress_error: why }).join('\n');
+    expect(text).toContain(`Engine:    ${why}`);
+    expect(formatSession(session).join('\n')).not.toContain('Engine:');
   });
 
   it('draws the boot timeline: one line per phase with its duration', () => {

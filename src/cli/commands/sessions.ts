@@ -65,6 +65,7 @@ export function formatSession(s: SessionView): string[] {
   // why it is not running, where people look (a failed engine's last error, a push's git error)
   if (s.message && s.status !== 'running') lines.push(`Message:   ${s.message}`);
   if (s.model_error) lines.push(`Model:     ${s.model_error}`);
+  if (s.progress_error) lines.push(`Engine:    ${s.progress_error}`);
   lines.push(
     `Sandbox:   ${s.sandbox_state ?? '-'}`,
     `Agent:     ${s.agent}${s.model ? ` (${s.model})` : ''}`,

@@ -213,7 +213,8 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
           <dl class="facts">
             <dt>Status</dt><dd><Status value={session.status} />{session.reason ? <span class="muted"> {session.reason}</span> : null}{session.sandbox_state ? <span class="muted"> · sandbox {session.sandbox_state}</span> : null}{session.pending_prompts ? <span class="muted"> · {session.pending_prompts} prompt(s) waiting</span> : null}
               {session.message && session.status !== 'running' ? <p class="session-message">{session.message}</p> : null}
-              {session.model_error ? <p class="session-message model-error">{session.model_error}</p> : null}</dd>
+              {session.model_error ? <p class="session-message model-error">{session.model_error}</p> : null}
+              {session.progress_error ? <p class="session-message progress-error">{session.progress_error}</p> : null}</dd>
             <dt>Agent</dt><dd>{session.agent ?? '—'}{session.model ? <span class="muted"> ({session.model})</span> : null}</dd>
             <dt>Branch</dt><dd><code>{session.branch ?? session.id}</code> from <code>{session.base_ref ?? project.default_branch}</code> <Sha sha={session.base_sha} /></dd>
             <dt>Checkpoint</dt><dd>{session.checkpoint
