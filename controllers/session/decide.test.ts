@@ -83,6 +83,14 @@ describe('Session status (SPEC §3.2)', () => {
     expect(getCondition(out.status.conditions, 'BranchReady')?.status).toBe('True');
     expect(getCondition(out.status.conditions, 'SandboxReady')?.status).toBe('True');
   });
+
+  it('has not first run while its engine has not taken the initial prompt: stopped then, its wake gives it again', () => {
+    const waiting = nextSessionStatus(session(branched), seen({ sandbox: sandbox('active'), health: health({ initial_prompt_sent_at: null, initial_prompt_pending: true }) }), NOW);
+    expect(waiting.status).toMatchObject({ status: 'running', rootSessionId: 'ses_1' });
+    expect(waiting.status.startedAt).toBeUndefined();
+    const woken = desiredSandbox(session({ ...branched, ...waiting.status, status: 'stopped' }), project, settings);
+    expect(envMap(woken.spec.env).SVC_INITIAL_PROMPT).toBe('do it');
+  });
 });
 
 describe('the agent of a session', () => {

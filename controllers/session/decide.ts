@@ -267,7 +267,8 @@ export function nextSessionStatus(session: Session, seen: SessionObserved, now: 
     if (seen.sandbox.status?.lastActivityTime) status.lastActivityTime = seen.sandbox.status.lastActivityTime;
   }
   if (v.status === 'running' && seen.health?.engine.state === 'ready') {
-    status.startedAt ??= kubeTime(now);
+    // first ran once its engine took the initial prompt: a wake before that gives it again
+    if (!seen.health.engine.initial_prompt_pending) status.startedAt ??= kubeTime(now);
     if (seen.health.engine.root_session_id) status.rootSessionId = seen.health.engine.root_session_id;
   }
   if (v.status === 'stopped' || v.status === 'failed') status.reason = v.reason;

@@ -51,7 +51,7 @@ export const SessionStatusSchema = z
     agent: z.string().optional().describe("The agent the session runs: spec.agent, else the project manifest's default_agent when it was first seen, else default."),
     reason: z.string().optional().describe('Why the session failed or stopped.'),
     sandboxState: z.string().optional().describe('SPEC §3.3 state of the Sandbox, copied for people and the REST API.'),
-    startedAt: timestamp().optional().describe('When the session first ran; a wake never sends the initial prompt again.'),
+    startedAt: timestamp().optional().describe('When the session first ran (its engine took the initial prompt); a wake never sends the initial prompt again.'),
     lastActivityTime: timestamp().optional().describe('Last activity of its sandbox (for the idle sweep).'),
     rootSessionId: z.string().optional().describe('The root engine session of the current sandbox.'),
     checkpoint: z
