@@ -278,18 +278,33 @@ describe('sessions through svc dev', () => {
     await waitStatus('demo', first.id, 'running');
   }, 60_000);
 
-  it('an initial prompt the engine refuses: Progressing=False (RootSessionFailed) says why in kubectl, REST and `svc sessions show`; svc-agent asks again until it is taken', async () => {
-    // refused three times: asked again after 1, 2 and 4 s
-    const s = await startSession('demo', { prompt: '#fixture {"refuse":3,"end":true}' });
+  it('an initial prompt the engine refuses: Progressing=False (RootSessionFailed) says why in kubectl, REST and `svc sessions show`; svc-agent asks again; stopped meanwhile, the wake gives it first', async () => {
+    // refused four times by each engine: asked again after 1, 2, 4 and 8 s
+    const s = await startSession('demo', { prompt: '#fixture {"refuse":4,"end":true}' });
     const why = 'the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again';
     const stuck = await waitFor('Progressing=False', async () => { const c = await condition(s.id, 'Progressing'); return c.status === 'False' ? c : undefined; });
     expect(stuck).toMatchObject({ reason: 'RootSessionFailed', message: why });
     expect((await api<{ session: { progress_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session.progress_error).toBe(why);
     expect(await svc('sessions', 'show', s.id, '--project', 'demo')).toContain(`Engine:    ${why}`);
+    // stopped before its engine took it: the wake gives it again, before the prompt that woke it
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
+    await waitStatus('demo', s.id, 'stopped');
+    expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.startedAt}')).toBe('');
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
+    const store = path.join(dev.dataDir, 'sandboxes', 'default', s.id, 'home', 'fixture-sessions.json');
+    const userMessages = () => {
+      try {
+        const sessions = JSON.parse(readFileSync(store, 'utf8')) as Record<string, { messages: { info: { role: string }; parts: { text?: string }[] }[] }>;
+        return Object.values(sessions).flatMap((x) => x.messages).filter((m) => m.info.role === 'user').map((m) => m.parts[0]?.text);
+      } catch { return []; }
+    };
+    await waitFor('both prompts taken', async () => userMessages().length === 2 || undefined, 60_000);
+    expect(userMessages()).toEqual(['#fixture {"refuse":4,"end":true}', '#fixture {"end":true}']);
     await waitFor('Progressing=True once the engine took it', async () => (await condition(s.id, 'Progressing')).status === 'True' || undefined);
     expect((await api<{ session: { progress_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session.progress_error).toBeNull();
+    expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.startedAt}')).not.toBe('');
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
-  });
+  }, 120_000);
 
   it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends', async () => {
     const s = await startSession('demo');
