@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { buildArtifacts, freePort } from '../daemon/harness.js';
 import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
-import { isRunning } from '../../src/lib/proc.js';
+import { isRunning, parentPid } from '../../src/lib/proc.js';
 
 const SLOT_DIR = '/run/svc-jail/slots';
 
@@ -87,9 +87,14 @@ function describeProcess(pid: number): string {
   } catch { return `${pid} gone`; }
 }
 
-/** svc-agent processes (node running bin/svc-agent.js, not the jail's launchers) per session id. */
+/**
+ * svc-agent processes (node running bin/svc-agent.js, not the jail's launchers) per session id.
+ * Not a child of one: a process svc-agent is starting (git, the credential helper) carries its
+ * command line until it execs, and under load a look catches one (ppid the agent, state R).
+ */
 function agentsBySession(): Map<string, number[]> {
   const found = new Map<string, number[]>();
+  const agents = new Set<number>();
   for (const pid of pids()) {
     let exe: string;
     let cmdline: string;
@@ -101,8 +106,9 @@ function agentsBySession(): Map<string, number[]> {
     const script = cmdline.split('\0')[1] ?? '';
     if (exe !== 'node' || !/bin\/svc-agent\.js$|daemon\/main\.js$/.test(script) || !isRunning(pid)) continue;
     const id = /(?:^|\0)SVC_SESSION_ID=([^\0]*)/.exec(environ(pid))?.[1];
-    if (id) found.set(id, [...(found.get(id) ?? []), pid]);
+    if (id) { found.set(id, [...(found.get(id) ?? []), pid]); agents.add(pid); }
   }
+  for (const [id, pidsOf] of found) found.set(id, pidsOf.filter((pid) => !agents.has(parentPid(pid))));
   return found;
 }
 
