@@ -237,6 +237,13 @@ export function readCalls(home: string): Array<{ method: string; path: string; b
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
+/** The texts of the user messages in the fixture engine's store in `home` (every session, in order); none before it wrote one. */
+export function readUserPrompts(home: string): string[] {
+  let store: Record<string, { messages: { info: { role: string }; parts: { text?: string }[] }[] }>;
+  try { store = JSON.parse(readFileSync(path.join(home, 'fixture-sessions.json'), 'utf8')); } catch { return []; }
+  return Object.values(store).flatMap((s) => s.messages).filter((m) => m.info.role === 'user').map((m) => m.parts[0]?.text ?? '');
+}
+
 /** Scratch folders and daemons of one test file, removed and stopped together. */
 export class DaemonPool {
   readonly dirs: string[] = [];

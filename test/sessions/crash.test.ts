@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { buildArtifacts, freePort } from '../daemon/harness.js';
+import { buildArtifacts, freePort, readUserPrompts } from '../daemon/harness.js';
 import { removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { isRunning, parentPid } from '../../src/lib/proc.js';
@@ -114,12 +114,7 @@ function agentsBySession(): Map<string, number[]> {
 
 /** The user messages in each session's engine store (the fixture engine's, in the sandbox's engine home). */
 function promptsTaken(ids: string[]): Record<string, string[]> {
-  return Object.fromEntries(ids.map((id) => {
-    try {
-      const store = JSON.parse(readFileSync(path.join(dataDir, 'sandboxes', 'default', id, 'home', 'fixture-sessions.json'), 'utf8')) as Record<string, { messages: { info: { role: string }; parts: { text?: string }[] }[] }>;
-      return [id, Object.values(store).flatMap((s) => s.messages).filter((m) => m.info.role === 'user').map((m) => m.parts[0]?.text ?? '')];
-    } catch { return [id, []]; }
-  }));
+  return Object.fromEntries(ids.map((id) => [id, readUserPrompts(path.join(dataDir, 'sandboxes', 'default', id, 'home'))]));
 }
 
 /** Each session's engine took its initial prompt, once (it goes out just after `running`). */

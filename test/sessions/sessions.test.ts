@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { tokenSecret, newToken } from '../../src/lib/api-tokens.js';
 import { payloadPid } from '../../src/lib/jail/index.js';
-import { buildArtifacts } from '../daemon/harness.js';
+import { buildArtifacts, readUserPrompts } from '../daemon/harness.js';
 import { callApi, fixtureEngineArgs, REPO_ROOT, removeDevDir, startDev, type DevInstance } from '../helpers/dev.js';
 import { commitFiles, GIT_ENV, makeRepo, run, runOk, waitFor } from '../dev/util.js';
 import { fillPendingPrompts } from '../helpers/pending-prompts.js';
@@ -291,13 +291,7 @@ describe('sessions through svc dev', () => {
     await waitStatus('demo', s.id, 'stopped');
     expect(await kubectl('get', 'session', s.id, '-o', 'jsonpath={.status.startedAt}')).toBe('');
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
-    const store = path.join(dev.dataDir, 'sandboxes', 'default', s.id, 'home', 'fixture-sessions.json');
-    const userMessages = () => {
-      try {
-        const sessions = JSON.parse(readFileSync(store, 'utf8')) as Record<string, { messages: { info: { role: string }; parts: { text?: string }[] }[] }>;
-        return Object.values(sessions).flatMap((x) => x.messages).filter((m) => m.info.role === 'user').map((m) => m.parts[0]?.text);
-      } catch { return []; }
-    };
+    const userMessages = () => readUserPrompts(path.join(dev.dataDir, 'sandboxes', 'default', s.id, 'home'));
     await waitFor('both prompts taken', async () => userMessages().length === 2 || undefined, 60_000);
     expect(userMessages()).toEqual(['#fixture {"refuse":4,"end":true}', '#fixture {"end":true}']);
     await waitFor('Progressing=True once the engine took it', async () => (await condition(s.id, 'Progressing')).status === 'True' || undefined);
