@@ -2,8 +2,9 @@
 // sandboxes with the fixture engine: set a secret and never see its value again (the reserved
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
-// prompt, abort the run, stop it; fire a trigger now and follow the link to its session; the model
-// usage page (totals, per day, session, trigger, model; the budget; providers without keys) and a
+// prompt, abort the run, stop it; a running session's page following what its engine reports (the
+// initial prompt refused then taken, a model call retried then aborted) without a reload; fire a
+// trigger now and follow the link to its session; the model usage page (totals, per day, session, trigger, model; the budget; providers without keys) and a
 // session's tokens on its page. One browser and one page for the file; screenshots go to
 // docs/dashboard/ under `make screenshots` (a temporary directory otherwise: `make test` leaves the
 // tree clean).
@@ -172,6 +173,28 @@ describe('dashboard journeys in Chromium', () => {
     await shot('sessions');
     expect(dialogs.filter((d) => !d.startsWith('Delete the secret'))).toEqual([]); // markup opened no alert
   });
+
+  it('a running session\'s page follows its engine without a reload: the initial prompt refused, then taken; a model call retried, then aborted', async () => {
+    // the fixture engine refuses the prompt 4 times (svc-agent asks again after 1, 2, 4 and 8 s),
+    // then takes it and retries a failing model call until the run is aborted
+    const started = await api<{ session: { id: string } }>('POST', `/projects/${projectId}/sessions`, { prompt: '#fixture {"refuse":4,"retry":"the model is down"}' });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const sessionId = started.body.session.id;
+    await page.goto(projectUrl(`sessions/${sessionId}`));
+    await page.locator('.status', { hasText: 'running' }).waitFor({ timeout: 45_000 });
+    const progress = page.locator('.progress-error');
+    const model = page.locator('.model-error');
+    await progress.waitFor({ timeout: 15_000 });
+    expect(await progress.textContent()).toBe('the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again');
+    // all of it on the same page, read again while the session runs (the failure shows what REST said)
+    await model.waitFor({ timeout: 30_000 }).catch(async (error: Error) => { throw new Error(`${error.message}\nREST: ${JSON.stringify((await api('GET', `/projects/${projectId}/sessions/${sessionId}`)).body)}`); });
+    expect(await model.textContent()).toMatch(/^cannot reach the model: the model is down \(attempt \d+\)$/);
+    await expect.poll(() => progress.count(), { timeout: 15_000 }).toBe(0);
+    await button('Abort run').click();
+    await expect.poll(() => model.count(), { timeout: 15_000 }).toBe(0);
+    expect(await sessionStatus(sessionId)).toBe('running');
+    await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
+  }, 120_000);
 
   it('lists triggers with the webhook URL and invalid entries, fires one now and links to its session', async () => {
     await page.goto(projectUrl('triggers'));

@@ -18,6 +18,9 @@ const sessionsPath = (project: Project, id?: string) => `/projects/${enc(project
 const STATUSES = ['all', 'provisioning', 'running', 'stopped', 'failed'] as const;
 /** A page of a few hundred rows: a trigger firing every minute makes thousands of sessions. */
 const SESSIONS_SHOWN = 200;
+/** How often the session page reads the session again: while it starts or stops, and while it runs. */
+const SETTLING_RELOAD_MS = 2000;
+const RUNNING_RELOAD_MS = 5000;
 
 function StartForm({ project }: { project: Project }) {
   const [agent, setAgent] = useState('');
@@ -194,15 +197,17 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
   const [sent, setSent] = useState(false);
   const action = useAction();
   const reload = loaded.reload;
-  // follow provisioning -> running, and a requested stop, without a manual reload
+  // follow provisioning -> running, and a requested stop, without a manual reload; while it runs,
+  // what only the status says (the engine's model or progress error, its CRs, its tokens) too
   const session = loaded.data?.session;
   const settling = session !== undefined && (session.status === 'provisioning'
     || (session.desired_state === 'stopped' && session.status !== 'stopped' && session.status !== 'failed'));
+  const every = settling ? SETTLING_RELOAD_MS : session?.status === 'running' ? RUNNING_RELOAD_MS : 0;
   useEffect(() => {
-    if (!settling) return;
-    const timer = setInterval(reload, 2000);
+    if (!every) return;
+    const timer = setInterval(reload, every);
     return () => clearInterval(timer);
-  }, [settling, reload]);
+  }, [every, reload]);
 
   return (
     <main>
