@@ -4,10 +4,10 @@
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
 // prompt, abort the run, stop it; a running session's page following what its engine reports (the
 // initial prompt refused then taken, a model call retried then aborted) without a reload; fire a
-// trigger now and follow the link to its session; the model usage page (totals, per day, session, trigger, model; the budget; providers without keys) and a
-// session's tokens on its page. One browser and one page for the file; screenshots go to
-// docs/dashboard/ under `make screenshots` (a temporary directory otherwise: `make test` leaves the
-// tree clean).
+// trigger now and follow the link to its session; the model usage page (totals, per day, session,
+// trigger, model; the budget; providers without keys) and a session's tokens on its page. One
+// browser and one page for the file; screenshots go to docs/dashboard/ under `make screenshots` (a
+// temporary directory otherwise: `make test` leaves the tree clean).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
