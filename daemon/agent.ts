@@ -387,6 +387,7 @@ export class Agent {
     // a short timeout: a stuck engine must not hold up the health answer
     if (this.engine.state === 'ready' && this.rootSession.id) run = await this.rootSession.runStatus(2_000).catch(() => null);
     const modelProblem = modelError(run);
+    const turnError = this.progress.lastTurnError(this.rootSession.id);
     return {
       status: this.state === 'failed' || this.engine.state === 'failed' ? 'failed' : this.state === 'ready' && this.engine.state === 'ready' ? 'ok' : 'starting',
       daemon: {
@@ -405,6 +406,7 @@ export class Agent {
         initial_prompt_sent_at: this.rootSession.initialPromptSentAt,
         initial_prompt_pending: this.rootSession.promptPending,
         root_session_error: this.rootSession.lastError === null ? null : clipText(redactSecrets(this.rootSession.lastError, this.secrets), HEALTH_TEXT),
+        turn_error: turnError === null ? null : clipText(redactSecrets(turnError, this.secrets), HEALTH_TEXT),
         run,
       },
       repository: {

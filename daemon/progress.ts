@@ -19,6 +19,7 @@ export interface ProgressHooks {
 export type ProgressReport = DaemonProgress;
 
 const TOOL_ACTIVE = new Set(['pending', 'running']);
+const MAX_TURN_ERRORS = 16;
 
 export class ProgressWatcher {
   private state: 'ok' | 'stalled' = 'ok';
@@ -29,6 +30,8 @@ export class ProgressWatcher {
   private stalls = 0;
   private lastStall: { at: string; reason: string } | null = null;
   private readonly busySessions = new Map<string, string>();
+  /** the first error of each session's latest turn (opencode's `session.error`), until its next turn starts */
+  private readonly turnErrors = new Map<string, string>();
   private readonly runningTools = new Set<string>();
   private failedProbes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -105,6 +108,8 @@ export class ProgressWatcher {
       if (typeof props.sessionID === 'string' && typeof status === 'string') this.sessionStatus(props.sessionID, status);
     } else if (event.type === 'session.idle') {
       if (typeof props.sessionID === 'string') this.sessionStatus(props.sessionID, 'idle');
+    } else if (event.type === 'session.error') {
+      if (typeof props.sessionID === 'string') this.turnError(props.sessionID, props.error);
     } else if (event.type === 'message.part.updated') {
       // a tool the engine reports running (a long test) counts as progress until it ends
       const part = props.part as { type?: unknown; id?: unknown; callID?: unknown; state?: { status?: unknown } } | undefined;
@@ -116,7 +121,28 @@ export class ProgressWatcher {
     }
   }
 
+  /** Why the session's latest turn failed, while no other turn started since; null if it did not. */
+  lastTurnError(sessionId: string | null): string | null {
+    return sessionId === null ? null : this.turnErrors.get(sessionId) ?? null;
+  }
+
+  private turnError(id: string, error: unknown): void {
+    const { name, data } = (error ?? {}) as { name?: unknown; data?: { message?: unknown } };
+    // an abort is the user's own doing; a later error of the same turn (opencode sends the cause
+    // again, with its stack, after the turn ended) adds nothing
+    if (name === 'MessageAbortedError' || this.turnErrors.has(id)) return;
+    const message = typeof data?.message === 'string' && data.message.trim() ? data.message : typeof name === 'string' ? name : 'unknown error';
+    this.turnErrors.set(id, message.trim().split('\n', 1)[0]!);
+    // sub-agents' sessions too: keep the latest few
+    for (const old of this.turnErrors.keys()) {
+      if (this.turnErrors.size <= MAX_TURN_ERRORS) break;
+      this.turnErrors.delete(old);
+    }
+  }
+
   private sessionStatus(id: string, type: string): void {
+    // a turn starts: the last one's error is history
+    if (type !== 'idle' && !this.busySessions.has(id)) this.turnErrors.delete(id);
     const wasBusy = this.busy;
     if (type === 'idle') this.busySessions.delete(id);
     else this.busySessions.set(id, type);

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventKind, snapshotOf, StateReporter, type SnapshotSources, type StateSnapshot } from './state-events.js';
 
-const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, rootSessionFailing: false, busy: false, modelRetrying: false, checkpoint: null, stalled: false, stalls: 0, waitingOut: null };
+const base: StateSnapshot = { daemon: 'cloning', engine: 'stopped', restarts: 0, rootSession: null, initialPromptSent: false, rootSessionFailing: false, busy: false, modelRetrying: false, turnFailed: false, checkpoint: null, stalled: false, stalls: 0, waitingOut: null };
 const received: { auth: string | undefined; body: string }[] = [];
 let answer: { status: number; headers?: Record<string, string> } = { status: 202 };
 let server: http.Server;
@@ -37,6 +37,8 @@ describe('eventKind', () => {
     // a turn whose model call is retried (ModelReachable), and one whose retry succeeded
     [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, 'changed'],
     [{ ...base, daemon: 'ready', engine: 'ready', busy: true, modelRetrying: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true }, 'changed'],
+    // a turn that failed (the engine's error), seen before its idle
+    [{ ...base, daemon: 'ready', engine: 'ready', busy: true }, { ...base, daemon: 'ready', engine: 'ready', busy: true, turnFailed: true }, 'changed'],
     // a start step that waits out a transient failure (the Sandbox says so at once)
     [base, { ...base, waitingOut: 'clone: the connection was cut off' }, 'changed'],
   ] as const)('%o -> %o: %s', (before, after, kind) => {
@@ -48,7 +50,7 @@ describe('snapshotOf', () => {
   it('a start step waiting out a failure is a change once (its step and cause), not at every attempt', () => {
     const agent = (startRetry: SnapshotSources['startRetry']): SnapshotSources => ({
       state: 'cloning', engine: { state: 'stopped', restarts: 0 }, rootSession: { id: null, initialPromptSentAt: null, lastError: null },
-      progress: { busy: false, retrying: false, report: () => ({ state: 'ok', stalls: 0 }) }, checkpoints: { report: () => ({ sha: null }) }, startRetry,
+      progress: { busy: false, retrying: false, lastTurnError: () => null, report: () => ({ state: 'ok', stalls: 0 }) }, checkpoints: { report: () => ({ sha: null }) }, startRetry,
     });
     expect(snapshotOf(agent(null))).toEqual(base);
     const first = snapshotOf(agent({ step: 'clone', cause: 'the connection was cut off', attempt: 1 } as SnapshotSources['startRetry']));

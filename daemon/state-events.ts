@@ -18,6 +18,8 @@ export interface StateSnapshot {
   busy: boolean;
   /** A model call is being retried: the Session's ModelReachable turns False at once, not at the next look. */
   modelRetrying: boolean;
+  /** The root session's latest turn failed (the engine's error): the Session says why at once. */
+  turnFailed: boolean;
   checkpoint: string | null;
   stalled: boolean;
   stalls: number;
@@ -30,7 +32,7 @@ export interface SnapshotSources {
   state: string;
   engine: { state: string; restarts: number };
   rootSession: { id: string | null; initialPromptSentAt: string | null; lastError: string | null };
-  progress: { busy: boolean; retrying: boolean; report(): { state: string; stalls: number } };
+  progress: { busy: boolean; retrying: boolean; lastTurnError(sessionId: string | null): string | null; report(): { state: string; stalls: number } };
   checkpoints: { report(): { sha: string | null } };
   startRetry: { step: string; cause: string } | null;
 }
@@ -46,6 +48,7 @@ export function snapshotOf(agent: SnapshotSources): StateSnapshot {
     rootSessionFailing: agent.rootSession.lastError !== null,
     busy: agent.progress.busy,
     modelRetrying: agent.progress.retrying,
+    turnFailed: agent.progress.lastTurnError(agent.rootSession.id) !== null,
     checkpoint: agent.checkpoints.report().sha,
     stalled: progress.state === 'stalled',
     stalls: progress.stalls,

@@ -40,6 +40,8 @@ describe('what the daemon reports becomes the Session status', () => {
     ['an engine still booting says nothing of the model yet', health({ engine: { state: 'booting' } }), 'True EngineProgressing', undefined],
     ['the initial prompt refused: why, and that it is tried again', health({ engine: { root_session_error: 'engine refused the initial prompt (500)', initial_prompt_pending: true } }), 'False RootSessionFailed the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again', 'True NoModelError'],
     ['no root session yet', health({ engine: { root_session_id: null, root_session_error: 'socket hang up', initial_prompt_pending: true } }), 'False RootSessionFailed the root session could not be opened: socket hang up; svc-agent tries again', 'True NoModelError'],
+    ['the last turn failed: the engine\'s error, until another turn starts', health({ engine: { turn_error: 'Model not found: nosuch/x.' } }), 'False TurnFailed the engine\'s last turn failed: Model not found: nosuch/x.; a new prompt starts another', 'True NoModelError'],
+    ['a prompt not delivered says more than a failed turn', health({ engine: { root_session_error: 'engine refused the initial prompt (500)', turn_error: 'x' } }), 'False RootSessionFailed the initial prompt was not delivered: engine refused the initial prompt (500); svc-agent tries again', 'True NoModelError'],
     ['a stall says more than a root session error', health({ progress: { state: 'stalled', reason: 'stuck' }, engine: { root_session_error: 'x' } }), 'False EngineStalled stuck; svc-agent aborts its turn and restarts it', 'True NoModelError'],
   ])('conditions: %s', (_name, h, progressing, model) => {
     const out = daemonReports({}, h, 3);
@@ -55,6 +57,16 @@ describe('what the daemon reports becomes the Session status', () => {
     expect(eventsOf(first)).toEqual(['Warning ModelUnreachable: cannot reach the model: offline (attempt 1)']);
     const unreachable = { conditions: [{ type: 'ModelReachable', status: 'False' as const, reason: 'ModelUnreachable', message: 'x', lastTransitionTime: BOOT }] };
     expect(eventsOf(daemonReports(unreachable, health({ engine: { model_error: 'cannot reach the model: offline (attempt 2)' } })))).toEqual([]);
+  });
+
+  it('a Warning when a turn fails, not again at the next look; another failure is another Warning', () => {
+    const failed = (why: string) => health({ engine: { turn_error: why } });
+    const first = daemonReports({}, failed('Model not found: nosuch/x.'));
+    const message = 'the engine\'s last turn failed: Model not found: nosuch/x.; a new prompt starts another';
+    expect(eventsOf(first)).toEqual([`Warning TurnFailed: ${message}`]);
+    const seen = { conditions: first.conditions.map((c) => ({ ...c, lastTransitionTime: BOOT })) };
+    expect(eventsOf(daemonReports(seen, failed('Model not found: nosuch/x.')))).toEqual([]);
+    expect(eventsOf(daemonReports(seen, failed('Unauthorized: invalid api key')))).toEqual(['Warning TurnFailed: the engine\'s last turn failed: Unauthorized: invalid api key; a new prompt starts another']);
   });
 });
 

@@ -1,8 +1,8 @@
 // What the daemon's health says that the Session shows, pure: the latest checkpoint (kept in the
-// status, so it outlives the sandbox), the conditions Progressing and ModelReachable, and the
-// Events of one sandbox boot (its checkpoint restored or skipped, each engine stall), recorded
-// per boot in status.daemonReports so that they are level-based: a second look, or a restarted
-// operator, sees them reported already.
+// status, so it outlives the sandbox), the conditions Progressing and ModelReachable with a Warning
+// when they turn for an unreachable model or a failed turn, and the Events of one sandbox boot (its
+// checkpoint restored or skipped, each engine stall), recorded per boot in status.daemonReports so
+// that they are level-based: a second look, or a restarted operator, sees them reported already.
 import { isFalse, kubeTime, type ConditionInput, type SessionStatus } from '../../src/resources/index.js';
 import type { DaemonHealth } from '../../src/sandbox/index.js';
 import type { SessionEvent } from './decide.js';
@@ -46,6 +46,8 @@ function engineConditions(health: DaemonHealth, generation?: number): ConditionI
   } else if (rootError) {
     const what = health.engine.root_session_id ? 'the initial prompt was not delivered' : 'the root session could not be opened';
     conditions.push(condition('Progressing', 'False', 'RootSessionFailed', `${what}: ${rootError}; svc-agent tries again`, generation));
+  } else if (health.engine.turn_error) {
+    conditions.push(condition('Progressing', 'False', 'TurnFailed', `the engine's last turn failed: ${health.engine.turn_error}; a new prompt starts another`, generation));
   } else if (progress) {
     conditions.push(condition('Progressing', 'True', 'EngineProgressing', 'the engine answers and its turns show progress', generation));
   }
@@ -87,7 +89,14 @@ export function daemonReports(before: SessionStatus, health: DaemonHealth, gener
   const conditions = engineConditions(health, generation);
   const boot = bootEvents(before, health);
   const unreachable = conditions.find((c) => c.type === 'ModelReachable' && c.status === 'False');
-  // once when the model becomes unreachable, not per retry (the condition's message follows the attempts)
-  const events = [...boot.events, ...(unreachable && !isFalse(before.conditions, 'ModelReachable') ? [{ type: 'Warning' as const, reason: 'ModelUnreachable', message: unreachable.message }] : [])];
+  const turnFailed = conditions.find((c) => c.type === 'Progressing' && c.reason === 'TurnFailed');
+  const failedBefore = before.conditions?.find((c) => c.type === 'Progressing' && c.reason === 'TurnFailed');
+  const events = [
+    ...boot.events,
+    // once when the model becomes unreachable, not per retry (the condition's message follows the attempts)
+    ...(unreachable && !isFalse(before.conditions, 'ModelReachable') ? [{ type: 'Warning' as const, reason: 'ModelUnreachable', message: unreachable.message }] : []),
+    // once per failed turn, as far as a look can tell: not again while the condition says the same
+    ...(turnFailed && failedBefore?.message !== turnFailed.message ? [{ type: 'Warning' as const, reason: 'TurnFailed', message: turnFailed.message }] : []),
+  ];
   return { checkpoint: latestCheckpoint(before, health), daemonReports: boot.daemonReports, conditions, events };
 }

@@ -93,6 +93,8 @@ export const DaemonHealthSchema = z.looseObject({
     initial_prompt_pending: z.boolean().optional(),
     /** why opening the root session or sending the initial prompt failed (svc-agent tries again); absent from older daemons */
     root_session_error: nullableString.optional(),
+    /** why the root session's latest turn failed (the engine's error: a model it does not know, a provider's refusal), until another turn starts; absent from older daemons */
+    turn_error: nullableString.optional(),
     /** The root engine session's run, as the engine reports it (idle, busy, retry with attempt and message). */
     run: z.looseObject({ type: z.string().optional(), attempt: z.number().optional(), message: z.string().optional() }).nullable(),
   }),

@@ -300,7 +300,7 @@ describe('sessions through svc dev', () => {
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/stop`)).status).toBe(200);
   }, 120_000);
 
-  it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends', async () => {
+  it('an engine that cannot reach its model: ModelReachable=False with its error, `svc sessions logs` prints it; True once the turn ends; a turn that fails: Progressing=False (TurnFailed)', async () => {
     const s = await startSession('demo');
     await waitStatus('demo', s.id, 'running');
     await waitFor('ModelReachable=True', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
@@ -327,6 +327,19 @@ describe('sessions through svc dev', () => {
     expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
     await waitFor('ModelReachable=True again', async () => (await condition(s.id, 'ModelReachable')).status === 'True' || undefined);
     expect(await svc('sessions', 'show', s.id, '--project', 'demo')).not.toContain('Model:');
+
+    // a turn the engine ends with an error (a model it does not know, a provider's refusal):
+    // Progressing=False (TurnFailed) with it, a Warning, REST and `svc sessions show`; the next turn clears it
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"fail":"Model not found: nosuch/x."}' })).status).toBe(202);
+    const why = 'the engine\'s last turn failed: Model not found: nosuch/x.; a new prompt starts another';
+    const failed = await waitFor('Progressing=False (TurnFailed)', async () => { const c = await condition(s.id, 'Progressing'); return c.reason === 'TurnFailed' ? c : undefined; });
+    expect(failed).toMatchObject({ status: 'False', message: why });
+    expect((await api<{ session: { status: string; progress_error: string | null } }>('GET', `${sessionsPath('demo')}/${s.id}`)).body.session).toMatchObject({ status: 'running', progress_error: why });
+    expect(await svc('sessions', 'show', s.id, '--project', 'demo')).toContain(`Engine:    ${why}`);
+    await waitFor('the TurnFailed Warning', async () => (await kubectl('get', 'events', '--field-selector', `involvedObject.name=${s.id},reason=TurnFailed`, '-o', 'jsonpath={.items[*].message}')) === why || undefined);
+    expect((await api('POST', `${sessionsPath('demo')}/${s.id}/prompt`, { text: '#fixture {"end":true}' })).status).toBe(202);
+    await waitFor('Progressing=True with the next turn', async () => (await condition(s.id, 'Progressing')).status === 'True' || undefined);
+    expect(await svc('sessions', 'show', s.id, '--project', 'demo')).not.toContain('Engine:');
     // a follow ends with its session: `svc sessions logs` says the session stopped and exits 0
     const follow = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/svc.js'), 'sessions', 'logs', s.id, '--project', 'demo'], { env: dev.env });
     let followed = '';
