@@ -52,7 +52,7 @@ describe('ProgressWatcher', () => {
     watch.onEvent(status('root', 'idle'));
     watch.onEvent(status('root', 'busy'));
     watch.onEvent(error('root', 'APIError', '  Unauthorized: invalid api key\nmore  '));
-    expect(watch.lastTurnError('root')).toBe('Unauthorized: invalid api key');
+    expect(watch.lastTurnError('root')).toBe('APIError: Unauthorized: invalid api key');
   });
 
   it('remembers the errors of a bounded number of sessions (sub-agents have sessions of their own)', () => {

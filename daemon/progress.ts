@@ -7,6 +7,7 @@ import type { EngineSupervisor } from './engine.js';
 import type { EngineEvent, EngineEvents } from './events.js';
 import type { DaemonProgress } from '../src/lib/daemon-health.js';
 import { httpCall } from '../src/lib/http-call.js';
+import { engineErrorText } from '../src/lib/model-error.js';
 
 export interface ProgressHooks {
   /** every busy session of the engine went idle */
@@ -127,12 +128,10 @@ export class ProgressWatcher {
   }
 
   private turnError(id: string, error: unknown): void {
-    const { name, data } = (error ?? {}) as { name?: unknown; data?: { message?: unknown } };
     // an abort is the user's own doing; a later error of the same turn (opencode sends the cause
     // again, with its stack, after the turn ended) adds nothing
-    if (name === 'MessageAbortedError' || this.turnErrors.has(id)) return;
-    const message = typeof data?.message === 'string' && data.message.trim() ? data.message : typeof name === 'string' ? name : 'unknown error';
-    this.turnErrors.set(id, message.trim().split('\n', 1)[0]!);
+    if ((error as { name?: unknown } | null)?.name === 'MessageAbortedError' || this.turnErrors.has(id)) return;
+    this.turnErrors.set(id, engineErrorText(error) ?? 'the engine reported an error without a message');
     // sub-agents' sessions too: keep the latest few
     for (const old of this.turnErrors.keys()) {
       if (this.turnErrors.size <= MAX_TURN_ERRORS) break;

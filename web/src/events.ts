@@ -2,6 +2,7 @@
 // lines: assistant text, tool calls with their commands, errors. Pure: the SSE framing and the
 // fold over events are unit-tested (events.test.ts); the page only feeds bytes in.
 import { eventData, SseSplitter } from '../../src/lib/sse.js';
+import { engineErrorText } from '../../src/lib/model-error.js';
 
 /**
  * The data of each complete event of a stream, fed its chunks as they arrive: linear and bounded
@@ -63,10 +64,7 @@ function itemOfPart(part: Part): EventItem | null {
   return null;
 }
 
-function errorText(error: unknown): string {
-  const e = error as { name?: string; message?: string; data?: { message?: string } } | undefined;
-  return [e?.name, e?.data?.message ?? e?.message].filter(Boolean).join(': ') || 'the engine reported an error';
-}
+const errorText = (error: unknown): string => engineErrorText(error) ?? 'the engine reported an error';
 
 /** Folds one event (parsed JSON) into the log. Unknown events only count. */
 export function applyEvent(log: EventLog, event: unknown): EventLog {

@@ -98,6 +98,8 @@ describe('svc sessions output', () => {
     [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'busy' } } }, 'status: "busy"'],
     [{ type: 'server.connected', properties: {} }, 'server.connected'],
     [{ type: 'session.status', properties: { sessionID: 's', status: { type: 'retry', attempt: 3, message: 'Cannot connect to API: ECONNREFUSED', next: 1 } } }, 'status: "retry": cannot reach the model: Cannot connect to API: ECONNREFUSED (attempt 3)'],
+    [{ type: 'session.error', properties: { sessionID: 's', error: { name: 'UnknownError', data: { message: 'Model not found: nosuch/x.' } } } }, 'error: Model not found: nosuch/x.'],
+    [{ type: 'session.error', properties: { sessionID: 's', error: { name: 'APIError', data: { message: 'Unauthorized\n  at x' } } } }, 'error: APIError: Unauthorized'],
   ])('engine event %j', (event, line) => {
     expect(formatEngineEvent(event)).toBe(line);
   });

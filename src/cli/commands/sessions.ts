@@ -3,7 +3,7 @@
 // Formatting is pure.
 import type { Command } from 'commander';
 import { BOOT_PHASE_LABELS, bootTimelineRows, formatDurationMs, type BootPhaseView } from '../../lib/boot-phases.js';
-import { modelError } from '../../lib/model-error.js';
+import { engineErrorText, modelError } from '../../lib/model-error.js';
 import type { SerializedSession } from '../../lib/rest-shapes.js';
 import { SseSplitter, eventData } from '../../lib/sse.js';
 import { ApiCallError, apiAction, createApiClient, unreachableCause, type ApiClient } from '../api-client.js';
@@ -96,6 +96,7 @@ export function formatEngineEvent(event: { type?: string; properties?: Record<st
     const retrying = modelError(p.status);
     return retrying ? `status: "retry": ${retrying}` : `status: ${JSON.stringify((p.status as { type?: string } | undefined)?.type ?? p.status)}`;
   }
+  if (type === 'session.error') return `error: ${engineErrorText(p.error) ?? 'the engine reported an error'}`;
   const detail = JSON.stringify(p);
   return `${type}${detail && detail !== '{}' ? ` ${clipText(detail, 201)}` : ''}`;
 }
