@@ -7,6 +7,7 @@ import {
   checkAgentFiles, checkManifestFile, findManifestFile, listTriggers,
 } from '../manifest/index.js';
 import { nextFire } from '../triggers/cron.js';
+import { promptVariableWarnings } from '../triggers/prompt-variables.js';
 import { CliError, EXIT, formatTable, printJson, printLines, setExitCode } from './output.js';
 
 // One-shot process: zod's generated parsers cost more to compile than they save here.
@@ -46,6 +47,11 @@ function check(target: Target): ManifestCheck {
 
 const issueLine = (file: string, issue: ManifestIssue) => `${file}${issue.path === '' ? '' : ` ${issue.path}`}: ${issue.message}`;
 
+/** Allowed, but likely slips: unknown keys that look like known ones, prompt tags that name no variable. */
+function manifestWarnings(result: ManifestCheck): ManifestIssue[] {
+  return result.document === undefined ? result.warnings : [...result.warnings, ...promptVariableWarnings(listTriggers(result).triggers, result.document)];
+}
+
 function triggerCount(result: ManifestCheck): string {
   const doc = result.document as { triggers?: unknown } | undefined;
   const count = Array.isArray(doc?.triggers) ? doc.triggers.length : 0;
@@ -58,10 +64,11 @@ export function validateCommand(pathArg: string, options: { json?: boolean }): v
   const agentIssues: AgentFileIssue[] = target.repoDir === undefined ? [] : checkAgentFiles(target.repoDir, result.document)
     .map((issue) => ({ ...issue, file: path.join(target.repoDir!, issue.file) }));
   const valid = result.valid && agentIssues.length === 0;
-  const warnings = result.warnings.map((i) => `warning: ${issueLine(target.file, i)}`);
+  const found = manifestWarnings(result);
+  const warnings = found.map((i) => `warning: ${issueLine(target.file, i)}`);
   if (options.json) {
     // warnings only when there are some: the document's shape stays what scripts already read
-    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues, ...(result.warnings.length ? { warnings: result.warnings } : {}) });
+    printJson({ valid, file: target.file, version: result.version, issues: result.issues, agent_issues: agentIssues, ...(found.length ? { warnings: found } : {}) });
   } else if (valid) {
     printLines([`valid: ${target.file} (version ${result.version}), ${triggerCount(result)}`, ...warnings]);
   } else {
@@ -84,9 +91,10 @@ export function shipPreflight(pathArg: string): Preflight {
   const target = resolveTarget(pathArg, true);
   if (!target) return { valid: true, file: null, version: null, issues: [], lines: [`pre-flight passed: no svc.yaml or svc.toml in ${pathArg}, nothing to validate`] };
   const result = check(target);
+  const warnings = manifestWarnings(result).map((i) => `warning: ${issueLine(target.file, i)}`);
   const lines = result.valid
-    ? [`pre-flight passed: ${target.file} (version ${result.version}), ${triggerCount(result)}`]
-    : [...result.issues.map((i) => issueLine(target.file, i)), `pre-flight failed: ${result.issues.length} issue${result.issues.length === 1 ? '' : 's'} in ${target.file}`];
+    ? [`pre-flight passed: ${target.file} (version ${result.version}), ${triggerCount(result)}`, ...warnings]
+    : [...result.issues.map((i) => issueLine(target.file, i)), ...warnings, `pre-flight failed: ${result.issues.length} issue${result.issues.length === 1 ? '' : 's'} in ${target.file}`];
   return { valid: result.valid, file: target.file, version: result.version ?? null, issues: result.issues, lines };
 }
 

@@ -23,6 +23,11 @@ function textOf(value: unknown): string {
   return String(value);
 }
 
+/** The paths the tags of `template` name, in order, trimmed (an empty one for `{{ }}` or a section's `{{#x}}`'s `#x`). */
+export function templatePaths(template: string): string[] {
+  return [...template.matchAll(TAG)].map((match) => match[1]!.trim());
+}
+
 /** Renders `template` with `variables`; never throws, never leaves a placeholder. */
 export function renderTemplate(template: string, variables: Record<string, unknown>): string {
   return renderPrefix(template, variables, Number.POSITIVE_INFINITY).text;

@@ -134,4 +134,21 @@ describe('svc manifest validate', () => {
       rmSync(file, { force: true });
     }
   });
+
+  it('a prompt tag that names no variable of its trigger\'s fire (it would render empty): a warning, still valid; svc ship --dry-run says it too', () => {
+    const file = path.join(empty, 'svc.yaml');
+    writeFileSync(file, 'svc_version: 2\ndefault_agent: build\nagents:\n  build: {}\ntriggers:\n  - slug: on-push\n    type: webhook\n    secret_env: HOOK\n    prompt: "Push to {{ payload.ref }} ({{ body.ref }}, {{ message.text }})"\n');
+    const message = '{{ payload.ref }} names no variable of a webhook fire and renders empty; it has trigger.slug, trigger.type, trigger.kind, fired_at, body.*, headers.content_type, headers.user_agent, headers.forwarded_for (fired by hand also source, actor, message.text, message.source)';
+    try {
+      const r = svc(['manifest', 'validate', file]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trimEnd().split('\n')).toEqual([`valid: ${file} (version 2), 1 trigger`, `warning: ${file} /triggers/0/prompt: ${message}`]);
+      expect(JSON.parse(svc(['manifest', 'validate', file, '--json']).stdout)).toMatchObject({ valid: true, warnings: [{ path: '/triggers/0/prompt', message }] });
+      const ship = svc(['ship', '--dry-run', file]);
+      expect(ship.code).toBe(0);
+      expect(ship.stdout).toContain(`warning: ${file} /triggers/0/prompt: ${message}`);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
 });
