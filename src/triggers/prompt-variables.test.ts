@@ -3,7 +3,7 @@ import type { NormalizedTrigger } from '../manifest/index.js';
 import { promptVariableWarnings } from './prompt-variables.js';
 
 const trigger = (slug: string, type: NormalizedTrigger['type'], prompt: string): NormalizedTrigger =>
-  ({ slug, type, name: slug, prompt, agent: 'build', session_mode: 'new', enabled: true, timezone: 'UTC' }) as NormalizedTrigger;
+  ({ slug, type, name: slug, prompt, agent: 'build', session_mode: 'fresh', enabled: true, timezone: 'UTC' });
 
 const WEBHOOK_HAS = 'it has trigger.slug, trigger.type, trigger.kind, fired_at, body.*, headers.content_type, headers.user_agent, headers.forwarded_for (fired by hand also source, actor, message.text, message.source)';
 
