@@ -9,11 +9,11 @@ import { cronVariables, manualVariables, webhookVariables, type TemplateVariable
 
 const SAMPLE_AT = new Date(0);
 
-function sourceVariables(type: NormalizedTrigger['type']): TemplateVariables {
-  const trigger = { slug: 'sample', type };
-  return type === 'cron'
-    ? cronVariables(trigger, { schedule: '* * * * * *', timezone: 'UTC', firedAt: SAMPLE_AT })
-    : webhookVariables(trigger, { rawBody: Buffer.from('{}'), headers: {}, firedAt: SAMPLE_AT });
+/** What a fire of one source has: its variables and the paths a person can write of them. */
+interface Known { variables: TemplateVariables; leaves: string[] }
+
+function known(variables: TemplateVariables): Known {
+  return { variables, leaves: leaves(variables) };
 }
 
 /** The paths a person can write: leaves, and `x.*` for an object whose keys come with the fire (a webhook's body). */
@@ -24,29 +24,34 @@ function leaves(value: unknown, prefix = ''): string[] {
   return keys.flatMap((key) => leaves((value as Record<string, unknown>)[key], prefix ? `${prefix}.${key}` : key));
 }
 
-function names(variables: TemplateVariables, path: string): boolean {
+// built once, where a manifest is checked (the CLI imports this file; src/triggers/index.ts does not)
+const SOURCES: Record<NormalizedTrigger['type'], Known> = {
+  cron: known(cronVariables({ slug: 'sample', type: 'cron' }, { schedule: '* * * * * *', timezone: 'UTC', firedAt: SAMPLE_AT })),
+  webhook: known(webhookVariables({ slug: 'sample', type: 'webhook' }, { rawBody: Buffer.from('{}'), headers: {}, firedAt: SAMPLE_AT })),
+};
+const MANUAL = known(manualVariables({ slug: 'sample', type: 'cron' }, { actor: 'sample', firedAt: SAMPLE_AT }));
+
+function names({ variables, leaves: paths }: Known, path: string): boolean {
   if (!path) return false;
   if (lookup(variables, path) !== undefined) return true;
   // below an open object (a webhook's body): any path
-  return leaves(variables).some((leaf) => leaf.endsWith('.*') && path.startsWith(leaf.slice(0, -1)));
+  return paths.some((leaf) => leaf.endsWith('.*') && path.startsWith(leaf.slice(0, -1)));
 }
 
 /** A warning for each tag of a trigger's prompt that names no variable of its source nor of a manual fire. */
 export function promptVariableWarnings(triggers: readonly NormalizedTrigger[], document: unknown): ManifestIssue[] {
   const entries = (document as { triggers?: unknown } | null)?.triggers;
-  const manual = manualVariables({ slug: 'sample', type: 'cron' }, { actor: 'sample', firedAt: SAMPLE_AT });
   const warnings: ManifestIssue[] = [];
   for (const trigger of triggers) {
-    const own = sourceVariables(trigger.type);
-    const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(manual, path));
+    const own = SOURCES[trigger.type];
+    const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(MANUAL, path));
     if (unknown.length === 0) continue;
     const index = Array.isArray(entries) ? entries.findIndex((e) => (e as { slug?: unknown } | null)?.slug === trigger.slug) : -1;
-    const ownLeaves = leaves(own);
-    const manualOnly = leaves(manual).filter((leaf) => !ownLeaves.includes(leaf));
+    const manualOnly = MANUAL.leaves.filter((leaf) => !own.leaves.includes(leaf));
     for (const path of unknown) {
       warnings.push({
         path: index >= 0 ? `/triggers/${index}/prompt` : '/triggers',
-        message: `{{ ${path} }} names no variable of a ${trigger.type} fire and renders empty; it has ${ownLeaves.join(', ')} (fired by hand also ${manualOnly.join(', ')})`,
+        message: `{{ ${path} }} names no variable of a ${trigger.type} fire and renders empty; it has ${own.leaves.join(', ')} (fired by hand also ${manualOnly.join(', ')})`,
       });
     }
   }
