@@ -102,7 +102,7 @@ export interface Health {
   engine: {
     state: string; restarts: number; last_exit: { code: number | null; signal: string | null; at: string } | null; last_error: string | null;
     next_restart_at: string | null;
-    root_session_id: string | null; initial_prompt_sent_at: string | null; initial_prompt_pending: boolean; root_session_error: string | null;
+    root_session_id: string | null; initial_prompt_sent_at: string | null; initial_prompt_pending: boolean; root_session_error: string | null; turn_error?: string | null;
     run: { type?: string } | null;
   };
   repository: { url: string | null; branch: string | null; commit: string | null };

@@ -184,6 +184,18 @@ describe('daemon restart', () => {
   });
 });
 
+describe('a turn the engine ends with an error', () => {
+  it('is in health as turn_error, its first line, secret values redacted (the engine is the agent\'s: it can echo them)', async () => {
+    const secret = 'sk-live-not-for-health';
+    const text = `#fixture ${JSON.stringify({ fail: `key ${secret} refused for ${TOKEN}` })}`;
+    const daemon = await start(scratch(), { SVC_BOOTSTRAP_ENGINE_SESSION: '1', SVC_INITIAL_PROMPT: text, SVC_PROJECT_SECRET_NAMES: 'MODEL_KEY', MODEL_KEY: secret });
+    const h = await daemon.waitFor((x) => x.engine.turn_error !== null && x.engine.turn_error !== undefined, 'the turn error in health');
+    expect(h.engine.turn_error).toBe('key *** refused for ***');
+    expect(JSON.stringify(h)).not.toContain(secret);
+    expect(JSON.stringify(h)).not.toContain(TOKEN);
+  });
+});
+
 describe('an initial prompt the engine did not take is not lost', () => {
   const text = '#fixture {"crashOnce":true,"end":true}';
 
