@@ -3,7 +3,7 @@
 // when they turn for an unreachable model or a failed turn, and the Events of one sandbox boot (its
 // checkpoint restored or skipped, each engine stall), recorded per boot in status.daemonReports so
 // that they are level-based: a second look, or a restarted operator, sees them reported already.
-import { isFalse, kubeTime, type ConditionInput, type SessionStatus } from '../../src/resources/index.js';
+import { getCondition, isFalse, kubeTime, type ConditionInput, type SessionStatus } from '../../src/resources/index.js';
 import type { DaemonHealth } from '../../src/sandbox/index.js';
 import type { SessionEvent } from './decide.js';
 
@@ -90,13 +90,13 @@ export function daemonReports(before: SessionStatus, health: DaemonHealth, gener
   const boot = bootEvents(before, health);
   const unreachable = conditions.find((c) => c.type === 'ModelReachable' && c.status === 'False');
   const turnFailed = conditions.find((c) => c.type === 'Progressing' && c.reason === 'TurnFailed');
-  const failedBefore = before.conditions?.find((c) => c.type === 'Progressing' && c.reason === 'TurnFailed');
+  const progressingBefore = getCondition(before.conditions, 'Progressing');
   const events = [
     ...boot.events,
     // once when the model becomes unreachable, not per retry (the condition's message follows the attempts)
     ...(unreachable && !isFalse(before.conditions, 'ModelReachable') ? [{ type: 'Warning' as const, reason: 'ModelUnreachable', message: unreachable.message }] : []),
     // once per failed turn, as far as a look can tell: not again while the condition says the same
-    ...(turnFailed && failedBefore?.message !== turnFailed.message ? [{ type: 'Warning' as const, reason: 'TurnFailed', message: turnFailed.message }] : []),
+    ...(turnFailed && (progressingBefore?.reason !== 'TurnFailed' || progressingBefore.message !== turnFailed.message) ? [{ type: 'Warning' as const, reason: 'TurnFailed', message: turnFailed.message }] : []),
   ];
   return { checkpoint: latestCheckpoint(before, health), daemonReports: boot.daemonReports, conditions, events };
 }
