@@ -118,15 +118,20 @@ describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=2)', () => {
     const waiting = (await fires()).filter((f) => queued.includes(f.metadata.name));
     expect(waiting.map((f) => `${f.metadata.name} ${String(f.status?.phase)}`).sort()).toEqual(queued.map((name) => `${name} queued`).sort());
 
-    // free the slot again and again: every queued fire starts, in order, and the history ends at 2
-    const started: string[] = [];
+    // free the slot again and again: every queued fire starts, in order, and the history ends at 2.
+    // In its turn: at every look the started ones are the first of the queue (under load two can
+    // start between looks, so the order in which one look lists them says nothing)
+    let started: string[] = [];
+    const outOfTurn: string[][] = [];
     await waitFor('every queued fire started', async () => {
       await stopAll();
-      for (const f of await fires()) {
-        if (queued.includes(f.metadata.name) && f.status?.phase === 'fired' && !started.includes(f.metadata.name)) started.push(f.metadata.name);
-      }
+      const fired = new Set((await fires()).filter((f) => f.status?.phase === 'fired').map((f) => f.metadata.name));
+      const now = queued.filter((name) => fired.has(name));
+      if (now.some((name, i) => name !== queued[i])) outOfTurn.push(now);
+      started = now;
       return started.length === queued.length ? true : undefined;
     }, 180_000);
+    expect(outOfTurn).toEqual([]);
     expect(started).toEqual(queued);
     await stopAll();
     const final = await waitFor('pruned to 2 again', async () => {
