@@ -42,3 +42,49 @@ export class KeyedSemaphore {
     return this.slots.size;
   }
 }
+
+interface Waiting<T, R> { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }
+
+/**
+ * Work under one key in batches, one batch at a time: what comes while a batch runs waits and
+ * goes into the next one, all together. One read then serves a whole batch (a namespace's cap
+ * for thirty starts at once, not thirty reads one after another). `process` settles each item,
+ * in order.
+ */
+export class KeyedBatcher<T, R> {
+  private readonly queues = new Map<string, Waiting<T, R>[]>();
+
+  constructor(private readonly process: (key: string, items: T[]) => Promise<PromiseSettledResult<R>[]>) {}
+
+  run(key: string, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const waiting = this.queues.get(key);
+      if (waiting) { waiting.push({ item, resolve, reject }); return; }
+      const queue: Waiting<T, R>[] = [{ item, resolve, reject }];
+      this.queues.set(key, queue);
+      void this.drain(key, queue);
+    });
+  }
+
+  private async drain(key: string, queue: Waiting<T, R>[]): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0);
+      try {
+        const results = await this.process(key, batch.map((b) => b.item));
+        batch.forEach((b, i) => {
+          const result = results[i];
+          if (result?.status === 'fulfilled') b.resolve(result.value);
+          else b.reject(result ? result.reason : new Error('the batch settled no result for this item'));
+        });
+      } catch (error) {
+        for (const b of batch) b.reject(error);
+      }
+    }
+    this.queues.delete(key);
+  }
+
+  /** Keys with a batch running or waiting (for tests). */
+  get size(): number {
+    return this.queues.size;
+  }
+}

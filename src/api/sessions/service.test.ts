@@ -86,6 +86,30 @@ describe('SessionService.start: the agent from the default branch manifest', () 
   });
 });
 
+describe('SessionService.start: the cap', () => {
+  it('starts that come together are admitted in order against one read of the cap: those past it get 429, nothing created for them', async () => {
+    const created: Session[] = [];
+    let capReads = 0;
+    const store = {
+      gitCredentials: async () => null,
+      namespaceAnnotations: async () => { capReads++; return {}; },
+      slotHolders: async () => [...created],
+      createSession: async (session: Session) => {
+        await new Promise((r) => setTimeout(r, 20)); // an API server's write
+        created.push(session);
+        return session;
+      },
+    } as unknown as SessionStore;
+    const sessions = new SessionService({ store, mirrorDir: path.join(tmp, 'mirrors'), defaultCap: 4 });
+    const results = await Promise.allSettled(Array.from({ length: 7 }, (_, i) => sessions.start(project, { prompt: `p${i}` }, 'u1')));
+    const outcome = results.map((r) => (r.status === 'fulfilled' ? r.value.spec.initialPrompt : (r.reason as { status: number }).status));
+    expect(outcome).toEqual(['p0', 'p1', 'p2', 'p3', 429, 429, 429]);
+    expect(created.map((s) => s.spec.initialPrompt).sort()).toEqual(['p0', 'p1', 'p2', 'p3']);
+    expect(capReads).toBe(2); // the first start alone, the six that came while it was created in one batch
+    await expect(sessions.start(project, {}, 'u1')).rejects.toMatchObject({ status: 429, message: expect.stringContaining('limit of 4 concurrent session(s)') });
+  });
+});
+
 describe('SessionService.list', () => {
   it('newest first; sessions created in the same second (a burst of fires) keep one order however the store returns them', async () => {
     const session = (name: string, at: string) => ({ metadata: { name, creationTimestamp: at } }) as Session;

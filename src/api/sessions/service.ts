@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { openMirror, type Mirror } from '../../git/index.js';
 import { Lru } from '../../lib/lru.js';
 import { retryOnConflict } from '../../kube/index.js';
-import { KeyedMutex } from '../../lib/keyed-mutex.js';
+import { KeyedBatcher } from '../../lib/keyed-mutex.js';
 import { MANIFEST_FILES, MANIFEST_MAX_BYTES, readManifestDocumentAt } from '../../manifest/index.js';
 import {
   STOP_REASON_ANNOTATION, appendPromptPatch, pendingPrompts, sessionCap,
@@ -46,8 +46,11 @@ interface ManifestRead {
 
 export class SessionService {
   private readonly store: SessionStore;
-  /** One start at a time per namespace: the cap is counted and taken atomically within this API. */
-  private readonly starts = new KeyedMutex();
+  /**
+   * Starts per namespace in batches, one batch at a time: the cap is counted and taken atomically
+   * within this API, and read once for all the starts that came while the last batch ran.
+   */
+  private readonly starts = new KeyedBatcher<Session, Session>((namespace, sessions) => this.admitAndCreate(namespace, sessions));
   private readonly now: () => Date;
   /** Per project: the last read of its default branch's manifest (one per project; bounded). */
   private readonly manifestReads = new Lru<ManifestRead>(1024);
@@ -108,16 +111,28 @@ export class SessionService {
     const tip = await this.defaultBranch(project);
     const agent = chooseAgent(request.agent, tip.manifest, branch);
     const baseRef = request.baseRef ?? branch;
-    return this.starts.run(namespace, async () => {
-      const cap = sessionCap(await this.store.namespaceAnnotations(namespace), this.options.defaultCap);
-      const admission = admit({ cap, queueDepth: 0, sessions: await this.store.slotHolders(namespace), fires: [], request: { kind: 'session' } });
-      if (admission.kind === 'full') throw new ApiError(429, admission.reason); // a session request is never queued
-      const session = newSession(project, {
-        id: randomUUID(), agent, baseRef, baseSha: baseRef === branch ? tip.sha ?? undefined : undefined,
-        model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
-      });
-      return this.store.createSession(session);
+    const session = newSession(project, {
+      id: randomUUID(), agent, baseRef, baseSha: baseRef === branch ? tip.sha ?? undefined : undefined,
+      model: request.model || undefined, initialPrompt: request.prompt || undefined, createdBy: userId,
     });
+    return this.starts.run(namespace, session);
+  }
+
+  /**
+   * A batch of starts of one namespace: admitted in the order they came against one read of the
+   * cap (each admitted one takes its slot for those after it), the admitted created together.
+   * A session request is never queued: one past the cap is a 429.
+   */
+  private async admitAndCreate(namespace: string, sessions: Session[]): Promise<PromiseSettledResult<Session>[]> {
+    const [annotations, holders] = await Promise.all([this.store.namespaceAnnotations(namespace), this.store.slotHolders(namespace)]);
+    const cap = sessionCap(annotations, this.options.defaultCap);
+    const taken = [...holders];
+    return Promise.allSettled(sessions.map(async (session) => {
+      const admission = admit({ cap, queueDepth: 0, sessions: taken, fires: [], request: { kind: 'session' } });
+      if (admission.kind === 'full') throw new ApiError(429, admission.reason);
+      taken.push(session);
+      return this.store.createSession(session);
+    }));
   }
 
   async list(project: Project, status?: SessionStatusValue): Promise<Session[]> {
