@@ -30,7 +30,9 @@ async function api<T>(method: string, urlPath: string, body?: unknown): Promise<
     method,
     headers: { authorization: `Bearer ${dev.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    // Crash recovery is the subject here, not latency (bench/sessions measures that): thirty
+    // starts at once on a loaded 2-core CI machine may each take several seconds to answer.
+    signal: AbortSignal.timeout(60_000),
   });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
