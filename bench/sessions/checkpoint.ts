@@ -169,7 +169,8 @@ async function devPart(work: string, bare: string, engine: string) {
   dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
   dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
   try {
-    while (!output.includes(': leading')) await sleep(100);
+    // leading (its controllers run) and running (the env file written): the operator may lead first
+    while (!output.includes(': leading') || !output.includes('svc dev is running.')) await sleep(100);
     const env = Object.fromEntries([...readFileSync(path.join(dataDir, 'env'), 'utf8').matchAll(/^export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
     const kenv = { ...process.env, KUBECONFIG: env.KUBECONFIG };
     const uids: Record<string, string> = {};

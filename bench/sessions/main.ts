@@ -167,7 +167,8 @@ async function startDev(dataDir: string, repo: string, args: string[], extraEnv:
   });
   dev.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
   dev.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
-  while (!output.includes(': leading')) {
+  // leading (its controllers run) and running (the env file written): the operator may lead first
+  while (!output.includes(': leading') || !output.includes('svc dev is running.')) {
     if (dev.exitCode !== null) throw new Error(`svc dev exited:\n${output}`);
     await sleep(100);
   }
