@@ -363,6 +363,24 @@ describe('reads', () => {
     expect(bad.body.error).toMatch(/status must be one of open, merged, closed, all/);
   });
 
+  it('lists the CRs one session opened with origin_session_id; a malformed id is 400', async () => {
+    const sessionId = randomUUID();
+    await h.client.resource(SESSION).create({
+      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
+      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
+    } as KubeObject);
+    const mine = (await open({ title: 'from the session', head_ref: 'feature-a', session_id: sessionId })).body.change_request;
+    await open({ title: 'from no session', head_ref: 'feature-b' });
+    const listed = await h.call(admin(), 'GET', `${base}?status=all&origin_session_id=${sessionId.toUpperCase()}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.change_requests.map((c: { cr_id: string }) => c.cr_id)).toEqual([mine.cr_id]);
+    expect((await h.call(admin(), 'GET', `${base}?status=closed&origin_session_id=${sessionId}`)).body.change_requests).toEqual([]);
+    expect((await h.call(admin(), 'GET', `${base}?origin_session_id=${randomUUID()}`)).body.change_requests).toEqual([]);
+    const bad = await h.call(admin(), 'GET', `${base}?origin_session_id=nope`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('origin_session_id "nope" is not a UUID');
+  });
+
   it('refreshes SHAs of open CRs from the live branches; skips silently when a branch is gone or the host is unreachable', async () => {
     work.branch('moving', { 'm.txt': 'm1\n' }, { from: 'main' });
     const { body } = await open({ title: 'moving', head_ref: 'moving' });

@@ -3,18 +3,20 @@
 // prefix refused with the server's message, delete confirmed first); start a session with a
 // prompt holding markup (rendered as text), follow it to running and its engine events, send a
 // prompt, abort the run, stop it; a running session's page following what its engine reports (the
-// initial prompt refused then taken, a model call retried then aborted) without a reload; fire a
+// initial prompt refused then taken, a model call retried then aborted, the change requests it
+// opened and no other) without a reload; fire a
 // trigger now and follow the link to its session; the model usage page (totals, per day, session,
 // trigger, model; the budget; providers without keys) and a session's tokens on its page. One
 // browser and one page for the file; screenshots go to docs/dashboard/ under `make screenshots` (a
 // temporary directory otherwise: `make test` leaves the tree clean).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildArtifacts } from '../daemon/harness.js';
 import { launchBrowser, screenshotDir, type Browser } from '../helpers/browser.js';
 import { removeDevDir, fixtureEngineArgs, startDev, type DevInstance } from '../helpers/dev.js';
-import { makeRepo, waitFor } from '../dev/util.js';
+import { commitFiles, makeRepo, waitFor } from '../dev/util.js';
 import { startModelServer } from '../fixtures/model-server.js';
 
 const XSS = `<script>window.__xss=1</script> "><img src=x onerror="window.__xss=2">`;
@@ -193,6 +195,20 @@ describe('dashboard journeys in Chromium', () => {
     await button('Abort run').click();
     await expect.poll(() => model.count(), { timeout: 15_000 }).toBe(0);
     expect(await sessionStatus(sessionId)).toBe('running');
+
+    // the change requests this session opened appear on its page while it runs, and no other
+    const repo = path.join(dev.dataDir, 'repo');
+    for (const branch of ['from-the-session', 'from-elsewhere']) {
+      execFileSync('git', ['checkout', '-q', '-b', branch, 'main'], { cwd: repo });
+      commitFiles(repo, { [`${branch}.txt`]: `${branch}\n` }, branch);
+    }
+    execFileSync('git', ['checkout', '-q', 'main'], { cwd: repo });
+    const ours = await api<{ change_request: { number: number } }>('POST', `/projects/${projectId}/change-requests`, { title: 'Opened by the session', head_ref: 'from-the-session', session_id: sessionId });
+    expect(ours.status, JSON.stringify(ours.body)).toBe(201);
+    const other = await api<{ change_request: { number: number } }>('POST', `/projects/${projectId}/change-requests`, { title: 'Opened by someone else', head_ref: 'from-elsewhere' });
+    expect(other.status, JSON.stringify(other.body)).toBe(201);
+    await page.getByRole('link', { name: `#${ours.body.change_request.number} Opened by the session` }).waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('link', { name: /Opened by someone else/ }).count()).toBe(0);
     await api('POST', `/projects/${projectId}/sessions/${sessionId}/stop`, {});
   }, 120_000);
 

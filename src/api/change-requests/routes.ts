@@ -7,7 +7,7 @@ import type { ChangeRequest, Project } from '../../resources/index.js';
 import { serializeChangeRequest } from './serialize.js';
 import type { ChangeRequestService } from './service.js';
 import {
-  parseCreate, parseEdit, parseEmpty, parseMerge, parseRequestChanges, parseStatusFilter,
+  parseCreate, parseEdit, parseEmpty, parseMerge, parseOriginFilter, parseRequestChanges, parseStatusFilter,
 } from './validate.js';
 import { parseUuid } from '../ids.js';
 
@@ -52,8 +52,9 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
 
   router.get('/', async (req, res) => {
     const filter = parseStatusFilter(req.query.status);
+    const originSessionId = parseOriginFilter(req.query.origin_session_id);
     const { project } = await projectFor(req, res, { access: 'read' });
-    await send(res, project, await service.list(project, filter));
+    await send(res, project, await service.list(project, filter, originSessionId));
   });
 
   router.post('/', async (req, res) => {

@@ -230,8 +230,10 @@ export class ChangeRequestService {
     }
   }
 
-  async list(project: Project, filter: StatusFilter): Promise<ChangeRequest[]> {
-    const wanted = (cr: ChangeRequest) => filter === 'all' || (cr.status?.status ?? 'open') === filter;
+  /** `originSessionId`: only the CRs that session opened, chosen before any refresh reads git. */
+  async list(project: Project, filter: StatusFilter, originSessionId?: string): Promise<ChangeRequest[]> {
+    const wanted = (cr: ChangeRequest) => (filter === 'all' || (cr.status?.status ?? 'open') === filter)
+      && (originSessionId === undefined || cr.spec.originSessionId === originSessionId);
     const all = (await this.store.list(project)).filter(wanted);
     // filtered again: reading may have found an open CR merged
     return (await this.refresh(project, await this.withoutDeletedOrigins(project, all))).filter(wanted).sort(newestFirst);

@@ -3,7 +3,7 @@
 import { branchNameProblem, isFullSha } from '../../git/index.js';
 import type { ChangeRequestStatusValue } from '../../resources/index.js';
 import { badRequest } from '../errors.js';
-import { UUID } from '../ids.js';
+import { UUID, parseUuid } from '../ids.js';
 
 export const MAX_TITLE = 256;
 export const MAX_TEXT = 65_536;
@@ -116,6 +116,13 @@ export function parseRequestChanges(body: unknown): string {
 /** close and reopen take no body (an empty object is fine). */
 export function parseEmpty(body: unknown, what: string): void {
   objectBody(body, [], what);
+}
+
+/** GET /?origin_session_id=<uuid>: the CRs one session opened (the session page); absent: all. */
+export function parseOriginFilter(query: unknown): string | undefined {
+  if (query === undefined || query === '') return undefined;
+  if (typeof query !== 'string') throw badRequest('origin_session_id must be given once, a session id');
+  return parseUuid(query, 'origin_session_id');
 }
 
 export function parseStatusFilter(query: unknown): StatusFilter {

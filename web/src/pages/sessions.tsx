@@ -188,10 +188,11 @@ export function SessionPage({ project, sessionId, me }: { project: Project; sess
   const loaded = useLoad(async () => {
     const [{ session }, crs, usage] = await Promise.all([
       api<{ session: Session }>('GET', sessionsPath(project, sessionId)),
-      api<{ change_requests: SerializedChangeRequest[] }>('GET', `/projects/${enc(project.id)}/change-requests?status=all`).then((b) => b.change_requests, () => []),
+      // only this session's: the list of all refreshes every open CR from git, every 5 s
+      api<{ change_requests: SerializedChangeRequest[] }>('GET', `/projects/${enc(project.id)}/change-requests?status=all&origin_session_id=${enc(sessionId)}`).then((b) => b.change_requests, () => []),
       sessionTokens(project, sessionId),
     ]);
-    return { session, crs: crs.filter((cr) => cr.origin_session_id === sessionId), usage };
+    return { session, crs, usage };
   }, `${project.id}:${sessionId}`);
   const [prompt, setPrompt] = useState('');
   const [sent, setSent] = useState(false);
