@@ -99,6 +99,11 @@ describe('svc cr', () => {
     expect(rows[2]).toMatch(/^#1\s+open\s+Add feature\s+feature -> main/);
     expect(JSON.parse(svc(['cr', 'ls', '--json'], userEnv()).stdout)).toHaveLength(2);
     expect(svc(['cr', 'ls', '--status', 'merged'], userEnv()).stdout.trim()).toBe('No merged change requests.');
+    // by session: these two were opened in the name of no session the service knows
+    expect(svc(['cr', 'ls', '--session', randomUUID()], userEnv()).stdout.trim()).toBe('No open change requests.');
+    const badSession = svc(['cr', 'ls', '--session', 'nope'], userEnv());
+    expect(badSession.code).toBe(1);
+    expect(badSession.stderr).toMatch(/origin_session_id "nope" is not a UUID/);
     const badStatus = svc(['cr', 'ls', '--status', 'draft'], userEnv());
     expect(badStatus.code).toBe(1);
     expect(badStatus.stderr).toMatch(/status must be one of open, merged, closed, all/);

@@ -133,11 +133,13 @@ export function registerCrCommands(program: Command): void {
   cr.command('ls')
     .description('list change requests (default: open ones), newest first')
     .option('--status <status>', 'open, merged, closed or all', 'open')
+    .option('--session <id>', 'only those this session opened')
     .option(...PROJECT_OPTION)
     .option('--json', 'print JSON')
-    .action(act(async (opts: { status: string; project?: string; json?: boolean }) => {
+    .action(act(async (opts: { status: string; session?: string; project?: string; json?: boolean }) => {
       const ctx = await context(opts.project);
-      const { change_requests } = await ctx.client.request<{ change_requests: CrView[] }>('GET', `${ctx.base}?status=${encodeURIComponent(opts.status)}`);
+      const bySession = opts.session === undefined ? '' : `&origin_session_id=${encodeURIComponent(opts.session)}`;
+      const { change_requests } = await ctx.client.request<{ change_requests: CrView[] }>('GET', `${ctx.base}?status=${encodeURIComponent(opts.status)}${bySession}`);
       if (opts.json) printJson(change_requests);
       else printLines(formatCrList(change_requests, opts.status));
     }));
