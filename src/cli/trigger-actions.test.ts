@@ -16,4 +16,12 @@ describe('svc triggers ls --project', () => {
       'on-push: the project secret GH_WEBHOOK_SECRET is not set, so every delivery is refused (409): printf %s "$SECRET" | svc secrets set GH_WEBHOOK_SECRET --project demo',
     ]);
   });
+
+  it('prints each prompt tag that renders empty as a warning under the table', () => {
+    const lines = formatLiveListing({
+      triggers: [webhook('on-push', { secret_configured: true, prompt_warnings: ['{{ payload.ref }} names no variable of a webhook fire and renders empty; it has body.*'] })],
+      errors: [],
+    });
+    expect(lines.slice(2)).toEqual(['warning: on-push prompt: {{ payload.ref }} names no variable of a webhook fire and renders empty; it has body.*']);
+  });
 });

@@ -8,6 +8,8 @@ export interface TriggerView {
   /** webhook triggers: the project secret that authenticates deliveries, and whether it is set */
   secret_env?: string; secret_configured?: boolean;
   last_fired_at: string | null; next_fire_at: string | null; dormant: boolean; paused: boolean; consecutive_failures?: number;
+  /** prompt tags that render empty at every fire */
+  prompt_warnings?: string[];
 }
 export interface ListingView { triggers: TriggerView[]; errors: { index: number; slug?: string; messages: string[] }[] }
 export interface FireView { name: string; source: string; fired_at: string; phase: string; reason: string | null; queue_position: number | null; session_id: string | null }
@@ -31,6 +33,7 @@ export function formatLiveListing(listing: ListingView, project?: string): strin
     if (t.secret_configured === false && t.enabled) {
       lines.push(`${t.slug}: the project secret ${t.secret_env} is not set, so every delivery is refused (409): printf %s "$SECRET" | svc secrets set ${t.secret_env}${project ? ` --project ${project}` : ''}`);
     }
+    for (const warning of t.prompt_warnings ?? []) lines.push(`warning: ${t.slug} prompt: ${warning}`);
   }
   return lines;
 }

@@ -24,7 +24,8 @@ function leaves(value: unknown, prefix = ''): string[] {
   return keys.flatMap((key) => leaves((value as Record<string, unknown>)[key], prefix ? `${prefix}.${key}` : key));
 }
 
-// built once, where a manifest is checked (the CLI imports this file; src/triggers/index.ts does not)
+// built once, where a manifest is checked or a trigger listed (the CLI's manifest commands and the
+// API import this file; src/triggers/index.ts does not)
 const SOURCES: Record<NormalizedTrigger['type'], Known> = {
   cron: known(cronVariables({ slug: 'sample', type: 'cron' }, { schedule: '* * * * * *', timezone: 'UTC', firedAt: SAMPLE_AT })),
   webhook: known(webhookVariables({ slug: 'sample', type: 'webhook' }, { rawBody: Buffer.from('{}'), headers: {}, firedAt: SAMPLE_AT })),
@@ -38,22 +39,23 @@ function names({ variables, leaves: paths }: Known, path: string): boolean {
   return paths.some((leaf) => leaf.endsWith('.*') && path.startsWith(leaf.slice(0, -1)));
 }
 
+/** What is wrong with each tag of a trigger's prompt that names no variable of its source nor of a manual fire. */
+export function promptTagWarnings(trigger: Pick<NormalizedTrigger, 'type' | 'prompt'>): string[] {
+  const own = SOURCES[trigger.type];
+  if (!own) return [];
+  const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(MANUAL, path));
+  const manualOnly = MANUAL.leaves.filter((leaf) => !own.leaves.includes(leaf));
+  return unknown.map((path) => `{{ ${path} }} names no variable of a ${trigger.type} fire and renders empty; it has ${own.leaves.join(', ')} (fired by hand also ${manualOnly.join(', ')})`);
+}
+
 /** A warning for each tag of a trigger's prompt that names no variable of its source nor of a manual fire. */
 export function promptVariableWarnings(triggers: readonly NormalizedTrigger[], document: unknown): ManifestIssue[] {
   const entries = (document as { triggers?: unknown } | null)?.triggers;
-  const warnings: ManifestIssue[] = [];
-  for (const trigger of triggers) {
-    const own = SOURCES[trigger.type];
-    const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(MANUAL, path));
-    if (unknown.length === 0) continue;
+  return triggers.flatMap((trigger) => {
+    const messages = promptTagWarnings(trigger);
+    if (messages.length === 0) return [];
     const index = Array.isArray(entries) ? entries.findIndex((e) => (e as { slug?: unknown } | null)?.slug === trigger.slug) : -1;
-    const manualOnly = MANUAL.leaves.filter((leaf) => !own.leaves.includes(leaf));
-    for (const path of unknown) {
-      warnings.push({
-        path: index >= 0 ? `/triggers/${index}/prompt` : '/triggers',
-        message: `{{ ${path} }} names no variable of a ${trigger.type} fire and renders empty; it has ${own.leaves.join(', ')} (fired by hand also ${manualOnly.join(', ')})`,
-      });
-    }
-  }
-  return warnings;
+    const path = index >= 0 ? `/triggers/${index}/prompt` : '/triggers';
+    return messages.map((message) => ({ path, message }));
+  });
 }

@@ -34,7 +34,7 @@ triggers:
   - slug: on-push
     type: webhook
     secret_env: HOOK_SECRET
-    prompt: "A push"
+    prompt: "A push to {{ payload.ref }}"
   - slug: Broken
     type: cron
     prompt: no schedule and an uppercase slug
@@ -220,6 +220,9 @@ describe('dashboard journeys in Chromium', () => {
     expect(await onPush.locator('dd code').first().textContent()).toBe(`${base}v1/webhooks/projects/${projectId}/on-push`);
     expect(await page.locator('.issues li').allTextContents()).toEqual([expect.stringMatching(/^triggers\[2\] \(Broken\): /)]);
     expect(await nightly.textContent()).toContain('(Europe/Berlin)');
+    // a prompt tag that renders empty at every fire is said on its card ({{ message.text }} is a manual fire's)
+    expect(await onPush.locator('.warning').allTextContents()).toEqual([expect.stringMatching(/^Prompt: \{\{ payload\.ref \}\} names no variable of a webhook fire and renders empty; it has .*body\.\*/)]);
+    expect(await nightly.locator('.warning').count()).toBe(0);
     // its secret was set on the secrets page above; without it, the card says every delivery is refused
     expect(await onPush.textContent()).not.toContain('not set');
     expect((await api('DELETE', `/projects/${projectId}/secrets/HOOK_SECRET`)).status).toBe(204);

@@ -1,5 +1,6 @@
 // The REST shapes of projects and their triggers (docs/api.md): snake_case, from the resources.
 import { redactUrls } from '../../lib/redact-url.js';
+import { promptTagWarnings } from '../../triggers/prompt-variables.js';
 import type { SerializedProject, SerializedTrigger } from '../../lib/rest-shapes.js';
 import type { Project, Trigger } from '../../resources/index.js';
 
@@ -22,6 +23,9 @@ export function serializeTrigger(trigger: Trigger): SerializedTrigger {
   out.paused_reason = out.paused ? trigger.status?.conditions?.find((c) => c.type === 'Paused' && c.status === 'True')?.message ?? null : null;
   out.consecutive_failures = trigger.status?.consecutiveFailures ?? 0;
   out.last_session_id = trigger.status?.lastSessionName ?? null;
+  // tags that render empty at every fire (`{{ payload.ref }}` for `{{ body.ref }}`): where people
+  // look, not only in `svc manifest validate`; a warning, never an error (SPEC §6)
+  out.prompt_warnings = promptTagWarnings(s);
   return out;
 }
 

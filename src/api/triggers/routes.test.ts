@@ -307,6 +307,15 @@ describe('trigger routes', () => {
     expect(((await call('GET', '', 'svc_reader')).body.triggers as Record<string, unknown>[])[0]!.secret_configured).toBe(false);
   });
 
+  it('names the prompt tags that render empty at every fire (a warning, not an error)', async () => {
+    triggers[0] = trigger('hook', { prompt: 'Push to {{ payload.ref }} by {{ body.pusher.name }} ({{ message.text }})' });
+    const listed = (await call('GET', '', 'svc_reader')).body.triggers as { slug: string; prompt_warnings: string[] }[];
+    expect(listed[0]!.prompt_warnings).toEqual([
+      expect.stringMatching(/^\{\{ payload\.ref \}\} names no variable of a webhook fire and renders empty; it has .*body\.\*/),
+    ]);
+    expect(listed.find((t) => t.slug === 'nightly')!.prompt_warnings).toEqual([]);
+  });
+
   it('manual fire: 202, actor and message reach the variables; read-only tokens get 403', async () => {
     const res = await call('POST', '/hook/fire', 'svc_admin', { message: { text: 'please', source: 'cli' } });
     expect(res.status).toBe(202);

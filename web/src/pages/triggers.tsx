@@ -27,6 +27,8 @@ export interface Trigger {
   paused_reason?: string | null;
   consecutive_failures?: number;
   last_session_id?: string | null;
+  /** Tags of its prompt that name no variable of a fire and render empty (a warning, never an error). */
+  prompt_warnings?: string[];
 }
 export interface TriggerListing { triggers: Trigger[]; errors: { index: number; slug?: string; messages: string[] }[] }
 export interface Fire { name: string; source: string; fired_at: string | null; phase: string | null; reason: string | null; queue_position: number | null; session_id: string | null }
@@ -97,6 +99,7 @@ function TriggerCard({ project, trigger, me, onFired }: { project: Project; trig
           {canWrite(me, CAP.triggerUpdate) ? <button type="button" class="secondary" disabled={action.busy} onClick={() => void action.run(async () => { await api('POST', `${triggersPath(project, trigger.slug)}/resume`, {}); onFired(); })}>Resume</button> : null}
         </div>
       ) : null}
+      {(trigger.prompt_warnings ?? []).map((warning) => <p class="warning" key={warning}>Prompt: {warning}</p>)}
       <dl class="facts">
         {trigger.type === 'cron' ? <><dt>Schedule</dt><dd><code>{trigger.cron ?? `once at ${trigger.run_at ?? '?'}`}</code> <span class="muted">({trigger.timezone ?? 'UTC'})</span></dd></> : null}
         {url ? <><dt>Webhook URL</dt><dd class="row"><code>{url}</code> <CopyButton text={url} /></dd><dt>Secret</dt><dd><code>{trigger.secret_env ?? '—'}</code>{trigger.secret_configured === false && trigger.enabled
