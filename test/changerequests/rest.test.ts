@@ -35,6 +35,16 @@ const open = (body: Record<string, unknown>, token = admin()) => h.call(token, '
 const counter = async () => (await h.client.resource<Project>(PROJECT).get(NAMESPACE, 'rest')).status?.lastChangeRequestNumber ?? 0;
 const crCount = async () => (await h.client.resource<ChangeRequest>(CHANGE_REQUEST).list(NAMESPACE)).items.length;
 
+/** A Session of the project in the cluster (no sandbox runs here): an origin a CR can name. */
+async function newSession(): Promise<string> {
+  const sessionId = randomUUID();
+  await h.client.resource(SESSION).create({
+    apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
+    spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
+  } as KubeObject);
+  return sessionId;
+}
+
 describe('create: the seven rules in order, and nothing written on an error', () => {
   it('refuses bad bodies with 400 and a clear message', async () => {
     const before = [await counter(), await crCount()];
@@ -122,11 +132,7 @@ describe('create: the seven rules in order, and nothing written on an error', ()
     expect(resource.spec.number).toBe(cr.number);
     expect(resource.metadata.ownerReferences?.[0]?.uid).toBe(project.metadata.uid);
 
-    const sessionId = randomUUID();
-    await h.client.resource(SESSION).create({
-      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
-      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
-    } as KubeObject);
+    const sessionId = await newSession();
     const known = await open({ title: 'Add b', head_ref: 'feature-b', session_id: sessionId });
     expect(known.status).toBe(201);
     expect(known.body.change_request.origin_session_id).toBe(sessionId);
@@ -134,11 +140,7 @@ describe('create: the seven rules in order, and nothing written on an error', ()
   });
 
   it('sets origin_session_id to null once the originating Session is deleted; the CR stays (SPEC §2.2)', async () => {
-    const sessionId = randomUUID();
-    await h.client.resource(SESSION).create({
-      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
-      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
-    } as KubeObject);
+    const sessionId = await newSession();
     const opened = await open({ title: 'from a session', head_ref: 'feature-b', session_id: sessionId });
     expect(opened.body.change_request.origin_session_id).toBe(sessionId);
     const crId = opened.body.change_request.cr_id as string;
@@ -364,11 +366,7 @@ describe('reads', () => {
   });
 
   it('lists the CRs one session opened with origin_session_id; a malformed id is 400', async () => {
-    const sessionId = randomUUID();
-    await h.client.resource(SESSION).create({
-      apiVersion: API_VERSION, kind: SESSION.kind, metadata: { name: sessionId, namespace: NAMESPACE },
-      spec: { projectRef: { name: 'rest' }, baseRef: 'main' },
-    } as KubeObject);
+    const sessionId = await newSession();
     const mine = (await open({ title: 'from the session', head_ref: 'feature-a', session_id: sessionId })).body.change_request;
     await open({ title: 'from no session', head_ref: 'feature-b' });
     const listed = await h.call(admin(), 'GET', `${base}?status=all&origin_session_id=${sessionId.toUpperCase()}`);
