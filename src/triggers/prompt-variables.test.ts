@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedTrigger } from '../manifest/index.js';
-import { promptVariableWarnings } from './prompt-variables.js';
+import { promptTagWarnings, promptVariableWarnings } from './prompt-variables.js';
 
 const trigger = (slug: string, type: NormalizedTrigger['type'], prompt: string): NormalizedTrigger =>
   ({ slug, type, name: slug, prompt, agent: 'build', session_mode: 'fresh', enabled: true, timezone: 'UTC' });
@@ -30,5 +30,11 @@ describe('promptVariableWarnings', () => {
     const warnings = promptVariableWarnings([trigger('nightly', 'cron', '{{ body.ref }} {{#items}}x{{/items}} {{ }}')], { triggers: [{ slug: 'nightly' }] });
     expect(warnings.map((w) => w.message.split(' names ')[0])).toEqual(['{{ body.ref }}', '{{ #items }}', '{{ /items }}', '{{  }}']);
     expect(warnings[0]!.message).toContain('of a cron fire and renders empty; it has trigger.slug, trigger.type, trigger.kind, cron.schedule, cron.timezone, cron.fired_at, cron.last_fired_at (fired by hand also fired_at, source, actor, message.text, message.source)');
+  });
+
+  it('a Trigger applied by hand without a prompt, or of a type no manifest gives, warns about nothing (a listing never fails on it)', () => {
+    expect(promptTagWarnings({ type: 'cron', prompt: undefined as unknown as string })).toEqual([]);
+    expect(promptTagWarnings({ type: 'email' as NormalizedTrigger['type'], prompt: '{{ payload.ref }}' })).toEqual([]);
+    expect(promptTagWarnings({ type: 'webhook', prompt: '{{ payload.ref }}' })).toHaveLength(1);
   });
 });

@@ -42,7 +42,8 @@ function names({ variables, leaves: paths }: Known, path: string): boolean {
 /** What is wrong with each tag of a trigger's prompt that names no variable of its source nor of a manual fire. */
 export function promptTagWarnings(trigger: Pick<NormalizedTrigger, 'type' | 'prompt'>): string[] {
   const own = SOURCES[trigger.type];
-  if (!own) return [];
+  // a Trigger applied by hand may lack what the manifest would give it: nothing to warn about
+  if (!own || typeof trigger.prompt !== 'string') return [];
   const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(MANUAL, path));
   const manualOnly = MANUAL.leaves.filter((leaf) => !own.leaves.includes(leaf));
   return unknown.map((path) => `{{ ${path} }} names no variable of a ${trigger.type} fire and renders empty; it has ${own.leaves.join(', ')} (fired by hand also ${manualOnly.join(', ')})`);
