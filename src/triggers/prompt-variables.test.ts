@@ -32,7 +32,7 @@ describe('promptVariableWarnings', () => {
     expect(warnings[0]!.message).toContain('of a cron fire and renders empty; it has trigger.slug, trigger.type, trigger.kind, cron.schedule, cron.timezone, cron.fired_at, cron.last_fired_at (fired by hand also fired_at, source, actor, message.text, message.source)');
   });
 
-  it('a Trigger applied by hand without a prompt, or of a type no manifest gives, warns about nothing (a listing never fails on it)', () => {
+  it('an object without a prompt, or of a type no manifest gives, warns about nothing (a listing never fails on it)', () => {
     expect(promptTagWarnings({ type: 'cron', prompt: undefined as unknown as string })).toEqual([]);
     expect(promptTagWarnings({ type: 'email' as NormalizedTrigger['type'], prompt: '{{ payload.ref }}' })).toEqual([]);
     expect(promptTagWarnings({ type: 'webhook', prompt: '{{ payload.ref }}' })).toHaveLength(1);

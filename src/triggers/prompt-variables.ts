@@ -42,7 +42,7 @@ function names({ variables, leaves: paths }: Known, path: string): boolean {
 /** What is wrong with each tag of a trigger's prompt that names no variable of its source nor of a manual fire. */
 export function promptTagWarnings(trigger: Pick<NormalizedTrigger, 'type' | 'prompt'>): string[] {
   const own = SOURCES[trigger.type];
-  // a Trigger applied by hand may lack what the manifest would give it: nothing to warn about
+  // an object without what the CRD requires (a test's fake): nothing to warn about, and no 500
   if (!own || typeof trigger.prompt !== 'string') return [];
   const unknown = [...new Set(templatePaths(trigger.prompt))].filter((path) => !names(own, path) && !names(MANUAL, path));
   const manualOnly = MANUAL.leaves.filter((leaf) => !own.leaves.includes(leaf));
