@@ -1,4 +1,5 @@
 // Query parameters more than one route group reads.
+import type { Request } from 'express';
 import { badRequest } from './errors.js';
 
 /**
@@ -10,4 +11,12 @@ export function parseLimit<D extends number | undefined>(value: unknown, max: nu
   const n = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : NaN;
   if (!(n >= 1 && n <= max)) throw badRequest(`limit must be a whole number from 1 to ${max}`);
   return n;
+}
+
+/** `?name=` as one string (absent: undefined); given twice (an array) or as an object, 400. */
+export function queryString(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${name} must be given once`);
+  return value;
 }

@@ -377,6 +377,8 @@ describe('reads', () => {
     const bad = await h.call(admin(), 'GET', `${base}?origin_session_id=nope`);
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('origin_session_id "nope" is not a UUID');
+    const twice = await h.call(admin(), 'GET', `${base}?origin_session_id=${sessionId}&origin_session_id=${sessionId}`);
+    expect([twice.status, twice.body.error]).toEqual([400, 'origin_session_id must be given once']);
   });
 
   it('refreshes SHAs of open CRs from the live branches; skips silently when a branch is gone or the host is unreachable', async () => {

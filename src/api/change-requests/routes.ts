@@ -10,6 +10,7 @@ import {
   parseCreate, parseEdit, parseEmpty, parseMerge, parseOriginFilter, parseRequestChanges, parseStatusFilter,
 } from './validate.js';
 import { parseUuid } from '../ids.js';
+import { queryString } from '../query.js';
 
 export interface ChangeRequestRoutesConfig {
   /** The namespace (account) whose projects this API serves. */
@@ -52,7 +53,7 @@ export function changeRequestRoutes(service: ChangeRequestService, config: Chang
 
   router.get('/', async (req, res) => {
     const filter = parseStatusFilter(req.query.status);
-    const originSessionId = parseOriginFilter(req.query.origin_session_id);
+    const originSessionId = parseOriginFilter(queryString(req, 'origin_session_id'));
     const { project } = await projectFor(req, res, { access: 'read' });
     await send(res, project, await service.list(project, filter, originSessionId));
   });

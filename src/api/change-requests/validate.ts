@@ -119,10 +119,8 @@ export function parseEmpty(body: unknown, what: string): void {
 }
 
 /** GET /?origin_session_id=<uuid>: the CRs one session opened (the session page); absent: all. */
-export function parseOriginFilter(query: unknown): string | undefined {
-  if (query === undefined || query === '') return undefined;
-  if (typeof query !== 'string') throw badRequest('origin_session_id must be given once, a session id');
-  return parseUuid(query, 'origin_session_id');
+export function parseOriginFilter(query: string | undefined): string | undefined {
+  return query === undefined || query === '' ? undefined : parseUuid(query, 'origin_session_id');
 }
 
 export function parseStatusFilter(query: unknown): StatusFilter {

@@ -6,7 +6,7 @@ import { requireAccess } from '../auth.js';
 import type { Requirement } from '../authz.js';
 import { ApiError, badRequest } from '../errors.js';
 import { parseUuid } from '../ids.js';
-import { parseLimit } from '../query.js';
+import { parseLimit, queryString } from '../query.js';
 import { parseRfc3339 } from '../../lib/rfc3339.js';
 import {
   USAGE_GROUPINGS, isLlmProtocol, llmApiKeyProblem, llmProviderNameProblem, parseBudget, providerDefaults,
@@ -53,13 +53,6 @@ function parseProvider(name: string, body: unknown): { name: string; api_key: st
   const resolved = providerDefaults(name, b.protocol as LlmProtocol | undefined, b.base_url as string | undefined);
   if ('problem' in resolved) throw badRequest(resolved.problem);
   return { name, api_key: b.api_key, ...resolved };
-}
-
-function queryString(req: Request, name: string): string | undefined {
-  const value = req.query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw badRequest(`${name} must be given once`);
-  return value;
 }
 
 function parseSince(value: string | undefined): Date | undefined {
