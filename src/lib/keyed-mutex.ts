@@ -48,13 +48,13 @@ interface Waiting<T, R> { item: T; resolve: (value: R) => void; reject: (error: 
 /**
  * Work under one key in batches, one batch at a time: what comes while a batch runs waits and
  * goes into the next one, all together. One read then serves a whole batch (a namespace's cap
- * for thirty starts at once, not thirty reads one after another). `process` settles each item,
+ * for thirty starts at once, not thirty reads one after another). `processBatch` settles each item,
  * in order.
  */
 export class KeyedBatcher<T, R> {
   private readonly queues = new Map<string, Waiting<T, R>[]>();
 
-  constructor(private readonly process: (key: string, items: T[]) => Promise<PromiseSettledResult<R>[]>) {}
+  constructor(private readonly processBatch: (key: string, items: T[]) => Promise<PromiseSettledResult<R>[]>) {}
 
   run(key: string, item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -70,7 +70,7 @@ export class KeyedBatcher<T, R> {
     while (queue.length > 0) {
       const batch = queue.splice(0);
       try {
-        const results = await this.process(key, batch.map((b) => b.item));
+        const results = await this.processBatch(key, batch.map((b) => b.item));
         batch.forEach((b, i) => {
           const result = results[i];
           if (result?.status === 'fulfilled') b.resolve(result.value);
