@@ -15,13 +15,15 @@ import {
   type LlmProvidersSecret, type Project, type ProjectSecretsSecret, type Sandbox, type Session, type SessionLogSecret, type SessionSecret,
 } from '../../src/resources/index.js';
 import { isSessionId, llmKey } from '../../src/lib/llm-key.js';
-import { envMap, launchEnv, readDaemonHealth, type SandboxProvider, type SandboxRef, type SandboxRequest, type SandboxResync } from '../../src/sandbox/index.js';
+import { envMap, healthVersion, launchEnv, SharedHealthReads, type SandboxProvider, type SandboxRef, type SandboxRequest, type SandboxResync } from '../../src/sandbox/index.js';
 import { archivedStatus, nextSandboxStatus, requeueAfterMs, type SandboxObserved } from './status.js';
 
 export interface SandboxControllerOptions {
   provider: SandboxProvider;
   /** How often to look without being told (default DEFAULT_SANDBOX_RESYNC). */
   resync?: SandboxResync;
+  /** Health reads shared with the Session controller (default: this controller's own). */
+  healthReads?: SharedHealthReads;
   now?: () => Date;
 }
 
@@ -101,7 +103,7 @@ const deletionStarted: Predicate = (obj, old) => !!obj.metadata.deletionTimestam
  * deletes the process or Pod), then looks at the daemon. Hence ensure, not observe: the
  * provider's own ensure is the side effect, done here where its outcome is seen.
  */
-async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
+async function ensureSandbox(provider: SandboxProvider, healthReads: SharedHealthReads, sandbox: Sandbox, ctx: ReconcileContext): Promise<SandboxObserved> {
   const ref: SandboxRef = { namespace: sandbox.metadata.namespace!, name: sandbox.metadata.name!, uid: sandbox.metadata.uid! };
   // what the provider makes (a Pod), read from this controller's caches (it owns them)
   const observe = () => provider.observe(ref, ctx.signal, (type) => ctx.resource(type));
@@ -132,12 +134,16 @@ async function ensureSandbox(provider: SandboxProvider, sandbox: Sandbox, ctx: R
       if (died) observation = { ...observation, reason: died };
     }
   }
-  const health = observation.address && observation.state !== 'absent' ? await readDaemonHealth(observation.address) : null;
+  // a daemon just (re)started shares no read of the one before it
+  const health = observation.address && observation.state !== 'absent'
+    ? await healthReads.read(observation.address, healthVersion(sandbox), { fresh: action !== null })
+    : null;
   return { provider: observation, health, action, launchError };
 }
 
 export function sandboxController(options: SandboxControllerOptions): ControllerDefinition {
   const { provider } = options;
+  const healthReads = options.healthReads ?? new SharedHealthReads();
   return objectController<Sandbox, SandboxObserved>({
     name: 'sandbox',
     for: SANDBOX,
@@ -166,7 +172,7 @@ export function sandboxController(options: SandboxControllerOptions): Controller
         }
       },
     },
-    observe: (sandbox, ctx) => ensureSandbox(provider, sandbox, ctx),
+    observe: (sandbox, ctx) => ensureSandbox(provider, healthReads, sandbox, ctx),
     compute(sandbox, observed, now) {
       const { status, events } = nextSandboxStatus(sandbox, observed, now);
       const stopping = sandbox.spec.desiredState === 'stopped' && observed.provider.state !== 'absent';

@@ -12,7 +12,7 @@ import {
 } from '../../src/runtime/index.js';
 import { SANDBOX, SESSION, type SandboxProvider, type Session } from '../../src/resources/index.js';
 import type { StartRetryPolicy } from '../../src/lib/start-retry.js';
-import type { SandboxResync } from '../../src/sandbox/index.js';
+import { SharedHealthReads, type SandboxResync } from '../../src/sandbox/index.js';
 import { decideSession, type SandboxSettings, type SessionFacts, type SessionStep } from './decide.js';
 import { observeSession } from './observe.js';
 import { cleanUpSessionRefs } from './refs.js';
@@ -43,6 +43,8 @@ export interface SessionControllerOptions {
   resync?: SandboxResync;
   /** How long a transient failure of the branch push is waited out (default DEFAULT_START_RETRY). */
   startRetry?: StartRetryPolicy;
+  /** Health reads shared with the Sandbox controller (default: this controller's own). */
+  healthReads?: SharedHealthReads;
   now?: () => Date;
 }
 
@@ -51,6 +53,7 @@ export function sessionController(options: SessionControllerOptions): Controller
   const { tokenNamespace, mirrorDir } = options;
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const clock = options.now ?? (() => new Date());
+  const healthReads = options.healthReads ?? new SharedHealthReads();
   return objectController<Session, SessionFacts, SessionStep>({
     name: 'session',
     for: SESSION,
@@ -68,7 +71,7 @@ export function sessionController(options: SessionControllerOptions): Controller
       { name: GIT_REFS_FINALIZER, finalize: (session, ctx) => cleanUpSessionRefs(session, ctx, mirrorDir, clock) },
     ],
     now: options.now,
-    observe: (session, ctx) => observeSession(session, ctx, { tokenNamespace, idleTimeoutMs }),
+    observe: (session, ctx) => observeSession(session, ctx, { tokenNamespace, idleTimeoutMs, healthReads }),
     compute: (session, facts, now) => decideSession(session, facts, settings, now),
     async perform(session, step, ctx, facts) {
       const startedAt = clock().toISOString();

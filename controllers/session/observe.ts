@@ -7,7 +7,7 @@ import {
   PROJECT, SANDBOX, SECRET, sessionSecretName, sessionTokens,
   type Project, type Sandbox, type Session, type SessionSecret,
 } from '../../src/resources/index.js';
-import { readDaemonHealth } from '../../src/sandbox/index.js';
+import { healthVersion, type SharedHealthReads } from '../../src/sandbox/index.js';
 import { readsSecrets, type SessionFacts } from './decide.js';
 
 export interface ObserveSettings {
@@ -15,6 +15,8 @@ export interface ObserveSettings {
   tokenNamespace: string;
   /** Idle timeout when the Project sets none. */
   idleTimeoutMs: number;
+  /** The daemon's health, read once for reconciles of both controllers close together. */
+  healthReads: SharedHealthReads;
 }
 
 export async function observeSession(session: Session, ctx: ReconcileContext, settings: ObserveSettings): Promise<SessionFacts> {
@@ -36,7 +38,7 @@ export async function observeSession(session: Session, ctx: ReconcileContext, se
     project,
     sandbox,
     secrets,
-    health: started ? await readDaemonHealth(address) : null,
+    health: started ? await settings.healthReads.read(address, healthVersion(sandbox)) : null,
     idleTimeoutMs: project?.spec.idleTimeoutSeconds ? project.spec.idleTimeoutSeconds * 1000 : settings.idleTimeoutMs,
     branch: null,
     delivered: null,

@@ -42,7 +42,7 @@ import { objectMetrics } from './operator-metrics.js';
 import { envInt } from '../lib/env-int.js';
 import { clusterConfigFromEnv, envString, exitWithParent, fatal, stopOnSignal } from './process.js';
 import { sandboxSettingsFromEnv } from './sandboxes.js';
-import { DEFAULT_SANDBOX_RESYNC } from '../sandbox/index.js';
+import { DEFAULT_SANDBOX_RESYNC, SharedHealthReads } from '../sandbox/index.js';
 
 export const LEASE_NAME = 'svc-operator';
 
@@ -86,8 +86,11 @@ async function main(): Promise<void> {
     provisioningMs: envInt('SVC_SANDBOX_RESYNC_PROVISIONING_SECONDS', DEFAULT_SANDBOX_RESYNC.provisioningMs / 1000, 1) * 1000,
     runningMs: envInt('SVC_SANDBOX_RESYNC_RUNNING_SECONDS', DEFAULT_SANDBOX_RESYNC.runningMs / 1000, 1) * 1000,
   };
+  // one daemon health read serves both controllers' reconciles of one moment
+  const healthReads = new SharedHealthReads();
   manager.add(sessionController({
     mirrorDir,
+    healthReads,
     apiUrl: sandboxes.apiUrl,
     repoUrl: sandboxes.repoUrl,
     provider: sandboxes.provider.name,
@@ -101,7 +104,7 @@ async function main(): Promise<void> {
       maxBackoffMs: envInt('SVC_START_RETRY_MAX_BACKOFF_MS', DEFAULT_START_RETRY.maxBackoffMs, 1),
     },
   }));
-  manager.add(sandboxController({ provider: sandboxes.provider, resync }));
+  manager.add(sandboxController({ provider: sandboxes.provider, resync, healthReads }));
   // Change requests (docs/change-requests.md): merge claims left by a dead merger, deleted originating sessions, feedback delivery.
   manager.add(changeRequestController({
     mirrorDir,
