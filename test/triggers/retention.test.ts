@@ -12,6 +12,7 @@ import { buildArtifacts, cleanupArtifacts } from '../daemon/harness.js';
 import { makeRepo, runOk, waitFor } from '../dev/util.js';
 import { signWebhookBody } from '../../src/triggers/index.js';
 import { deliveryFireName } from '../../src/resources/index.js';
+import { FIRE_ANNOTATION } from '../../src/sessions/new-session.js';
 import { webhookManifest, webhookProject } from '../helpers/manifests.js';
 
 const SECRET = 'whsec-retention-0123456789';
@@ -20,7 +21,7 @@ let tmp: string;
 let dev: DevInstance;
 let projectId: string;
 
-interface Obj { metadata: { name: string; labels?: Record<string, string> }; spec: Record<string, unknown>; status?: Record<string, unknown>; data?: Record<string, string> }
+interface Obj { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown>; status?: Record<string, unknown>; data?: Record<string, string> }
 interface Answer { status: number; body: Record<string, unknown> }
 
 const kubectl = (...args: string[]) => runOk('kubectl', args, dev.env);
@@ -28,6 +29,8 @@ const items = async (...args: string[]) => (JSON.parse(await kubectl('get', ...a
 const fires = () => items('triggerfires', '-l', `svc.dev/trigger=${TRIGGER}`);
 const sessions = () => items('sessions', '-l', `svc.dev/trigger=${TRIGGER}`);
 const fireName = (delivery: string) => deliveryFireName(TRIGGER, delivery);
+/** The fires that started a session (each session names its fire). */
+const startedFires = async () => new Set((await sessions()).map((s) => s.metadata.annotations?.[FIRE_ANNOTATION]));
 
 async function deliver(delivery: string, n: number | string): Promise<Answer> {
   const body = JSON.stringify({ n });
@@ -119,18 +122,26 @@ describe('TriggerFire retention (SVC_TRIGGER_FIRE_HISTORY=2)', () => {
     expect(waiting.map((f) => `${f.metadata.name} ${String(f.status?.phase)}`).sort()).toEqual(queued.map((name) => `${name} queued`).sort());
 
     // free the slot again and again: every queued fire starts, in order, and the history ends at 2.
-    // In its turn: at every look the started ones are the first of the queue (under load two can
-    // start between looks, so the order in which one look lists them says nothing)
+    // A fire has started once a session names it (FIRE_ANNOTATION): under load the first
+    // ones can start and be pruned between two looks, so the fires left say nothing of them. At
+    // every look the started ones are the first of the queue, and each one not started yet is
+    // still there, queued (never pruned while it waits).
     let started: string[] = [];
     const outOfTurn: string[][] = [];
+    const lost: string[] = [];
     await waitFor('every queued fire started', async () => {
       await stopAll();
-      const fired = new Set((await fires()).filter((f) => f.status?.phase === 'fired').map((f) => f.metadata.name));
-      const now = queued.filter((name) => fired.has(name));
+      const byFire = await startedFires();
+      const waitingNow = new Set((await fires()).filter((f) => f.status?.phase === 'queued').map((f) => f.metadata.name));
+      const now = queued.filter((name) => byFire.has(name));
       if (now.some((name, i) => name !== queued[i])) outOfTurn.push(now);
+      // a session made between the two reads: read again before calling the fire lost
+      const sessionsAgain = await startedFires();
+      lost.push(...queued.filter((name) => !byFire.has(name) && !waitingNow.has(name) && !sessionsAgain.has(name)));
       started = now;
       return started.length === queued.length ? true : undefined;
     }, 180_000);
+    expect(lost).toEqual([]);
     expect(outOfTurn).toEqual([]);
     expect(started).toEqual(queued);
     await stopAll();
